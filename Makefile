@@ -1,0 +1,33 @@
+# Two commands from a fresh clone: `make serve` and `make test`. Both bootstrap .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PORT ?= 8787
+PYTEST_ARGS ?=
+
+.PHONY: serve test lint typecheck bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/ormock serve --host 127.0.0.1 --port $(PORT)
+
+lint: $(STAMP)
+	$(BIN)/ruff check ormock tests bench plugins
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: lint typecheck
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

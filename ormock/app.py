@@ -1,0 +1,241 @@
+"""The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
+
+``POST /v1/responses`` is a plain ASGI endpoint (the hot path): it reads the body with a size
+limit, asks the engine, and writes the reply. An unpaced stream goes out as whole events
+coalesced into one write; no event is ever split across writes. Every response carries
+``X-Request-ID`` (the client's own when it sent one).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .engine import Namespaces
+from .protocol.errors import OpenResponsesError
+from .protocol.ids import IdFactory
+from .sse import encode_json
+
+__all__ = ["create_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+MODELS = ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5")
+
+
+def error_response(error: OpenResponsesError) -> Response:
+    return Response(
+        encode_json(error.envelope()),
+        status_code=error.status,
+        media_type="application/json",
+        headers=error.headers,
+    )
+
+
+class _RequestIds:
+    """Pure ASGI middleware: every response carries ``X-Request-ID``."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], seed: int) -> None:
+        self.app = app
+        self.ids = IdFactory(seed ^ 0x5EED)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = None
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                request_id = value if _REQUEST_ID.match(value.decode("latin-1")) else None
+                break
+        header = (b"x-request-id", request_id or self.ids.new("req").encode())
+        scope.setdefault("state", {})["request_id"] = header[1].decode()
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), header]
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+class _CreateResponse:
+    """``POST [/<namespace>]/v1/responses``."""
+
+    def __init__(self, namespaces: Namespaces, api_key: str | None, max_body: int) -> None:
+        self.namespaces = namespaces
+        self.api_key = api_key
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
+        try:
+            self._authorize(headers)
+            body = await self._body(headers, receive)
+            reply = engine.respond(body, headers, scope["path"])
+        except OpenResponsesError as error:
+            await error_response(error)(scope, receive, send)
+            return
+        if reply.stream:
+            payload, extra = reply.sse_body(), _SSE_HEADERS
+        else:
+            payload, extra = reply.json_body(), _JSON_HEADERS
+        await send(
+            {
+                "type": "http.response.start",
+                "status": reply.status,
+                "headers": [*extra, (b"content-length", str(len(payload)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload, "more_body": False})
+
+    def _authorize(self, headers: dict[str, str]) -> None:
+        if self.api_key is None:
+            return
+        if headers.get("authorization") != f"Bearer {self.api_key}":
+            raise OpenResponsesError(
+                "Incorrect API key provided: this ormock server was started with --api-key; "
+                "send 'Authorization: Bearer <that key>'.",
+                type="authentication_error",
+                code="invalid_api_key",
+                param="authorization",
+                status=401,
+            )
+
+    async def _body(self, headers: dict[str, str], receive: Receive) -> Any:
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise OpenResponsesError(
+                f"Content-Type must be application/json, not {content_type or 'missing'!r}; "
+                "send the request body as JSON.",
+                code="unsupported_content_type",
+                param="content-type",
+                status=415,
+            )
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body:
+            raise self._too_large()
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                raise self._too_large()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        raw = b"".join(chunks)
+        try:
+            return json.loads(raw)
+        except ValueError as error:
+            detail = getattr(error, "msg", str(error))
+            where = (
+                f" at line {error.lineno} column {error.colno}"
+                if isinstance(error, json.JSONDecodeError) else ""
+            )
+            raise OpenResponsesError(
+                f"The request body is not valid JSON ({detail}{where}); send a JSON object.",
+                code="invalid_json",
+                param="body",
+            ) from None
+
+    def _too_large(self) -> OpenResponsesError:
+        return OpenResponsesError(
+            f"The request body is larger than this server's limit of {self.max_body} bytes; "
+            "send less input, or start the server with a larger --max-body.",
+            type="request_too_large",
+            code="request_too_large",
+            param="body",
+            status=413,
+        )
+
+
+def create_app(
+    namespaces: Namespaces | None = None,
+    *,
+    api_key: str | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    seed: int = 0,
+) -> Any:
+    """The ASGI app of one ormock server."""
+    namespaces = namespaces or Namespaces(seed=seed)
+    create = _CreateResponse(namespaces, api_key, max_body)
+
+    async def models(request: Request) -> Response:
+        data = [{"id": m, "object": "model", "created": 1767225600, "owned_by": "ormock"}
+                for m in MODELS]
+        return Response(encode_json({"object": "list", "data": data}),
+                        media_type="application/json")
+
+    async def get_response(request: Request) -> Response:
+        engine = namespaces.get(request.path_params.get("namespace", ""))
+        response_id = request.path_params["response_id"]
+        stored = engine.responses.get(response_id)
+        if stored is None:
+            return error_response(OpenResponsesError(
+                f"No response with id {response_id!r}: it was never created here, was created "
+                "with store: false, or was deleted.",
+                type="not_found", code="response_not_found", param="response_id",
+            ))
+        return Response(encode_json(stored.response), media_type="application/json")
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            error = OpenResponsesError(
+                f"{request.method} is not allowed on {request.url.path}.",
+                type="method_not_allowed", code="method_not_allowed", param="method",
+                status=405, headers=dict(exc.headers or {}),
+            )
+        else:
+            error = OpenResponsesError(
+                f"No route for {request.method} {request.url.path}: ormock serves "
+                "POST /v1/responses, GET /v1/responses/{id} and GET /v1/models.",
+                type="not_found", code="unknown_route", param="path",
+                status=exc.status_code,
+            )
+        return error_response(error)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return error_response(OpenResponsesError(
+            f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
+            "ormock, please report it with the request.",
+            type="server_error", code="internal_error", status=500,
+        ))
+
+    routes = []
+    for prefix in ("", "/{namespace:str}"):
+        routes += [
+            Route(prefix + "/v1/responses", create, methods=["POST"]),
+            Route(prefix + "/v1/responses/{response_id}", get_response, methods=["GET"]),
+            Route(prefix + "/v1/models", models, methods=["GET"]),
+        ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+    )
+    return _RequestIds(app, seed)

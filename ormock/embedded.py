@@ -1,0 +1,157 @@
+"""The embedded default reply: what ``ormock serve`` answers when nothing else was scripted.
+
+Deterministic (content is drawn from a Faker seeded by the server seed and the request, so a
+repeated request gets the same content), and shaped like a model would answer: function calls
+when tools are offered and allowed and no tool output has come back yet, arguments valid against
+each tool's schema; a final message that uses the tool outputs once they arrive; JSON when
+``text.format`` asks for it; a reasoning item when ``reasoning`` is on; ``incomplete`` when the
+answer does not fit ``max_output_tokens``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from faker import Faker
+
+from .protocol.plan import (
+    FunctionCallPlan,
+    ItemPlan,
+    MessagePlan,
+    ReasoningPlan,
+    ReplyPlan,
+    TextPart,
+)
+from .protocol.tokens import count_tokens, split_tokens
+from .request import ResponseRequest
+from .schema_values import value_for
+
+__all__ = ["content_seed", "default_plan", "input_text"]
+
+Json = dict[str, Any]
+
+_PLACE = re.compile(r"\b(?:in|at|for|from|to|near)\s+([A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*){0,3})")
+_PLACE_KEYS = ("location", "city", "place", "destination", "address", "region")
+_PARALLEL_WORDS = re.compile(r"\b(each|every|all|both|parallel)\b", re.IGNORECASE)
+
+
+def content_seed(seed: int, body: Json) -> int:
+    """The seed for a request's content: the same request gets the same content."""
+    stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+    digest = hashlib.sha256(f"{seed}:{json.dumps(stable, sort_keys=True, default=str)}".encode())
+    return int.from_bytes(digest.digest()[:8], "big")
+
+
+def input_text(item: Json) -> str:
+    """The text a person wrote in an input item (string or part-list content)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(p.get("text") or p.get("refusal") or "") for p in content if isinstance(p, dict)
+        ).strip()
+    if item.get("type") == "function_call_output":
+        output = item.get("output")
+        return output if isinstance(output, str) else json.dumps(output)
+    if item.get("type") == "function_call":
+        return str(item.get("arguments", ""))
+    return ""
+
+
+def _last_user_index(context: list[Json]) -> int:
+    for index in range(len(context) - 1, -1, -1):
+        item = context[index]
+        if item.get("type") == "message" and item.get("role") == "user":
+            return index
+    return -1
+
+
+def _callable_tools(request: ResponseRequest) -> tuple[list[Json], bool]:
+    """The function tools the model may call, and whether it must call one."""
+    tools = request.function_tools
+    choice = request.tool_choice
+    if choice == "none" or not tools:
+        return [], False
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        return [t for t in tools if t["name"] == choice["name"]], True
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        names = {t["name"] for t in choice["tools"]}
+        return [t for t in tools if t["name"] in names], choice.get("mode") == "required"
+    return tools, choice == "required"
+
+
+def _tools_to_call(request: ResponseRequest, tools: list[Json], text: str) -> list[Json]:
+    lowered = text.lower()
+    mentioned = [
+        t for t in tools
+        if t["name"].lower() in lowered or t["name"].replace("_", " ").lower() in lowered
+    ]
+    parallel = request.echo.get("parallel_tool_calls", True)
+    forced = isinstance(request.tool_choice, dict) and request.tool_choice.get("type") == "function"
+    if parallel and not forced and len(mentioned) > 1:
+        chosen = mentioned
+    elif parallel and not forced and len(tools) > 1 and _PARALLEL_WORDS.search(text):
+        chosen = tools
+    else:
+        chosen = [mentioned[0] if mentioned else tools[0]]
+    limit = request.echo.get("max_tool_calls")
+    return chosen[:limit] if limit else chosen
+
+
+def _hints(text: str) -> Json:
+    match = _PLACE.search(text)
+    return {key: match.group(1) for key in _PLACE_KEYS} if match else {}
+
+
+def _answer_text(request: ResponseRequest, context: list[Json], start: int, faker: Faker) -> str:
+    fmt = request.echo.get("text", {}).get("format", {})
+    if fmt.get("type") == "json_schema":
+        schema = request.body["text"]["format"]["schema"]
+        return json.dumps(value_for(schema, faker), ensure_ascii=False)
+    if fmt.get("type") == "json_object":
+        return json.dumps({"answer": faker.sentence()}, ensure_ascii=False)
+    names = {i.get("call_id"): i.get("name") for i in context if i.get("type") == "function_call"}
+    results = [
+        f"{names.get(i.get('call_id'), 'the tool')} returned {input_text(i)[:200]}"
+        for i in context[start:]
+        if i.get("type") == "function_call_output"
+    ]
+    if results:
+        return "Here is what I found: " + "; ".join(results) + ". " + faker.sentence()
+    return faker.paragraph(nb_sentences=3)
+
+
+def default_plan(
+    request: ResponseRequest, context: list[Json], faker: Faker, seed: int
+) -> ReplyPlan:
+    """Plan the embedded default reply for ``request`` given its whole ``context``."""
+    faker.seed_instance(content_seed(seed, request.body))
+    start = _last_user_index(context)
+    last_text = input_text(context[start]) if start >= 0 else ""
+    answered = any(i.get("type") == "function_call_output" for i in context[start + 1 :])
+    tools, must_call = _callable_tools(request)
+    items: list[ItemPlan] = []
+    reasoning = request.echo.get("reasoning")
+    budget = request.echo.get("max_output_tokens")
+    used = 0
+    if reasoning and reasoning.get("effort") != "none":
+        summary = faker.sentence()
+        items.append(ReasoningPlan(summary=(summary,)))
+        used += count_tokens(summary)
+    if tools and (must_call or not answered):
+        hints = _hints(last_text)
+        for tool in _tools_to_call(request, tools, last_text):
+            arguments = value_for(tool.get("parameters") or {"type": "object"}, faker, hints=hints)
+            items.append(FunctionCallPlan(name=tool["name"], arguments=json.dumps(arguments)))
+        return ReplyPlan(items=items)
+    text = _answer_text(request, context, start + 1, faker)
+    if budget is not None and used + count_tokens(text) > budget:
+        text = "".join(split_tokens(text)[: max(budget - used, 0)])
+        items.append(MessagePlan(parts=(TextPart(text),)))
+        return ReplyPlan(items=items, status="incomplete", incomplete_reason="max_output_tokens")
+    items.append(MessagePlan(parts=(TextPart(text),)))
+    return ReplyPlan(items=items)

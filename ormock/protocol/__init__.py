@@ -1,0 +1,38 @@
+"""The Open Responses model: items, events, ids, the stream builder and the checker/folder."""
+
+from .checker import RULES, ProtocolError, StreamReport, Violation, check_stream, fold_events
+from .ids import Clock, IdFactory
+from .plan import (
+    FunctionCallPlan,
+    ItemPlan,
+    MessagePlan,
+    ReasoningPlan,
+    RefusalPart,
+    ReplyPlan,
+    TextPart,
+    VendorItemPlan,
+)
+from .response import new_response, usage_object
+from .stream import build_events
+
+__all__ = [
+    "RULES",
+    "Clock",
+    "FunctionCallPlan",
+    "IdFactory",
+    "ItemPlan",
+    "MessagePlan",
+    "ProtocolError",
+    "ReasoningPlan",
+    "RefusalPart",
+    "ReplyPlan",
+    "StreamReport",
+    "TextPart",
+    "VendorItemPlan",
+    "Violation",
+    "build_events",
+    "check_stream",
+    "fold_events",
+    "new_response",
+    "usage_object",
+]

@@ -1,0 +1,50 @@
+"""Deterministic identifiers and timestamps.
+
+Every id and timestamp the fake hands out comes from here, drawn from a seed, so that the same
+requests sent in the same order to a fresh server with the same seed give the same bytes.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import time
+
+__all__ = ["Clock", "IdFactory"]
+
+# Prefixes follow what real providers send; the checker does not depend on them.
+PREFIXES = frozenset({"resp", "msg", "fc", "call", "rs", "req", "item", "err"})
+_CALL_ALPHABET = string.ascii_letters + string.digits
+
+# 2026-01-01T00:00:00Z: the start of the seeded clock.
+SEEDED_EPOCH = 1_767_225_600
+
+
+class IdFactory:
+    """Hands out ids such as ``resp_0f3c...`` from a seeded stream."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self._rng = random.Random(f"ormock:ids:{seed}")
+
+    def new(self, prefix: str) -> str:
+        if prefix == "call":
+            return "call_" + "".join(self._rng.choices(_CALL_ALPHABET, k=24))
+        return f"{prefix}_{self._rng.getrandbits(192):048x}"
+
+
+class Clock:
+    """Unix timestamps in seconds: seeded (a fixed start, one second per reading) or real."""
+
+    def __init__(self, mode: str = "seeded", start: int = SEEDED_EPOCH) -> None:
+        if mode not in ("seeded", "real"):
+            raise ValueError(f"clock mode must be 'seeded' or 'real', not {mode!r}")
+        self.mode = mode
+        self._next = start
+
+    def now(self) -> int:
+        if self.mode == "real":
+            return int(time.time())
+        value = self._next
+        self._next += 1
+        return value

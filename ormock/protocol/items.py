@@ -1,0 +1,92 @@
+"""Builders for items and content parts, shaped exactly as the official schema wants them.
+
+Optional properties of nested objects are left out, never sent as null; ``logprobs`` is always
+``[]`` on output text (the launch schema requires it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "function_call_item",
+    "message_item",
+    "output_text_part",
+    "reasoning_item",
+    "reasoning_text_part",
+    "refusal_part",
+    "summary_text_part",
+    "url_citation",
+    "vendor_item",
+]
+
+Json = dict[str, Any]
+
+
+def output_text_part(text: str = "", annotations: list[Json] | None = None) -> Json:
+    return {"type": "output_text", "text": text, "annotations": annotations or [], "logprobs": []}
+
+
+def refusal_part(refusal: str = "") -> Json:
+    return {"type": "refusal", "refusal": refusal}
+
+
+def summary_text_part(text: str = "") -> Json:
+    return {"type": "summary_text", "text": text}
+
+
+def reasoning_text_part(text: str = "") -> Json:
+    return {"type": "reasoning_text", "text": text}
+
+
+def url_citation(url: str, start_index: int, end_index: int, title: str) -> Json:
+    return {
+        "type": "url_citation",
+        "url": url,
+        "start_index": start_index,
+        "end_index": end_index,
+        "title": title,
+    }
+
+
+def message_item(
+    id: str,
+    status: str,
+    content: list[Json],
+    role: str = "assistant",
+    phase: str | None = None,
+) -> Json:
+    item: Json = {"id": id, "type": "message", "status": status, "role": role, "content": content}
+    if phase is not None:
+        item["phase"] = phase
+    return item
+
+
+def function_call_item(id: str, status: str, call_id: str, name: str, arguments: str) -> Json:
+    return {
+        "id": id,
+        "type": "function_call",
+        "status": status,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+    }
+
+
+def reasoning_item(
+    id: str,
+    status: str,
+    summary: list[Json],
+    content: list[Json] | None = None,
+    encrypted_content: str | None = None,
+) -> Json:
+    item: Json = {"id": id, "type": "reasoning", "status": status, "summary": summary}
+    if content is not None:
+        item["content"] = content
+    if encrypted_content is not None:
+        item["encrypted_content"] = encrypted_content
+    return item
+
+
+def vendor_item(type: str, id: str, status: str, fields: Json | None = None) -> Json:
+    return {"id": id, "type": type, "status": status, **(fields or {})}

@@ -1,0 +1,90 @@
+"""A reply plan: what a reply says, at the level a person thinks in.
+
+The stream builder turns a plan into the exact list of events; the JSON body is the fold of that
+list. Items may fix their own ids (for exact replays); otherwise ids come from the seeded factory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "FunctionCallPlan",
+    "ItemPlan",
+    "MessagePlan",
+    "ReasoningPlan",
+    "RefusalPart",
+    "ReplyPlan",
+    "TextPart",
+    "VendorItemPlan",
+]
+
+
+@dataclass(frozen=True)
+class TextPart:
+    """An ``output_text`` part; annotations are url citations (dicts as on the wire)."""
+
+    text: str
+    annotations: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class RefusalPart:
+    refusal: str
+
+
+@dataclass(frozen=True)
+class MessagePlan:
+    parts: tuple[TextPart | RefusalPart, ...]
+    role: str = "assistant"
+    phase: str | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class FunctionCallPlan:
+    name: str
+    arguments: str
+    call_id: str | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class ReasoningPlan:
+    summary: tuple[str, ...] = ()
+    content: tuple[str, ...] = ()
+    encrypted_content: str | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class VendorItemPlan:
+    """An extension item (``acme:web_search_call``): added in progress, done with ``fields``."""
+
+    type: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+
+ItemPlan = MessagePlan | FunctionCallPlan | ReasoningPlan | VendorItemPlan
+
+Status = Literal["completed", "incomplete", "failed"]
+
+
+@dataclass
+class ReplyPlan:
+    """What to answer.
+
+    ``status``: ``incomplete`` ends the last item ``incomplete`` with ``incomplete_reason``;
+    ``failed`` sends an ``error`` event (with ``error``) and then ``response.failed``.
+    ``usage``: ``"auto"`` counts tokens; ``None`` sends ``null``; a dict is sent as given.
+    """
+
+    items: list[ItemPlan] = field(default_factory=list)
+    status: Status = "completed"
+    incomplete_reason: str | None = None
+    error: dict[str, Any] | None = None
+    usage: dict[str, Any] | Literal["auto"] | None = "auto"
+    chunking: str = "words"
+    queued: bool = False

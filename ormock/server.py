@@ -1,0 +1,118 @@
+"""``OrmockServer``: a real uvicorn server on loopback, in a background thread.
+
+The socket is bound before the server starts (port 0 picks a free one), so ``base_url`` is known
+at once; ``start()`` returns when the server accepts connections.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+
+from .app import DEFAULT_MAX_BODY, create_app
+from .engine import Engine, Namespaces
+
+__all__ = ["OrmockServer"]
+
+
+def best_loop() -> str:
+    """uvloop when installed: the event loop uvicorn runs fastest on."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
+class OrmockServer:
+    """A running fake. Use as a context manager or call ``start()`` and ``stop()``."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        seed: int = 0,
+        clock: str = "seeded",
+        api_key: str | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
+        log_level: str = "warning",
+    ) -> None:
+        self.namespaces = Namespaces(seed=seed, clock=clock)
+        self.app = create_app(self.namespaces, api_key=api_key, max_body=max_body, seed=seed)
+        self._socket = socket.socket(
+            socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM
+        )
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self.host = host
+        self.port: int = self._socket.getsockname()[1]
+        self._config = uvicorn.Config(
+            self.app,
+            log_level=log_level,
+            loop=best_loop(),
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(self._config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give an OpenAI client: ``http://127.0.0.1:PORT/v1``."""
+        return self.url + "/v1"
+
+    def engine(self, namespace: str = "") -> Engine:
+        return self.namespaces.get(namespace)
+
+    def start(self) -> OrmockServer:
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._run, name="ormock-server", daemon=True)
+        self._thread.start()
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError(f"ormock server on {self.url} failed to start")
+            self._thread.join(0.005)
+        return self
+
+    def _run(self) -> None:
+        self._server.run(sockets=[self._socket])
+
+    def stop(self) -> None:
+        if self._thread is None:
+            self._socket.close()
+            return
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._thread = None
+        self._socket.close()
+
+    def __enter__(self) -> OrmockServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"OrmockServer({self.url!r})"
+
+    def __del__(self) -> None:
+        sock: Any = getattr(self, "_socket", None)
+        if sock is not None and self._thread is None:
+            sock.close()

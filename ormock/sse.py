@@ -1,0 +1,144 @@
+"""Server-sent events: framing exactly as Open Responses wants it, and an incremental parser.
+
+A frame is ``event: <type>\\ndata: <one-line JSON>\\n\\n``; the stream ends with ``data: [DONE]``.
+The parser reads any framing (LF, CRLF, CR) and remembers what it saw, so the checker can name
+framing faults: CRLF line ends, multi-line data, ``id:`` lines, a missing final blank line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["DONE_FRAME", "SSEMessage", "SSEParser", "encode_json", "frame_event", "parse_sse"]
+
+DONE_FRAME = b"data: [DONE]\n\n"
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode_json(value: Any) -> str:
+    """Compact one-line JSON, the way the data line and the JSON body are written."""
+    return _encoder.encode(value)
+
+
+def frame_event(event: Mapping[str, Any]) -> bytes:
+    """One event, framed whole: written in a single write, no reader sees half of it."""
+    return f"event: {event['type']}\ndata: {_encoder.encode(event)}\n\n".encode()
+
+
+@dataclass
+class SSEMessage:
+    """One dispatched SSE message, with what the parser noticed about its framing."""
+
+    data: str
+    event: str | None = None
+    id: str | None = None
+    line: int = 1  # the line its first field stood on (1-based)
+    data_lines: int = 0
+    crlf: bool = False  # some line of it ended with CR LF or a lone CR
+    terminated: bool = True  # False: the stream ended before its blank line
+
+    @property
+    def is_done(self) -> bool:
+        return self.data == "[DONE]"
+
+
+class SSEParser:
+    """Feed bytes as they arrive; get whole messages back."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._line_no = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._data: list[str] = []
+        self._event: str | None = None
+        self._id: str | None = None
+        self._start = 0
+        self._crlf = False
+        self._has_fields = False
+
+    def feed(self, chunk: bytes) -> list[SSEMessage]:
+        self._buffer += chunk
+        return list(self._drain(final=False))
+
+    def close(self) -> list[SSEMessage]:
+        """End of stream: a message still open is returned with ``terminated=False``."""
+        out = list(self._drain(final=True))
+        if self._buffer:
+            self._line(self._buffer.decode("utf-8", "replace"), crlf=False)
+            self._buffer = b""
+        if self._has_fields:
+            message = self._message()
+            message.terminated = False
+            out.append(message)
+        return out
+
+    def _drain(self, final: bool) -> Iterator[SSEMessage]:
+        buffer = self._buffer
+        start = 0
+        while True:
+            lf = buffer.find(b"\n", start)
+            cr = buffer.find(b"\r", start, lf if lf >= 0 else len(buffer))
+            if cr >= 0:
+                if cr + 1 == len(buffer) and not final:
+                    break  # a CR at the end: wait to see whether LF follows
+                end, size = cr, 2 if buffer[cr + 1 : cr + 2] == b"\n" else 1
+                crlf = True
+            elif lf >= 0:
+                end, size, crlf = lf, 1, False
+            else:
+                break
+            line = buffer[start:end].decode("utf-8", "replace")
+            start = end + size
+            message = self._line(line, crlf)
+            if message is not None:
+                yield message
+        self._buffer = buffer[start:]
+
+    def _line(self, line: str, crlf: bool) -> SSEMessage | None:
+        self._line_no += 1
+        if not line:
+            if not self._has_fields:
+                self._reset()
+                return None
+            self._crlf = self._crlf or crlf
+            message = self._message()
+            self._reset()
+            return message
+        if line.startswith(":"):
+            return None  # a comment
+        if not self._has_fields:
+            self._start = self._line_no
+            self._has_fields = True
+        self._crlf = self._crlf or crlf
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            self._id = value
+        return None
+
+    def _message(self) -> SSEMessage:
+        return SSEMessage(
+            data="\n".join(self._data),
+            event=self._event,
+            id=self._id,
+            line=self._start,
+            data_lines=len(self._data),
+            crlf=self._crlf,
+        )
+
+
+def parse_sse(body: bytes | str) -> list[SSEMessage]:
+    """Parse a whole SSE body."""
+    parser = SSEParser()
+    raw = body.encode() if isinstance(body, str) else body
+    return parser.feed(raw) + parser.close()
