@@ -1,6 +1,6 @@
 """ormock: a scriptable fake Open Responses provider for tests."""
 
-from .engine import Engine, JournalEntry, Reply
+from .engine import Engine, JournalEntry
 from .protocol import (
     RULES,
     FunctionCallPlan,
@@ -18,6 +18,7 @@ from .protocol import (
     fold_events,
 )
 from .protocol.errors import OpenResponsesError
+from .reply import RawReply, Reply
 from .server import OrmockServer
 from .sse import SSEMessage, SSEParser, parse_sse
 
@@ -32,6 +33,7 @@ __all__ = [
     "OpenResponsesError",
     "OrmockServer",
     "ProtocolError",
+    "RawReply",
     "ReasoningPlan",
     "RefusalPart",
     "Reply",

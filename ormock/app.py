@@ -8,6 +8,7 @@ coalesced into one write; no event is ever split across writes. Every response c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -22,7 +23,9 @@ from starlette.routing import Route
 from .engine import Namespaces
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import IdFactory
+from .reply import RawReply, Reply
 from .sse import encode_json
+from .wire import coalesced, send_frames
 
 __all__ = ["create_app"]
 
@@ -40,6 +43,42 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 MODELS = ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5")
+
+
+async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> None:
+    """Write a reply: JSON in one write, an unpaced stream in one write, a paced one paced."""
+    if isinstance(reply, RawReply):
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        headers = [(b"content-type", reply.content_type.encode()), *_encode(reply.headers)]
+        await _start(send, reply.status, headers, reply.body)
+        await send({"type": "http.response.body", "body": reply.body, "more_body": False})
+        return
+    if not reply.stream:
+        payload = reply.json_body()
+        delay = reply.json_delay()
+        if delay:
+            await asyncio.sleep(delay)
+        await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], payload)
+        await send({"type": "http.response.body", "body": payload, "more_body": False})
+        return
+    frames = coalesced(reply.wire())
+    whole = frames[0].data if len(frames) == 1 and frames[0].delay == 0 and not frames[
+        0].action else None
+    await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], whole)
+    await send_frames(send, receive, frames)
+
+
+def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+async def _start(
+    send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes | None
+) -> None:
+    if body is not None:
+        headers = [*headers, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
 
 
 def error_response(error: OpenResponsesError) -> Response:
@@ -78,6 +117,10 @@ class _RequestIds:
         await self.app(scope, receive, send_with_id)
 
 
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 class _CreateResponse:
     """``POST [/<namespace>]/v1/responses``."""
 
@@ -96,18 +139,7 @@ class _CreateResponse:
         except OpenResponsesError as error:
             await error_response(error)(scope, receive, send)
             return
-        if reply.stream:
-            payload, extra = reply.sse_body(), _SSE_HEADERS
-        else:
-            payload, extra = reply.json_body(), _JSON_HEADERS
-        await send(
-            {
-                "type": "http.response.start",
-                "status": reply.status,
-                "headers": [*extra, (b"content-length", str(len(payload)).encode())],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload, "more_body": False})
+        await send_reply(reply, send, receive)
 
     def _authorize(self, headers: dict[str, str]) -> None:
         if self.api_key is None:
@@ -150,7 +182,7 @@ class _CreateResponse:
                 break
         raw = b"".join(chunks)
         try:
-            return json.loads(raw)
+            return json.loads(raw, parse_constant=_no_constants)
         except ValueError as error:
             detail = getattr(error, "msg", str(error))
             where = (

@@ -16,7 +16,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .engine import Namespaces
     from .server import best_loop
 
-    namespaces = Namespaces(seed=args.seed, clock=args.clock)
+    namespaces = Namespaces(seed=args.seed, clock=args.clock, self_check=args.self_check)
     app = create_app(namespaces, api_key=args.api_key, max_body=args.max_body, seed=args.seed)
     print(f"ormock serving Open Responses on http://{args.host}:{args.port}/v1 "
           f"(seed {args.seed}; Ctrl-C stops)", file=sys.stderr, flush=True)
@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="accept only 'Authorization: Bearer KEY' (default: any key)")
     serve.add_argument("--max-body", type=int, default=16 * 1024 * 1024,
                        help="largest request body in bytes (default 16 MiB); larger gets 413")
+    serve.add_argument("--self-check", action="store_true",
+                       help="check every planned stream against the protocol and the official "
+                       "schema before sending it (slower; a violation answers 500)")
     serve.add_argument("--log-level", default="warning")
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.set_defaults(func=_serve)

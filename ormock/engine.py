@@ -8,48 +8,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from faker import Faker
 
 from .embedded import default_plan, input_text
-from .protocol.checker import fold_events
+from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
 from .protocol.response import new_response
 from .protocol.stream import build_events
 from .protocol.tokens import count_tokens
+from .reply import Reply
 from .request import ResponseRequest, parse_request
-from .sse import DONE_FRAME, encode_json, frame_event
+from .sse import encode_json
 
-__all__ = ["Engine", "JournalEntry", "Namespaces", "Reply"]
+__all__ = ["Engine", "JournalEntry", "Namespaces"]
 
 Json = dict[str, Any]
 SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "cookie", "set-cookie",
                             "openai-organization", "openai-project"})
-
-
-@dataclass
-class Reply:
-    """What goes back: a stream of events (framed as SSE or folded into one JSON body)."""
-
-    events: list[Json]
-    stream: bool
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def sse_body(self) -> bytes:
-        return b"".join([*map(frame_event, self.events), DONE_FRAME])
-
-    def json_body(self) -> bytes:
-        return encode_json(fold_events(self.events)).encode()
-
-    @property
-    def response(self) -> Json:
-        """The final Response (the terminal event's snapshot)."""
-        response: Json = self.events[-1]["response"]
-        return response
 
 
 @dataclass
@@ -92,8 +71,9 @@ class _Stored:
 class Engine:
     """One isolated fake provider."""
 
-    def __init__(self, *, seed: int = 0, clock: str = "seeded") -> None:
+    def __init__(self, *, seed: int = 0, clock: str = "seeded", self_check: bool = False) -> None:
         self.seed = seed
+        self.self_check = self_check
         self.ids = IdFactory(seed)
         self.clock = Clock(clock)
         self.faker = Faker()
@@ -129,7 +109,6 @@ class Engine:
                 type="invalid_request",
                 code="previous_response_not_found",
                 param="previous_response_id",
-                status=404,
             )
         return [*parent.context, *parent.response["output"], *request.input], parent
 
@@ -147,7 +126,9 @@ class Engine:
             input_tokens=_input_tokens(request, context),
             completed_at=self.clock.now(),
         )
-        reply = Reply(events=events, stream=request.stream)
+        if self.self_check:
+            _self_check(events)
+        reply = Reply(events=events, stream=request.stream, seed=self.seed)
         if echo.get("store", True):
             self.responses[snapshot["id"]] = _Stored(reply.response, context)
         return reply
@@ -158,6 +139,19 @@ class Engine:
             self.journal.clear()
             self.ids = IdFactory(self.seed)
             self.clock = Clock(self.clock.mode)
+
+
+def _self_check(events: list[Json]) -> None:
+    """Refuse to send a planned stream that breaks the protocol or the official schema."""
+    report = check_stream(events, schema=True)
+    if not report.ok:
+        raise OpenResponsesError(
+            "ormock planned a stream that breaks the protocol (self-check is on): "
+            + "; ".join(map(str, report.violations[:5])),
+            type="server_error",
+            code="self_check_failed",
+            status=500,
+        )
 
 
 def _input_tokens(request: ResponseRequest, context: list[Json]) -> int:
@@ -172,8 +166,9 @@ def _input_tokens(request: ResponseRequest, context: list[Json]) -> int:
 class Namespaces:
     """The engines of one server, one per namespace, made on first use."""
 
-    def __init__(self, *, seed: int = 0, clock: str = "seeded") -> None:
+    def __init__(self, *, seed: int = 0, clock: str = "seeded", self_check: bool = False) -> None:
         self.seed = seed
+        self.self_check = self_check
         self.clock = clock
         self._engines: dict[str, Engine] = {}
         self._lock = threading.Lock()
@@ -182,7 +177,9 @@ class Namespaces:
         engine = self._engines.get(name)
         if engine is None:
             with self._lock:
-                engine = self._engines.setdefault(name, Engine(seed=self.seed, clock=self.clock))
+                engine = self._engines.setdefault(
+                    name, Engine(seed=self.seed, clock=self.clock, self_check=self.self_check)
+                )
         return engine
 
     def drop(self, name: str) -> None:

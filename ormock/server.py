@@ -38,11 +38,12 @@ class OrmockServer:
         *,
         seed: int = 0,
         clock: str = "seeded",
+        self_check: bool = False,
         api_key: str | None = None,
         max_body: int = DEFAULT_MAX_BODY,
         log_level: str = "warning",
     ) -> None:
-        self.namespaces = Namespaces(seed=seed, clock=clock)
+        self.namespaces = Namespaces(seed=seed, clock=clock, self_check=self_check)
         self.app = create_app(self.namespaces, api_key=api_key, max_body=max_body, seed=seed)
         self._socket = socket.socket(
             socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM

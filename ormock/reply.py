@@ -1,0 +1,66 @@
+"""A reply: the planned events, and how they go out (JSON, SSE frames, or a raw HTTP answer).
+
+One plan, one stream: the SSE body is the event list framed, the JSON body is that list folded
+by the checker. Faults and literal scenarios may replace the frames (what goes on the wire) or
+the whole HTTP answer; they never re-synthesise the events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .protocol.checker import fold_events
+from .sse import encode_json
+from .wire import Frame, Pacing, frames_for
+
+__all__ = ["RawReply", "Reply"]
+
+Json = dict[str, Any]
+
+
+@dataclass
+class RawReply:
+    """An HTTP answer given as is (an injected error, a literal body)."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+    delay: float = 0.0
+
+
+@dataclass
+class Reply:
+    """A planned reply. ``frames`` overrides the wire form of a stream when set."""
+
+    events: list[Json]
+    stream: bool
+    headers: dict[str, str] = field(default_factory=dict)
+    pacing: Pacing | None = None
+    frames: list[Frame] | None = None
+    seed: int = 0
+
+    @property
+    def response(self) -> Json:
+        """The final Response (the terminal event's snapshot)."""
+        response: Json = self.events[-1]["response"]
+        return response
+
+    def wire(self) -> list[Frame]:
+        """The frames of the SSE body."""
+        if self.frames is not None:
+            return self.frames
+        return frames_for(self.events, self.pacing, self.seed)
+
+    def sse_body(self) -> bytes:
+        return b"".join(frame.data for frame in self.wire())
+
+    def json_body(self) -> bytes:
+        return encode_json(fold_events(self.events)).encode()
+
+    def json_delay(self) -> float:
+        """A non-streaming answer comes when the whole stream would have been generated."""
+        if self.pacing is None or not self.pacing.paced:
+            return 0.0
+        return sum(self.pacing.delays(self.events, self.seed))

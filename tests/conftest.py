@@ -1,0 +1,51 @@
+"""Shared fixtures: one real ormock server per test session, on 127.0.0.1, self-checking.
+
+Self-check makes the server validate every stream it plans against the checker and the official
+Open Responses schema before sending it, so every test that talks to it checks every event.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import httpx
+import openai
+import pytest
+
+from ormock import OrmockServer
+
+_namespaces = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[OrmockServer]:
+    with OrmockServer(seed=0, self_check=True) as running:
+        yield running
+
+
+@pytest.fixture
+def base_url(server: OrmockServer) -> str:
+    """A base URL of a fresh namespace: nothing another test did is visible there."""
+    return f"{server.url}/t{next(_namespaces)}/v1"
+
+
+@pytest.fixture
+def client(base_url: str) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(
+        base_url=base_url, api_key="sk-test", max_retries=0, _strict_response_validation=True
+    ) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def async_client(base_url: str) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(
+        base_url=base_url, api_key="sk-test", max_retries=0, _strict_response_validation=True
+    )
+
+
+@pytest.fixture
+def http(base_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base_url, timeout=10) as raw:
+        yield raw

@@ -1,0 +1,199 @@
+"""HTTP behaviour of the server over a real socket: errors, headers, routes, robustness."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ormock import OrmockServer, check_stream
+
+
+def _error(response: httpx.Response) -> dict[str, Any]:
+    body = response.json()
+    assert set(body) == {"error"}
+    error: dict[str, Any] = body["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert isinstance(error["message"], str) and isinstance(error["code"], str)
+    assert isinstance(error["type"], str)
+    return error
+
+
+def test_streamed_body_is_framed_exactly(http: httpx.Client) -> None:
+    response = http.post("/responses", json={"model": "m", "input": "hi", "stream": True})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    body = response.content
+    assert body.endswith(b"data: [DONE]\n\n") and b"\r" not in body
+    for frame in body.split(b"\n\n")[:-2]:
+        event_line, data_line = frame.split(b"\n")
+        assert event_line.startswith(b"event: ") and data_line.startswith(b"data: ")
+        assert json.loads(data_line[6:])["type"] == event_line[7:].decode()
+    report = check_stream(body)
+    assert report.ok, report.violations
+
+
+def test_request_id_is_echoed_or_generated(http: httpx.Client) -> None:
+    mine = http.post("/responses", json={"model": "m", "input": "x"},
+                     headers={"X-Request-ID": "trace-42"})
+    assert mine.headers["x-request-id"] == "trace-42"
+    generated = http.get("/models")
+    assert generated.headers["x-request-id"].startswith("req_")
+    missing = http.get("/nothing-here")
+    assert missing.headers["x-request-id"].startswith("req_")
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "fragment"),
+    [
+        ({"input": "x"}, "model", "'model' is required"),
+        ({"model": 3, "input": "x"}, "model", "must be a string"),
+        ({"model": "m", "input": 5}, "input", "a string or an array"),
+        ({"model": "m", "input": [{"role": "robot", "content": "x"}]}, "input[0].role",
+         "must be one of"),
+        ({"model": "m", "input": [{"role": "user", "content": [{"type": "input_sound"}]}]},
+         "input[0].content[0].type", "not a content part type"),
+        ({"model": "m", "input": [{"type": "function_call_output", "output": "x"}]},
+         "input[0].call_id", "is required"),
+        ({"model": "m", "input": "x", "tool_choice": {"type": "function", "name": "nope"}},
+         "tool_choice", "not in 'tools'"),
+        ({"model": "m", "input": "x", "tool_choice": "required"}, "tool_choice", "no tools"),
+        ({"model": "m", "input": "x", "max_output_tokens": 15}, "max_output_tokens",
+         "at least 16"),
+        ({"model": "m", "input": "x", "temperature": 3}, "temperature", "between 0 and 2"),
+        ({"model": "m", "input": "x", "stream": "yes"}, "stream", "true or false"),
+        ({"model": "m", "input": "x", "metadata": {"a": 1}}, "metadata.a", "must be a string"),
+        ({"model": "m", "input": "x", "text": {"format": {"type": "yaml"}}}, "text.format.type",
+         "must be 'text'"),
+        ({"model": "m", "input": "x", "tools": [{"type": "function"}]}, "tools[0].name",
+         "is required"),
+        ({"model": "m", "input": "x", "reasoning": {"effort": "max"}}, "reasoning.effort",
+         "not a reasoning effort"),
+        ([1, 2], None, "must be a JSON object"),
+    ],
+)
+def test_bad_fields_name_the_param(
+    http: httpx.Client, body: Any, param: str | None, fragment: str
+) -> None:
+    response = http.post("/responses", json=body)
+    assert response.status_code == 400
+    error = _error(response)
+    assert error["type"] == "invalid_request"
+    assert error["param"] == param
+    assert fragment in error["message"]
+
+
+def test_invalid_json_says_where(http: httpx.Client) -> None:
+    response = http.post("/responses", content=b'{"model": "m",, }',
+                         headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    error = _error(response)
+    assert error["code"] == "invalid_json" and "line 1 column" in error["message"]
+
+
+def test_non_json_numbers_are_refused(http: httpx.Client) -> None:
+    response = http.post("/responses", content=b'{"model": "m", "temperature": NaN}',
+                         headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert "NaN is not a JSON value" in _error(response)["message"]
+
+
+def test_wrong_content_type(http: httpx.Client) -> None:
+    response = http.post("/responses", content=b"model=m", headers={"content-type": "text/plain"})
+    assert response.status_code == 415
+    assert "application/json" in _error(response)["message"]
+
+
+def test_unknown_route_and_wrong_method(http: httpx.Client) -> None:
+    missing = http.get("/chat/completions")
+    assert missing.status_code == 404 and _error(missing)["type"] == "not_found"
+    wrong = http.get("/responses")
+    assert wrong.status_code == 405 and _error(wrong)["type"] == "method_not_allowed"
+
+
+def test_body_over_the_limit() -> None:
+    with OrmockServer(max_body=1024) as small, httpx.Client() as raw:
+        response = raw.post(small.base_url + "/responses",
+                            json={"model": "m", "input": "x" * 2000})
+        assert response.status_code == 413
+        assert "--max-body" in _error(response)["message"]
+        # still serving
+        assert raw.post(small.base_url + "/responses",
+                        json={"model": "m", "input": "x"}).status_code == 200
+
+
+def test_api_key_is_enforced_when_given() -> None:
+    with OrmockServer(api_key="secret") as locked, httpx.Client() as raw:
+        url = locked.base_url + "/responses"
+        denied = raw.post(url, json={"model": "m", "input": "x"},
+                          headers={"Authorization": "Bearer other"})
+        assert denied.status_code == 401
+        error = _error(denied)
+        assert error["code"] == "invalid_api_key" and "secret" not in error["message"]
+        allowed = raw.post(url, json={"model": "m", "input": "x"},
+                           headers={"Authorization": "Bearer secret"})
+        assert allowed.status_code == 200
+
+
+def test_models_and_stored_responses(http: httpx.Client) -> None:
+    models = http.get("/models").json()
+    assert models["object"] == "list" and models["data"][0]["object"] == "model"
+    created = http.post("/responses", json={"model": "m", "input": "x"}).json()
+    fetched = http.get(f"/responses/{created['id']}")
+    assert fetched.json() == created
+    unstored = http.post("/responses", json={"model": "m", "input": "x", "store": False}).json()
+    assert http.get(f"/responses/{unstored['id']}").status_code == 404
+
+
+def test_namespaces_are_isolated(server: OrmockServer) -> None:
+    with httpx.Client(base_url=server.url) as raw:
+        made = raw.post("/ns-a/v1/responses", json={"model": "m", "input": "x"}).json()
+        assert raw.get(f"/ns-a/v1/responses/{made['id']}").status_code == 200
+        assert raw.get(f"/ns-b/v1/responses/{made['id']}").status_code == 404
+
+
+def test_same_seed_same_bytes_and_repeats_keep_content() -> None:
+    requests = [
+        {"model": "m", "input": "one", "stream": True},
+        {"model": "m", "input": "two", "tools": [{"type": "function", "name": "f"}]},
+        {"model": "m", "input": "one", "stream": True},
+    ]
+
+    def run() -> list[bytes]:
+        with OrmockServer(seed=7) as fresh, httpx.Client(base_url=fresh.base_url) as raw:
+            return [raw.post("/responses", json=r).content for r in requests]
+
+    first, second = run(), run()
+    assert first == second
+    one, _, again = (check_stream(b).response for b in first[:1] + [b""] + first[2:])
+    assert one is not None and again is not None
+    assert one["id"] != again["id"]
+    assert one["output"][0]["content"] == again["output"][0]["content"]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=8,
+)
+field_names = st.sampled_from(
+    ["model", "input", "tools", "tool_choice", "text", "reasoning", "max_output_tokens",
+     "metadata", "previous_response_id", "stream", "instructions", "temperature",
+     "parallel_tool_calls", "store", "include"]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.dictionaries(field_names, json_values, max_size=6))
+def test_no_body_crashes_the_server(http: httpx.Client, body: dict[str, Any]) -> None:
+    response = http.post("/responses", json={"model": "m", **body})
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        _error(response)
+    elif body.get("stream") is True:
+        assert check_stream(response.content, schema=False).ok
