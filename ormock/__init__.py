@@ -1,6 +1,7 @@
 """ormock: a scriptable fake Open Responses provider for tests."""
 
-from .engine import Engine, JournalEntry
+from .engine import Engine
+from .journal import JournalEntry
 from .protocol import (
     RULES,
     FunctionCallPlan,

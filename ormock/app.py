@@ -20,7 +20,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .admin import admin_routes
 from .engine import Namespaces
+from .protocol.checker import ProtocolError
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import IdFactory
 from .reply import RawReply, Reply
@@ -55,7 +57,15 @@ async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> N
         await send({"type": "http.response.body", "body": reply.body, "more_body": False})
         return
     if not reply.stream:
-        payload = reply.json_body()
+        try:
+            payload = reply.json_body()
+        except ProtocolError as error:
+            await send_error(send, OpenResponsesError(
+                f"This reply can only be streamed: its events do not fold into a Response "
+                f"({error}). Send the request with stream: true.",
+                type="server_error", code="unfoldable_reply", param="stream", status=500,
+            ))
+            return
         delay = reply.json_delay()
         if delay:
             await asyncio.sleep(delay)
@@ -79,6 +89,12 @@ async def _start(
     if body is not None:
         headers = [*headers, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
+
+
+async def send_error(send: Send, error: OpenResponsesError) -> None:
+    body = encode_json(error.envelope()).encode()
+    await _start(send, error.status, [*_JSON_HEADERS, *_encode(error.headers)], body)
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def error_response(error: OpenResponsesError) -> Response:
@@ -137,7 +153,7 @@ class _CreateResponse:
             body = await self._body(headers, receive)
             reply = engine.respond(body, headers, scope["path"])
         except OpenResponsesError as error:
-            await error_response(error)(scope, receive, send)
+            await send_error(send, error)
             return
         await send_reply(reply, send, receive)
 
@@ -211,10 +227,10 @@ def create_app(
     *,
     api_key: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
-    seed: int = 0,
+    admin_hosts: frozenset[str] = frozenset(),
 ) -> Any:
-    """The ASGI app of one ormock server."""
-    namespaces = namespaces or Namespaces(seed=seed)
+    """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options."""
+    namespaces = namespaces or Namespaces()
     create = _CreateResponse(namespaces, api_key, max_body)
 
     async def models(request: Request) -> Response:
@@ -246,7 +262,8 @@ def create_app(
         else:
             error = OpenResponsesError(
                 f"No route for {request.method} {request.url.path}: ormock serves "
-                "POST /v1/responses, GET /v1/responses/{id} and GET /v1/models.",
+                "POST /v1/responses, GET /v1/responses/{id}, GET /v1/models and the admin API "
+                "under /_ormock/.",
                 type="not_found", code="unknown_route", param="path",
                 status=exc.status_code,
             )
@@ -259,7 +276,7 @@ def create_app(
             type="server_error", code="internal_error", status=500,
         ))
 
-    routes = []
+    routes = admin_routes(namespaces, admin_hosts)
     for prefix in ("", "/{namespace:str}"):
         routes += [
             Route(prefix + "/v1/responses", create, methods=["POST"]),
@@ -270,4 +287,4 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    return _RequestIds(app, seed)
+    return _RequestIds(app, namespaces.seed)

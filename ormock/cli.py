@@ -1,10 +1,16 @@
-"""The ``ormock`` command: ``ormock serve`` starts a fake on 127.0.0.1:8787."""
+"""The ``ormock`` command.
+
+``ormock serve`` starts a fake on 127.0.0.1:8787; ``ormock scenarios`` lists the catalogue;
+``ormock show NAME`` prints the exact bytes a scenario sends, with each event's offset;
+``ormock check FILE...`` lints scenario files and raw SSE captures.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -13,33 +19,110 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
-    from .engine import Namespaces
+    from .engine import Namespaces, preload
+    from .scenario import ScenarioError
     from .server import best_loop
 
-    namespaces = Namespaces(seed=args.seed, clock=args.clock, self_check=args.self_check)
-    app = create_app(namespaces, api_key=args.api_key, max_body=args.max_body, seed=args.seed)
+    namespaces = Namespaces(
+        seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
+        scenario_dirs=tuple(Path(d) for d in args.scenario_dir),
+    )
+    try:
+        preload(namespaces, args.scenario)
+    except ScenarioError as error:
+        print(f"ormock: {error}", file=sys.stderr)
+        return 2
+    app = create_app(namespaces, api_key=args.api_key, max_body=args.max_body,
+                     admin_hosts=frozenset(args.admin_host))
+    loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
     print(f"ormock serving Open Responses on http://{args.host}:{args.port}/v1 "
-          f"(seed {args.seed}; Ctrl-C stops)", file=sys.stderr, flush=True)
+          f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
                 loop=best_loop(), access_log=args.access_log, lifespan="off")
     return 0
 
 
+def _scenarios(args: argparse.Namespace) -> int:
+    from .scenario import ScenarioError, catalogue
+    from .scenario.catalogue import load_file
+    from .scenario.schema import schema_text
+
+    if args.schema:
+        sys.stdout.write(schema_text())
+        return 0
+    entries = catalogue()
+    width = max((len(n) for n in entries), default=0)
+    status = 0
+    for name, path in entries.items():
+        try:
+            description = load_file(path).description
+        except ScenarioError as error:
+            description, status = f"DOES NOT LOAD: {error}", 1
+        print(f"{name.ljust(width)}  {description}")
+    return status
+
+
+def _show(args: argparse.Namespace) -> int:
+    from .engine import Engine
+    from .reply import Reply
+    from .scenario import ScenarioError, find_scenario
+    from .wire import coalesced
+
+    try:
+        scenario = find_scenario(args.name)
+    except ScenarioError as error:
+        print(f"ormock: {error}", file=sys.stderr)
+        return 2
+    engine = Engine(seed=args.seed)
+    engine.use(scenario)
+    step = scenario.steps[args.step - 1] if 0 < args.step <= len(scenario.steps) else None
+    if step is None:
+        print(f"ormock: {scenario.name} has {len(scenario.steps)} steps", file=sys.stderr)
+        return 2
+    body = {"model": args.model, "input": args.input, "stream": True}
+    reply = engine.respond_with(scenario, step, body)
+    if not isinstance(reply, Reply):
+        print(f"HTTP {reply.status}")
+        for key, value in reply.headers.items():
+            print(f"{key}: {value}")
+        print()
+        sys.stdout.write(reply.body.decode("utf-8", "replace") + "\n")
+        return 0
+    offset = 0.0
+    for frame in coalesced(reply.wire()) if args.coalesce else reply.wire():
+        offset += frame.delay
+        label = f" [{frame.action}]" if frame.action else ""
+        print(f"--- +{offset * 1000:.1f} ms{label}")
+        sys.stdout.write(frame.data.decode("utf-8", "replace"))
+    return 0
+
+
 def _check(args: argparse.Namespace) -> int:
     from .protocol.checker import check_stream
+    from .scenario import ScenarioError, load_scenario
 
     failed = False
     for path in args.files:
+        if path.endswith((".yaml", ".yml")):
+            try:
+                scenario = load_scenario(Path(path))
+            except ScenarioError as error:
+                print(str(error))
+                failed = True
+            else:
+                print(f"{path}: ok (scenario {scenario.name!r}, {len(scenario.steps)} steps)")
+            continue
         try:
             with open(path, "rb") as handle:
                 report = check_stream(handle.read(), schema=not args.no_schema)
         except OSError as error:
-            print(f"{path}: cannot read ({error.strerror})", file=sys.stderr)
+            print(f"{path}: cannot read ({error.strerror})")
             failed = True
             continue
         for violation in report.violations:
             line = f":{violation.line}" if violation.line else ""
-            print(f"{path}{line}: {violation}")
+            print(f"{path}{line}: {violation.rule}: {violation.message} "
+                  f"(event {violation.index})")
         failed = failed or not report.ok
         if report.ok:
             print(f"{path}: ok ({len(report.events)} events)")
@@ -56,22 +139,48 @@ def build_parser() -> argparse.ArgumentParser:
                        help="address to bind (default 127.0.0.1: loopback only)")
     serve.add_argument("--port", type=int, default=8787, help="port (default 8787)")
     serve.add_argument("--seed", type=int, default=0, help="seed for ids, text and chaos")
+    serve.add_argument("--scenario", action="append", default=[], metavar="PATH_OR_NAME",
+                       help="load a scenario (a file, or a catalogue name); repeatable")
+    serve.add_argument("--scenario-dir", action="append", default=[], metavar="DIR",
+                       help="a folder where scenario names are looked up; repeatable")
+    serve.add_argument("--speed", type=float, default=1.0,
+                       help="divide every scripted delay by this (0: no delays)")
     serve.add_argument("--clock", choices=("seeded", "real"), default="seeded",
                        help="timestamps: seeded (deterministic, default) or real")
     serve.add_argument("--api-key", default=None,
                        help="accept only 'Authorization: Bearer KEY' (default: any key)")
     serve.add_argument("--max-body", type=int, default=16 * 1024 * 1024,
                        help="largest request body in bytes (default 16 MiB); larger gets 413")
+    serve.add_argument("--admin-host", action="append", default=[], metavar="ADDRESS",
+                       help="allow the admin API (/_ormock/) from this client address too")
     serve.add_argument("--self-check", action="store_true",
                        help="check every planned stream against the protocol and the official "
                        "schema before sending it (slower; a violation answers 500)")
     serve.add_argument("--log-level", default="warning")
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.set_defaults(func=_serve)
-    check = commands.add_parser("check", help="check SSE captures against the protocol")
-    check.add_argument("files", nargs="+", help="raw SSE bodies (text/event-stream captures)")
+
+    listing = commands.add_parser("scenarios", help="list the built-in scenarios")
+    listing.add_argument("--schema", action="store_true",
+                         help="print the JSON Schema of scenario files instead")
+    listing.set_defaults(func=_scenarios)
+
+    show = commands.add_parser("show", help="print the exact bytes and timing a scenario sends")
+    show.add_argument("name", help="a catalogue name or a scenario file")
+    show.add_argument("--step", type=int, default=1, help="which step (default 1)")
+    show.add_argument("--input", default="Hello", help="the request's input text")
+    show.add_argument("--model", default="gpt-4o-mini", help="the request's model")
+    show.add_argument("--seed", type=int, default=0)
+    show.add_argument("--coalesce", action="store_true",
+                      help="show the writes as the server makes them (zero-delay runs merged)")
+    show.set_defaults(func=_show)
+
+    check = commands.add_parser(
+        "check", help="lint scenario files (.yaml) and raw SSE captures against the protocol"
+    )
+    check.add_argument("files", nargs="+")
     check.add_argument("--no-schema", action="store_true",
-                       help="skip validation against the official schema")
+                       help="skip validation of SSE captures against the official schema")
     check.set_defaults(func=_check)
     return parser
 

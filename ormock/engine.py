@@ -1,65 +1,42 @@
 """Choosing the reply for a request, keeping the responses a chain refers to, and the journal.
 
-An ``Engine`` is one isolated fake: its own ids, clock, stored responses and journal. The server
-keeps one per namespace (``/v1`` is the namespace ``""``; ``/<name>/v1`` another).
+An ``Engine`` is one isolated fake: its own ids, clock, scenarios, stored responses and journal.
+The server keeps one per namespace (``/v1`` is the namespace ``""``; ``/<name>/v1`` another).
+A reply is chosen in this order: loaded scenarios' ``match`` rules; the header
+``X-Ormock-Scenario: NAME``; a model named ``ormock:NAME``; the embedded default.
 """
 
 from __future__ import annotations
 
+import random
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from faker import Faker
 
-from .embedded import default_plan, input_text
+from .embedded import content_seed, default_plan, input_text
+from .journal import JournalEntry, masked
 from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
 from .protocol.response import new_response
 from .protocol.stream import build_events
 from .protocol.tokens import count_tokens
-from .reply import Reply
+from .reply import RawReply, Reply
 from .request import ResponseRequest, parse_request
+from .scenario import RequestView, Scenario, ScenarioSet, Selection, Step, find_scenario
+from .scenario.selection import Miss
 from .sse import encode_json
 
-__all__ = ["Engine", "JournalEntry", "Namespaces"]
+__all__ = ["Engine", "Namespaces"]
 
 Json = dict[str, Any]
-SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "cookie", "set-cookie",
-                            "openai-organization", "openai-project"})
-
-
-@dataclass
-class JournalEntry:
-    """One request the fake received and what it sent back."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    status: int = 0
-    response_id: str | None = None
-    error: Json | None = None
-    events: int = 0
-
-    def to_dict(self) -> Json:
-        return {
-            "method": self.method,
-            "path": self.path,
-            "headers": self.headers,
-            "body": self.body,
-            "status": self.status,
-            "response_id": self.response_id,
-            "error": self.error,
-            "events": self.events,
-        }
-
-
-def masked(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers with secrets replaced, as the journal keeps them."""
-    return {k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+SCENARIO_HEADER = "x-ormock-scenario"
+MODEL_PREFIX = "ormock:"
 
 
 @dataclass
@@ -71,29 +48,79 @@ class _Stored:
 class Engine:
     """One isolated fake provider."""
 
-    def __init__(self, *, seed: int = 0, clock: str = "seeded", self_check: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        clock: str = "seeded",
+        self_check: bool = False,
+        speed: float = 1.0,
+        scenario_dirs: tuple[Path, ...] = (),
+    ) -> None:
         self.seed = seed
         self.self_check = self_check
-        self.ids = IdFactory(seed)
-        self.clock = Clock(clock)
+        self.speed = speed
+        self.scenario_dirs = scenario_dirs
+        self.clock_mode = clock
         self.faker = Faker()
-        self.responses: dict[str, _Stored] = {}
-        self.journal: list[JournalEntry] = []
+        self.scenarios = ScenarioSet()  # loaded: matched against every request
+        self.named = ScenarioSet()  # chosen by header or model name
+        self.faults: list[Any] = []  # applied to every reply (Python and admin API)
+        self.fault_counts: dict[int, int] = {}
+        self.chaos: Any = None
+        self.on_reply: list[Callable[[JournalEntry, Reply | RawReply], None]] = []
         self._lock = threading.Lock()
+        self.reset()
 
-    def respond(self, body: Any, headers: Mapping[str, str], path: str = "/v1/responses") -> Reply:
-        """Answer a ``POST /v1/responses``; an ``OpenResponsesError`` becomes an error reply."""
-        entry = JournalEntry("POST", path, masked(headers), body)
+    def reset(self, *, scenarios: bool = True) -> None:
+        """Start over: responses, journal, ids, counters; ``scenarios=False`` keeps the loaded
+        scenarios (with fresh counters) and faults."""
+        kept = list(self.scenarios.scenarios) if not scenarios else []
+        kept_faults = list(self.faults) if not scenarios else []
+        with self._lock:
+            self.ids = IdFactory(self.seed)
+            self.clock = Clock(self.clock_mode)
+            self.rng = random.Random(f"ormock:faults:{self.seed}")
+            self.responses: dict[str, _Stored] = {}
+            self.journal: list[JournalEntry] = []
+            self.started = time.monotonic()
+            self.scenarios.clear()
+            self.named.clear()
+            self.faults[:] = kept_faults
+            self.fault_counts.clear()
+            for scenario in kept:
+                self.scenarios.add(scenario)
+
+    # -- configuration --------------------------------------------------------------------------
+    def use(self, scenario: Scenario | str | Mapping[str, Any]) -> Scenario:
+        """Load a scenario (object, catalogue name, path, or mapping) for matching."""
+        if isinstance(scenario, str):
+            scenario = find_scenario(scenario, self.scenario_dirs)
+        elif not isinstance(scenario, Scenario):
+            from .scenario import load_scenario
+
+            scenario = load_scenario(scenario)
+        with self._lock:
+            self.scenarios.add(scenario)
+        return scenario
+
+    # -- answering ------------------------------------------------------------------------------
+    def respond(
+        self, body: Any, headers: Mapping[str, str], path: str = "/v1/responses"
+    ) -> Reply | RawReply:
+        """Answer a ``POST /v1/responses``; an ``OpenResponsesError`` is journaled and raised."""
+        entry = JournalEntry("POST", path, masked(headers), body,
+                             at=round(time.monotonic() - self.started, 6))
         with self._lock:
             self.journal.append(entry)
             try:
-                reply = self._respond(parse_request(body))
+                reply = self._respond(parse_request(body), headers, entry)
             except OpenResponsesError as error:
                 entry.status, entry.error = error.status, error.envelope()["error"]
                 raise
-        entry.status, entry.response_id, entry.events = 200, reply.response["id"], len(
-            reply.events
-        )
+            _record(entry, reply)
+        for hook in self.on_reply:
+            hook(entry, reply)
         return reply
 
     def _context(self, request: ResponseRequest) -> tuple[list[Json], _Stored | None]:
@@ -112,33 +139,168 @@ class Engine:
             )
         return [*parent.context, *parent.response["output"], *request.input], parent
 
-    def _respond(self, request: ResponseRequest) -> Reply:
+    def _choose(self, request: ResponseRequest, headers: Mapping[str, str]) -> Selection | None:
+        view = _view(request, headers)
+        misses: list[Miss] = []
+        if self.scenarios.scenarios:
+            chosen = self.scenarios.select(view)
+            if isinstance(chosen, Selection):
+                return chosen
+            misses = chosen
+        name = headers.get(SCENARIO_HEADER) or (
+            request.model[len(MODEL_PREFIX):]
+            if request.model and request.model.startswith(MODEL_PREFIX) else None
+        )
+        if name:
+            scenario = self.scenarios.get(name) or self.named.get(name)
+            if scenario is None:
+                try:
+                    scenario = find_scenario(name, self.scenario_dirs)
+                except ValueError as error:
+                    raise OpenResponsesError(str(error), code="unknown_scenario",
+                                             param="model") from None
+                self.named.add(scenario)
+            named = self.named if self.named.get(name) is scenario else self.scenarios
+            chosen = named.select(view, only=scenario)
+            if isinstance(chosen, Selection):
+                return chosen
+            misses = chosen + misses
+            raise _no_match(misses)
+        if misses and self.scenarios.strict:
+            raise _no_match(misses)
+        return None
+
+    def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
+        """Answer ``body`` with a given step, whatever it matches (``ormock show``)."""
+        entry = JournalEntry("POST", "/v1/responses", {}, body)
+        with self._lock:
+            return self._respond(parse_request(body), {}, entry, Selection(scenario, step))
+
+    def _respond(
+        self,
+        request: ResponseRequest,
+        headers: Mapping[str, str],
+        entry: JournalEntry,
+        forced: Selection | None = None,
+    ) -> Reply | RawReply:
         context, parent = self._context(request)
+        selection = forced or self._choose(request, headers)
         echo = dict(request.echo)
         if request.model is None and parent is not None:
             echo["model"] = parent.response["model"]
-        plan = default_plan(request, context, self.faker, self.seed)
+        step_reply = selection.step.reply if selection else None
+        if step_reply is not None and step_reply.model:
+            echo["model"] = step_reply.model
         snapshot = new_response(self.ids.new("resp"), self.clock.now(), echo)
-        events = build_events(
-            plan,
-            snapshot,
-            self.ids,
-            input_tokens=_input_tokens(request, context),
-            completed_at=self.clock.now(),
-        )
-        if self.self_check:
-            _self_check(events)
-        reply = Reply(events=events, stream=request.stream, seed=self.seed)
-        if echo.get("store", True):
-            self.responses[snapshot["id"]] = _Stored(reply.response, context)
-        return reply
+        tokens = _input_tokens(request, context)
+        seed = content_seed(self.seed, request.body)
+        if selection is None:
+            plan = default_plan(request, context, self.faker, self.seed)
+            events = build_events(plan, snapshot, self.ids, input_tokens=tokens,
+                                  completed_at=self.clock.now())
+            reply = Reply(events=events, stream=request.stream, seed=seed)
+        else:
+            scenario, step = selection.scenario, selection.step
+            assert step_reply is not None
+            entry.scenario, entry.step = scenario.name, step.index
+            self.faker.seed_instance(content_seed(scenario.seed + step.index, request.body))
+            fields = {"model": echo.get("model"), "input": _new_input_text(request),
+                      "instructions": echo.get("instructions"),
+                      "previous_response_id": request.previous_response_id}
+            events = step_reply.build(self.faker, fields, snapshot, self.ids,
+                                      input_tokens=tokens, completed_at=self.clock.now())
+            pacing = step_reply.pacing
+            if pacing is not None and self.speed != 1.0:
+                pacing = replace(pacing, speed=self.speed)
+            reply = Reply(events=events, stream=request.stream, pacing=pacing,
+                          frames=step_reply.literal_frames(), seed=seed)
+        if self.self_check and not (step_reply and step_reply.literal):
+            _self_check(reply.events)
+        final = _final(reply.events)
+        if selection is not None and final is not None:
+            (self.scenarios if self.scenarios.get(selection.scenario.name) is selection.scenario
+             else self.named).answered(selection, final["id"])
+        if final is not None and final.get("store", True) and isinstance(final.get("id"), str):
+            self.responses[final["id"]] = _Stored(final, context)
+        return self._faults(reply, step_reply.faults if step_reply else [], entry)
 
-    def reset(self) -> None:
-        with self._lock:
-            self.responses.clear()
-            self.journal.clear()
-            self.ids = IdFactory(self.seed)
-            self.clock = Clock(self.clock.mode)
+    def _faults(self, reply: Reply, step_faults: list[Any], entry: JournalEntry
+                ) -> Reply | RawReply:
+        faults = [*step_faults, *self.faults]
+        if self.chaos is not None:
+            drawn = self.chaos.draw()
+            if drawn is not None:
+                faults.append(drawn)
+        if not faults:
+            return reply
+        from .faults import apply_faults
+
+        result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
+        entry.faults = applied
+        return result
+
+
+def _final(events: list[Json]) -> Json | None:
+    """The terminal snapshot of a stream, if it has one."""
+    for event in reversed(events):
+        response = event.get("response")
+        if isinstance(response, dict) and response.get("status") in (
+            "completed", "incomplete", "failed"
+        ):
+            return response
+    return None
+
+
+def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
+    if isinstance(reply, RawReply):
+        entry.status = reply.status
+        return
+    entry.status, entry.stream = 200, reply.stream
+    final = _final(reply.events)
+    if final is not None:
+        entry.response_id, entry.response_status = final.get("id"), final.get("status")
+    offset = 0.0
+    frames = reply.wire() if reply.frames is None else None
+    delays = [f.delay for f in frames] if frames else [0.0] * len(reply.events)
+    for event, delay in zip(reply.events, delays, strict=False):
+        offset += delay
+        entry.events.append({"type": event.get("type"),
+                             "sequence_number": event.get("sequence_number"),
+                             "offset_ms": round(offset * 1000, 3)})
+
+
+def _no_match(misses: list[Miss]) -> OpenResponsesError:
+    closest = misses[0].describe() if misses else "no scenario has a step left"
+    others = len(misses) - 1
+    tail = f" ({others} other step{'s' if others != 1 else ''} did not match either)" \
+        if others > 0 else ""
+    return OpenResponsesError(
+        f"No scenario step matches this request. Closest: {closest}.{tail} Change the request "
+        "or the scenario, or load it with strict: false to fall back to the default reply.",
+        code="no_matching_scenario",
+        param="input",
+    )
+
+
+def _new_input_text(request: ResponseRequest) -> str:
+    return "\n".join(t for t in (input_text(i) for i in request.input
+                                 if i.get("type") == "message") if t)
+
+
+def _view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
+    return RequestView(
+        model=request.model or "",
+        input_text=_new_input_text(request),
+        instructions=request.echo.get("instructions") or "",
+        tools=[t["name"] for t in request.function_tools],
+        tool_choice=request.tool_choice,
+        call_outputs=[str(i.get("call_id")) for i in request.input
+                      if i.get("type") == "function_call_output"],
+        previous_response_id=request.previous_response_id,
+        headers={k.lower(): v for k, v in headers.items()},
+        metadata=request.echo.get("metadata") or {},
+        stream=request.stream,
+    )
 
 
 def _self_check(events: list[Json]) -> None:
@@ -163,23 +325,41 @@ def _input_tokens(request: ResponseRequest, context: list[Json]) -> int:
     return total
 
 
-class Namespaces:
-    """The engines of one server, one per namespace, made on first use."""
+def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
+    """Load ``scenarios`` (names or paths) into every engine; fail now if one does not load."""
+    dirs = namespaces.options.get("scenario_dirs", ())
+    loaded = [find_scenario(s, dirs) for s in scenarios]
 
-    def __init__(self, *, seed: int = 0, clock: str = "seeded", self_check: bool = False) -> None:
-        self.seed = seed
-        self.self_check = self_check
-        self.clock = clock
+    def setup(engine: Engine) -> None:
+        for scenario in loaded:
+            engine.scenarios.add(scenario)
+
+    namespaces.setup.append(setup)
+
+
+class Namespaces:
+    """The engines of one server, one per namespace, made on first use with the same options."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
         self._engines: dict[str, Engine] = {}
         self._lock = threading.Lock()
+        self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
+
+    @property
+    def seed(self) -> int:
+        return int(self.options.get("seed", 0))
 
     def get(self, name: str = "") -> Engine:
         engine = self._engines.get(name)
         if engine is None:
             with self._lock:
-                engine = self._engines.setdefault(
-                    name, Engine(seed=self.seed, clock=self.clock, self_check=self.self_check)
-                )
+                engine = self._engines.get(name)
+                if engine is None:
+                    engine = Engine(**self.options)
+                    for setup in self.setup:
+                        setup(engine)
+                    self._engines[name] = engine
         return engine
 
     def drop(self, name: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol.checker import fold_events
+from .protocol.checker import ProtocolError, check_stream
 from .sse import encode_json
 from .wire import Frame, Pacing, frames_for
 
@@ -57,7 +57,12 @@ class Reply:
         return b"".join(frame.data for frame in self.wire())
 
     def json_body(self) -> bytes:
-        return encode_json(fold_events(self.events)).encode()
+        """The fold of the events. A scripted stream that breaks rules on purpose still folds
+        to its terminal snapshot; one with no terminal event cannot be a JSON body."""
+        report = check_stream(self.events, schema=False)
+        if report.response is None:
+            raise ProtocolError(report.violations)
+        return encode_json(report.response).encode()
 
     def json_delay(self) -> float:
         """A non-streaming answer comes when the whole stream would have been generated."""

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import uvicorn
 
 from .app import DEFAULT_MAX_BODY, create_app
-from .engine import Engine, Namespaces
+from .engine import Engine, Namespaces, preload
 
 __all__ = ["OrmockServer"]
 
@@ -39,12 +41,21 @@ class OrmockServer:
         seed: int = 0,
         clock: str = "seeded",
         self_check: bool = False,
+        speed: float = 1.0,
+        scenarios: Sequence[str] = (),
+        scenario_dirs: Sequence[str | Path] = (),
         api_key: str | None = None,
         max_body: int = DEFAULT_MAX_BODY,
+        admin_hosts: Sequence[str] = (),
         log_level: str = "warning",
     ) -> None:
-        self.namespaces = Namespaces(seed=seed, clock=clock, self_check=self_check)
-        self.app = create_app(self.namespaces, api_key=api_key, max_body=max_body, seed=seed)
+        self.namespaces = Namespaces(
+            seed=seed, clock=clock, self_check=self_check, speed=speed,
+            scenario_dirs=tuple(Path(d) for d in scenario_dirs),
+        )
+        preload(self.namespaces, scenarios)
+        self.app = create_app(self.namespaces, api_key=api_key, max_body=max_body,
+                              admin_hosts=frozenset(admin_hosts))
         self._socket = socket.socket(
             socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM
         )

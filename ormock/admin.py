@@ -1,0 +1,143 @@
+"""The admin API under ``/_ormock/`` (and ``/<namespace>/_ormock/``), for clients in any language.
+
+- ``POST /_ormock/scenarios``: load a scenario (YAML or JSON body); answers its name and steps.
+- ``GET /_ormock/scenarios``: the loaded scenarios, with how often each step was used.
+- ``DELETE /_ormock/scenarios/{name}``: unload one.
+- ``GET /_ormock/catalogue``: the built-in scenarios, one line each.
+- ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
+  unloads scenarios and faults).
+- ``GET /_ormock/journal``: every request, secrets masked, what answered it and what went back.
+
+Only clients on loopback may use it, unless the server was started with ``--admin-host``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import yaml
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .engine import Engine, Namespaces
+from .protocol.errors import OpenResponsesError
+from .scenario import ScenarioError, catalogue, load_scenario
+from .scenario.catalogue import load_file
+from .sse import encode_json
+
+__all__ = ["admin_routes"]
+
+Endpoint = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(encode_json(value), status_code=status, media_type="application/json")
+
+
+def _error(error: OpenResponsesError) -> Response:
+    return _json(error.envelope(), error.status)
+
+
+def _allowed(request: Request, hosts: frozenset[str]) -> bool:
+    host = request.client.host if request.client else ""
+    if host in hosts:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _describe(engine: Engine) -> list[dict[str, Any]]:
+    out = []
+    for scenario in engine.scenarios.scenarios:
+        out.append({
+            "name": scenario.name,
+            "description": scenario.description,
+            "source": scenario.source,
+            "strict": scenario.strict,
+            "order": scenario.order,
+            "steps": [
+                {"index": s.index, "name": s.name,
+                 "times": "forever" if s.times is None else s.times,
+                 "used": engine.scenarios.uses.get((scenario.name, s.index), 0)}
+                for s in scenario.steps
+            ],
+        })
+    return out
+
+
+def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset()) -> list[Route]:
+    def guarded(handler: Callable[[Request, Engine], Coroutine[Any, Any, Response]]) -> Endpoint:
+        async def endpoint(request: Request) -> Response:
+            if not _allowed(request, admin_hosts):
+                return _error(OpenResponsesError(
+                    "The admin API answers only clients on loopback; start the server with "
+                    "--admin-host ADDRESS to allow another.",
+                    type="permission_denied", code="admin_forbidden", status=403,
+                ))
+            engine = namespaces.get(request.path_params.get("namespace", ""))
+            return await handler(request, engine)
+
+        return endpoint
+
+    async def load(request: Request, engine: Engine) -> Response:
+        raw = (await request.body()).decode("utf-8", "replace")
+        kind = request.headers.get("content-type", "").split(";")[0].strip()
+        try:
+            if kind == "application/json":
+                data = json.loads(raw)
+                scenario = engine.use(data if isinstance(data, dict) else {"steps": data})
+            else:
+                scenario = engine.use(load_scenario(raw if "\n" in raw else raw + "\n"))
+        except (ScenarioError, ValueError, yaml.YAMLError) as error:
+            return _error(OpenResponsesError(f"The scenario was not loaded: {error}",
+                                             code="invalid_scenario", param="body"))
+        return _json({"name": scenario.name, "steps": len(scenario.steps)}, 201)
+
+    async def listing(request: Request, engine: Engine) -> Response:
+        return _json({"object": "list", "data": _describe(engine)})
+
+    async def unload(request: Request, engine: Engine) -> Response:
+        name = request.path_params["name"]
+        if engine.scenarios.get(name) is None:
+            return _error(OpenResponsesError(f"No loaded scenario named {name!r}.",
+                                             type="not_found", code="unknown_scenario",
+                                             param="name"))
+        engine.scenarios.remove(name)
+        return _json({"name": name, "deleted": True})
+
+    async def builtin(request: Request, engine: Engine) -> Response:
+        data = []
+        for name, path in catalogue().items():
+            try:
+                description = load_file(path).description
+            except ScenarioError as error:
+                description = f"(does not load: {error})"
+            data.append({"name": name, "description": description})
+        return _json({"object": "list", "data": data})
+
+    async def reset(request: Request, engine: Engine) -> Response:
+        everything = request.query_params.get("scenarios", "").lower() in ("1", "true", "yes")
+        engine.reset(scenarios=everything)
+        return _json({"reset": True, "scenarios_unloaded": everything})
+
+    async def journal(request: Request, engine: Engine) -> Response:
+        return _json({"object": "list", "data": [e.to_dict() for e in engine.journal]})
+
+    routes = []
+    for prefix in ("", "/{namespace:str}"):
+        base = prefix + "/_ormock"
+        routes += [
+            Route(base + "/scenarios", guarded(load), methods=["POST"]),
+            Route(base + "/scenarios", guarded(listing), methods=["GET"]),
+            Route(base + "/scenarios/{name}", guarded(unload), methods=["DELETE"]),
+            Route(base + "/catalogue", guarded(builtin), methods=["GET"]),
+            Route(base + "/reset", guarded(reset), methods=["POST"]),
+            Route(base + "/journal", guarded(journal), methods=["GET"]),
+        ]
+    return routes

@@ -1,0 +1,165 @@
+"""Scenarios: a name and a list of steps, each matching requests and describing the reply.
+
+``load_scenario`` accepts a path, YAML text or a mapping; it validates against the shipped JSON
+Schema, compiles matchers and templates, and refuses a scenario whose stream the checker rejects
+unless the reply says on purpose which rules it breaks (``breaks: [sequence-number]``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faker import Faker
+
+from ormock.protocol.checker import check_stream
+from ormock.protocol.ids import IdFactory
+from ormock.protocol.response import new_response
+
+from .matching import Check, compile_check
+from .replies import StepReply, compile_reply
+from .schema import validate
+from .source import Lines, ScenarioError, load_yaml
+from .templates import TemplateError
+
+__all__ = ["Scenario", "Step", "load_scenario"]
+
+Json = dict[str, Any]
+FOREVER = None
+
+
+@dataclass
+class Step:
+    index: int  # 1-based, as people count steps
+    checks: list[Check]
+    reply: StepReply
+    times: int | None = 1  # None: forever
+    nth: int | None = None
+    name: str | None = None
+    line: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"step {self.index}" + (f" ({self.name})" if self.name else "")
+
+
+@dataclass
+class Scenario:
+    name: str
+    steps: list[Step]
+    description: str = ""
+    seed: int = 0
+    order: str = "first"
+    strict: bool = True
+    source: str | None = None
+    data: Json = field(default_factory=dict, repr=False)
+
+    def where(self, step: Step) -> str:
+        at = self.source or "<scenario>"
+        return f"{at}:{step.line}" if step.line else at
+
+
+def _compile_step(raw: Json, index: int, lines: Lines) -> Step:
+    path: tuple[str | int, ...] = ("steps", index)
+    checks = []
+    nth = None
+    for key, value in (raw.get("match") or {}).items():
+        if key == "nth":
+            nth = int(value)
+            continue
+        try:
+            checks.append(compile_check(key, value))
+        except ValueError as error:
+            raise lines.error(str(error), (*path, "match", key)) from None
+    try:
+        reply = compile_reply(raw["reply"])
+    except TemplateError as error:
+        raise lines.error(f"template error: {error}", (*path, "reply", *error.path)) from None
+    except (ValueError, TypeError) as error:
+        raise lines.error(str(error), (*path, "reply")) from None
+    times = raw.get("times", 1)
+    return Step(
+        index=index + 1,
+        checks=checks,
+        reply=reply,
+        times=FOREVER if times == "forever" else int(times),
+        nth=nth,
+        name=raw.get("name"),
+        line=lines.line(path),
+    )
+
+
+def _check_step(scenario: Scenario, step: Step, lines: Lines, index: int) -> None:
+    """Build the step's stream once and hold it to the protocol (or to its declared breaks)."""
+    reply = step.reply
+    path = ("steps", index, "reply")
+    if reply.sse is not None:
+        report = check_stream(reply.sse)
+    else:
+        ids = IdFactory(scenario.seed)
+        faker = Faker()
+        faker.seed_instance(scenario.seed)
+        response = new_response(ids.new("resp"), 0, {"model": "ormock-1"})
+        try:
+            events = reply.build(faker, {"model": "ormock-1", "input": ""}, response, ids,
+                                 input_tokens=0, completed_at=0)
+        except (ValueError, KeyError, TypeError) as error:
+            raise lines.error(f"cannot build this reply: {error}", path) from None
+        report = check_stream(events)
+    broken = report.rules
+    if broken - reply.breaks:
+        first = next(v for v in report.violations if v.rule not in reply.breaks)
+        raise lines.error(
+            f"this reply breaks the protocol: {first}. If that is on purpose, say so with "
+            f"'breaks: [{', '.join(sorted(broken))}]'",
+            path,
+        )
+    if reply.breaks - broken:
+        raise lines.error(
+            f"'breaks' lists {', '.join(sorted(reply.breaks - broken))}, but the reply does "
+            "not break it: remove it from 'breaks'",
+            (*path, "breaks"),
+        )
+
+
+def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any], *, name: str | None = None
+                  ) -> Scenario:
+    """Load a scenario from a file path, YAML text, or a mapping; errors are ``ScenarioError``."""
+    file = None
+    if isinstance(source, Mapping):
+        data: Any = dict(source)
+        lines = Lines()
+    else:
+        text = str(source)
+        if isinstance(source, os.PathLike) or (
+            "\n" not in text and text.endswith((".yaml", ".yml"))
+        ):
+            file = str(source)
+            try:
+                text = Path(file).read_text(encoding="utf-8")
+            except OSError as error:
+                raise ScenarioError(f"cannot read the scenario file ({error.strerror})",
+                                    file=file) from None
+        data, lines = load_yaml(text, file)
+    if name is not None and isinstance(data, dict):
+        data.setdefault("name", name)
+    if not isinstance(data, dict):
+        raise ScenarioError("a scenario is a mapping with 'name' and 'steps'", file=file, line=1)
+    validate(data, lines)
+    steps = [_compile_step(raw, i, lines) for i, raw in enumerate(data["steps"])]
+    scenario = Scenario(
+        name=data["name"],
+        steps=steps,
+        description=data.get("description", ""),
+        seed=int(data.get("seed", 0)),
+        order=data.get("order", "first"),
+        strict=bool(data.get("strict", True)),
+        source=file,
+        data=data,
+    )
+    for index, step in enumerate(steps):
+        _check_step(scenario, step, lines, index)
+    return scenario

@@ -1,0 +1,246 @@
+"""A step's reply: person-level items (with templates) or literal events / SSE, sent exactly.
+
+``compile_reply`` turns the ``reply:`` mapping of a step into a ``StepReply`` at load time;
+``StepReply.build`` makes the events for one request (templates rendered with a seeded Faker).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from faker import Faker
+
+from ormock.protocol.ids import IdFactory
+from ormock.protocol.plan import (
+    FunctionCallPlan,
+    ItemPlan,
+    MessagePlan,
+    ReasoningPlan,
+    RefusalPart,
+    ReplyPlan,
+    TextPart,
+    VendorItemPlan,
+)
+from ormock.protocol.response import usage_object
+from ormock.protocol.stream import build_events
+from ormock.protocol.tokens import chunker
+from ormock.sse import parse_sse
+from ormock.wire import Frame, Pacing
+
+from .templates import Template, TemplateError, compile_template, has_template
+
+__all__ = ["StepReply", "compile_reply"]
+
+Json = dict[str, Any]
+
+
+def _compile_tree(value: Any, path: tuple[str | int, ...] = ()) -> Any:
+    """Strings with ``{{ }}`` become templates, everywhere in a nested value.
+
+    A ``TemplateError`` carries the ``path`` of the string it is in.
+    """
+    if isinstance(value, str):
+        if not has_template(value):
+            return value
+        try:
+            return compile_template(value)
+        except TemplateError as error:
+            error.path = path
+            raise
+    if isinstance(value, list):
+        return [_compile_tree(v, (*path, i)) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _compile_tree(v, (*path, k)) for k, v in value.items()}
+    return value
+
+
+def _render(value: Any, faker: Faker, request: Mapping[str, Any]) -> Any:
+    if isinstance(value, Template):
+        return value.render(faker, request)
+    if isinstance(value, list):
+        return [_render(v, faker, request) for v in value]
+    if isinstance(value, dict):
+        return {k: _render(v, faker, request) for k, v in value.items()}
+    return value
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+
+
+def _annotation(spec: Json, text: str) -> Json:
+    start = spec.get("start_index")
+    end = spec.get("end_index")
+    if "cite" in spec:
+        start = text.find(spec["cite"])
+        if start < 0:
+            raise ValueError(f"the cited words {spec['cite']!r} are not in the message text")
+        end = start + len(spec["cite"])
+    return {
+        "type": "url_citation",
+        "url": spec["url"],
+        "start_index": int(start if start is not None else 0),
+        "end_index": int(end if end is not None else len(text)),
+        "title": spec.get("title", spec["url"]),
+    }
+
+
+def _text_part(spec: Json) -> TextPart:
+    text = str(spec.get("text", ""))
+    notes = tuple(_annotation(a, text) for a in spec.get("annotations", []))
+    return TextPart(text, notes)
+
+
+def _item(spec: Json) -> ItemPlan:
+    (kind, body), = spec.items()
+    if kind == "message":
+        if isinstance(body, str):
+            return MessagePlan(parts=(TextPart(body),))
+        parts: list[TextPart | RefusalPart] = []
+        if "text" in body:
+            parts.append(_text_part(body))
+        for part in body.get("parts", []):
+            if "refusal" in part:
+                parts.append(RefusalPart(str(part["refusal"])))
+            else:
+                parts.append(_text_part(part))
+        return MessagePlan(parts=tuple(parts) or (TextPart(""),), phase=body.get("phase"),
+                           id=body.get("id"))
+    if kind == "refusal":
+        return MessagePlan(parts=(RefusalPart(str(body)),))
+    if kind == "function_call":
+        arguments = body.get("arguments", {})
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        return FunctionCallPlan(name=body["name"], arguments=arguments,
+                                call_id=body.get("call_id"), id=body.get("id"))
+    if kind == "reasoning":
+        if isinstance(body, str):
+            return ReasoningPlan(summary=(body,))
+        return ReasoningPlan(summary=_texts(body.get("summary")),
+                             content=_texts(body.get("content")),
+                             encrypted_content=body.get("encrypted_content"), id=body.get("id"))
+    return VendorItemPlan(type=body["type"], fields=dict(body.get("fields", {})),
+                          id=body.get("id"))
+
+
+@dataclass
+class StepReply:
+    """What a step answers. Exactly one of items (a plan), ``events`` or ``sse`` is the source."""
+
+    items: list[Any] = field(default_factory=list)
+    status: str = "completed"
+    incomplete_reason: str | None = None
+    error: Json | None = None
+    usage: Any = "auto"
+    chunking: str = "words"
+    pacing: Pacing | None = None
+    faults: list[Any] = field(default_factory=list)
+    events: list[Json] | None = None
+    sse: bytes | None = None
+    breaks: frozenset[str] = frozenset()
+    model: str | None = None
+
+    @property
+    def literal(self) -> bool:
+        return self.events is not None or self.sse is not None
+
+    def literal_events(self) -> list[Json]:
+        """The events of a literal reply (parsed from the SSE body when that is the source)."""
+        if self.events is not None:
+            return self.events
+        assert self.sse is not None
+        out = []
+        for message in parse_sse(self.sse):
+            if message.is_done:
+                continue
+            try:
+                event = json.loads(message.data)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                out.append(event)
+        return out
+
+    def literal_frames(self) -> list[Frame] | None:
+        return [Frame(self.sse)] if self.sse is not None else None
+
+    def plan(self, faker: Faker, request: Mapping[str, Any]) -> ReplyPlan:
+        items = [_item(_render(spec, faker, request)) for spec in self.items]
+        return ReplyPlan(
+            items=items,
+            status=self.status,  # type: ignore[arg-type]
+            incomplete_reason=self.incomplete_reason,
+            error=self.error,
+            usage="auto" if isinstance(self.usage, dict) else self.usage,
+            chunking=self.chunking,
+        )
+
+    def build(
+        self,
+        faker: Faker,
+        request: Mapping[str, Any],
+        response: Json,
+        ids: IdFactory,
+        *,
+        input_tokens: int,
+        completed_at: int,
+    ) -> list[Json]:
+        """The events for one request: literal ones as written, or built from the items."""
+        if self.literal:
+            return self.literal_events()
+        events = build_events(self.plan(faker, request), response, ids,
+                              input_tokens=input_tokens, completed_at=completed_at)
+        if isinstance(self.usage, dict):
+            counted = events[-1]["response"]["usage"]
+            usage = usage_object(
+                self.usage.get("input_tokens", counted["input_tokens"]),
+                self.usage.get("output_tokens", counted["output_tokens"]),
+                self.usage.get("reasoning_tokens",
+                               counted["output_tokens_details"]["reasoning_tokens"]),
+            )
+            usage["input_tokens_details"]["cached_tokens"] = self.usage.get("cached_tokens", 0)
+            events[-1]["response"]["usage"] = usage
+        return events
+
+
+def compile_reply(spec: Json) -> StepReply:
+    """Compile a ``reply:`` mapping (already schema-valid). ``ValueError`` names the problem."""
+    sources = [k for k in ("items", "events", "sse") if k in spec]
+    if len(sources) > 1:
+        raise ValueError(f"a reply has one source: items, events or sse (this one has "
+                         f"{' and '.join(sources)})")
+    pacing = None
+    if "pacing" in spec:
+        pacing = Pacing(**spec["pacing"])
+    chunking = spec.get("chunking", "words")
+    chunker(chunking)  # raises ValueError on a bad rule
+    faults = []
+    if spec.get("faults"):
+        from ormock.faults import parse_fault
+
+        faults = [parse_fault(f, f"faults[{i}]") for i, f in enumerate(spec["faults"])]
+    status = spec.get("status", "completed")
+    if status == "incomplete" and not spec.get("items") and not sources:
+        raise ValueError("an incomplete reply needs at least one item (the one that ends "
+                         "incomplete)")
+    return StepReply(
+        items=_compile_tree(spec.get("items", [] if sources else [{"message": "OK"}]),
+                            ("items",)),
+        status=status,
+        incomplete_reason=spec.get("incomplete_reason"),
+        error=spec.get("error"),
+        usage=spec.get("usage", "auto"),
+        chunking=chunking,
+        pacing=pacing,
+        faults=faults,
+        events=spec.get("events"),
+        sse=spec["sse"].encode() if "sse" in spec else None,
+        breaks=frozenset(spec.get("breaks", ())),
+        model=spec.get("model"),
+    )

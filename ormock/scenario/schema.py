@@ -1,0 +1,304 @@
+"""The JSON Schema of scenario files, and validation with messages a person can act on.
+
+The schema ships with the package (``ormock scenarios --schema`` prints it) so editors can
+complete scenario files. Errors name the key, and for an unknown key suggest the near miss.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from typing import Any
+
+from ormock.protocol.checker import RULES
+
+from .source import Lines
+
+__all__ = ["scenario_schema", "schema_text", "validate"]
+
+Json = dict[str, Any]
+
+_STRINGS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+_TEXT_LIST = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+_ANNOTATION: Json = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url"],
+    "properties": {
+        "type": {"const": "url_citation"},
+        "url": {"type": "string"},
+        "title": {"type": "string"},
+        "start_index": {"type": "integer", "minimum": 0},
+        "end_index": {"type": "integer", "minimum": 0},
+        "cite": {"type": "string", "description": "the cited words: indexes are computed"},
+    },
+}
+_PART: Json = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "text": {"type": "string"},
+        "refusal": {"type": "string"},
+        "annotations": {"type": "array", "items": _ANNOTATION},
+    },
+}
+_MESSAGE: Json = {
+    "oneOf": [
+        {"type": "string"},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "text": {"type": "string"},
+                "parts": {"type": "array", "items": _PART, "minItems": 1},
+                "annotations": {"type": "array", "items": _ANNOTATION},
+                "phase": {"enum": ["commentary", "final_answer"]},
+                "role": {"const": "assistant"},
+                "id": {"type": "string"},
+            },
+        },
+    ]
+}
+_ITEM_KINDS: Json = {
+    "message": _MESSAGE,
+    "refusal": {"type": "string"},
+    "function_call": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "arguments": {"type": ["object", "string"]},
+            "call_id": {"type": "string"},
+            "id": {"type": "string"},
+        },
+    },
+    "reasoning": {
+        "oneOf": [
+            {"type": "string"},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "summary": _TEXT_LIST,
+                    "content": _TEXT_LIST,
+                    "encrypted_content": {"type": "string"},
+                    "id": {"type": "string"},
+                },
+            },
+        ]
+    },
+    "vendor_item": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["type"],
+        "properties": {
+            "type": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$"},
+            "fields": {"type": "object"},
+            "id": {"type": "string"},
+        },
+    },
+}
+_PACING: Json = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "first_event": {"type": "number", "minimum": 0},
+        "per_event": {"type": "number", "minimum": 0},
+        "tokens_per_second": {"type": "number", "exclusiveMinimum": 0},
+        "jitter": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+}
+_MATCH: Json = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "model": {"type": "string", "description": "exact, or a glob such as 'gpt-4o*'"},
+        "model_regex": {"type": "string"},
+        "input": {"type": "string", "description": "the input text, exactly"},
+        "input_contains": _STRINGS,
+        "input_regex": {"type": "string"},
+        "instructions_contains": _STRINGS,
+        "tools": {"type": "array", "items": {"type": "string"}},
+        "tool_choice": {"type": ["string", "object"]},
+        "function_call_output": {"oneOf": [{"type": "boolean"},
+                                           {"type": "array", "items": {"type": "string"}}]},
+        "previous_response_id": {"oneOf": [{"type": "boolean"}, {"type": "string"}]},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+        "stream": {"type": "boolean"},
+        "nth": {"type": "integer", "minimum": 1},
+    },
+}
+
+
+def _reply(fault_schema: Json) -> Json:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "propertyNames": {"enum": sorted(_ITEM_KINDS)},
+                    "properties": _ITEM_KINDS,
+                },
+            },
+            "status": {"enum": ["completed", "incomplete", "failed"]},
+            "incomplete_reason": {"enum": ["max_output_tokens", "content_filter"]},
+            "error": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {k: {"type": "string"} for k in ("code", "message", "type", "param")},
+            },
+            "usage": {
+                "oneOf": [
+                    {"type": "null"},
+                    {"const": "auto"},
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            k: {"type": "integer", "minimum": 0}
+                            for k in ("input_tokens", "output_tokens", "reasoning_tokens",
+                                      "cached_tokens")
+                        },
+                    },
+                ]
+            },
+            "chunking": {"type": "string", "pattern": "^(words|whole|chars:[1-9][0-9]*|"
+                                                      "tokens:[1-9][0-9]*)$"},
+            "pacing": _PACING,
+            "faults": {"type": "array", "items": fault_schema},
+            "events": {"type": "array", "items": {"type": "object", "required": ["type"]},
+                       "minItems": 1},
+            "sse": {"type": "string", "minLength": 1},
+            "breaks": {"type": "array", "items": {"enum": sorted(RULES)}},
+            "model": {"type": "string"},
+        },
+    }
+
+
+def _fault_schema() -> Json:
+    try:
+        from ormock.faults import FAULT_SCHEMA
+    except ImportError:  # pragma: no cover - the fault catalogue ships with the package
+        return {"type": "object"}
+    return dict(FAULT_SCHEMA)
+
+
+@lru_cache(maxsize=1)
+def scenario_schema() -> Json:
+    """The JSON Schema (draft 2020-12) of a scenario file."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://ormock.dev/schema/scenario.json",
+        "title": "ormock scenario",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "steps"],
+        "properties": {
+            "$schema": {"type": "string"},
+            "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
+            "description": {"type": "string"},
+            "seed": {"type": "integer"},
+            "order": {"enum": ["first", "sequence", "best"]},
+            "strict": {"type": "boolean"},
+            "steps": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["reply"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "match": _MATCH,
+                        "times": {"oneOf": [{"type": "integer", "minimum": 1},
+                                            {"const": "forever"}]},
+                        "reply": _reply(_fault_schema()),
+                    },
+                },
+            },
+        },
+    }
+
+
+_TYPE_WORDS = {"string": "a string", "integer": "an integer", "number": "a number",
+               "boolean": "true or false", "object": "a mapping", "array": "a list",
+               "null": "null"}
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "a mapping", list: "a list", str: "a string", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _near(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
+    """A person's message for one jsonschema error, and the path it is at."""
+    path = tuple(error.absolute_path)
+    validator = error.validator
+    schema = error.schema
+    if validator == "additionalProperties":
+        known = sorted(schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(known))
+        key = extra[0]
+        return (f"unknown key {key!r}{_near(key, known)}; known keys: {', '.join(known)}",
+                (*path, key))
+    if validator == "propertyNames":
+        kinds = sorted(schema.get("properties", {}))
+        names = [k for k in error.instance if k not in kinds]
+        name = names[0] if names else "?"
+        return (f"unknown item type {name!r}{_near(name, kinds)}; an item is one of "
+                f"{', '.join(kinds)}", (*path, name))
+    if validator in ("minProperties", "maxProperties") and "propertyNames" in schema:
+        return ("each item is a mapping with exactly one key naming its type (message, "
+                "function_call, ...)", path)
+    if validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return f"missing required key {missing[0]!r}", path
+    if validator == "type":
+        wanted = error.validator_value
+        wanted = [wanted] if isinstance(wanted, str) else wanted
+        words = " or ".join(_TYPE_WORDS.get(w, w) for w in wanted)
+        return f"must be {words}, not {_describe(error.instance)}", path
+    if validator in ("enum", "const"):
+        allowed = error.validator_value if validator == "enum" else [error.validator_value]
+        choices = [str(a) for a in allowed]
+        near = _near(str(error.instance), choices) if isinstance(error.instance, str) else ""
+        return (f"{error.instance!r} is not allowed{near}; use one of "
+                f"{', '.join(map(repr, allowed))}", path)
+    if validator == "oneOf":
+        options = [_TYPE_WORDS.get(str(s.get("type")), "") or repr(s.get("const"))
+                   for s in error.validator_value]
+        return (f"must be {' or '.join(o for o in options if o)}, not "
+                f"{_describe(error.instance)}", path)
+    return error.message, path
+
+
+def validate(data: Any, lines: Lines) -> None:
+    """Raise ``ScenarioError`` (file, line, key, near miss) for the first schema violation."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(scenario_schema())
+    errors = list(validator.iter_errors(data))
+    if not errors:
+        return
+    error = jsonschema.exceptions.best_match(errors)
+    message, path = _message(error)
+    raise lines.error(message, path)
+
+
+def schema_text() -> str:
+    return json.dumps(scenario_schema(), indent=2) + "\n"
