@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import traceback
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -155,7 +156,11 @@ class _CreateResponse:
         except OpenResponsesError as error:
             await send_error(send, error)
             return
-        await send_reply(reply, send, receive)
+        self.namespaces.replies_in_flight += 1
+        try:
+            await send_reply(reply, send, receive)
+        finally:
+            self.namespaces.replies_in_flight -= 1
 
     def _authorize(self, headers: dict[str, str]) -> None:
         if self.api_key is None:
@@ -270,6 +275,8 @@ def create_app(
         return error_response(error)
 
     async def server_error(request: Request, exc: Exception) -> Response:
+        engine = namespaces.get(request.path_params.get("namespace", ""))
+        engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return error_response(OpenResponsesError(
             f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
             "ormock, please report it with the request.",

@@ -83,6 +83,7 @@ class Engine:
             self.rng = random.Random(f"ormock:faults:{self.seed}")
             self.responses: dict[str, _Stored] = {}
             self.journal: list[JournalEntry] = []
+            self.errors: list[str] = []  # tracebacks of failures inside the server
             self.started = time.monotonic()
             self.scenarios.clear()
             self.named.clear()
@@ -206,7 +207,9 @@ class Engine:
             self.faker.seed_instance(content_seed(scenario.seed + step.index, request.body))
             fields = {"model": echo.get("model"), "input": _new_input_text(request),
                       "instructions": echo.get("instructions"),
-                      "previous_response_id": request.previous_response_id}
+                      "previous_response_id": request.previous_response_id,
+                      "tool_outputs": " ".join(input_text(i) for i in request.input
+                                               if i.get("type") == "function_call_output")}
             events = step_reply.build(self.faker, fields, snapshot, self.ids,
                                       input_tokens=tokens, completed_at=self.clock.now())
             pacing = step_reply.pacing
@@ -345,6 +348,7 @@ class Namespaces:
         self._engines: dict[str, Engine] = {}
         self._lock = threading.Lock()
         self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
+        self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
 
     @property
     def seed(self) -> int:

@@ -18,7 +18,7 @@ from faker import Faker
 __all__ = ["Template", "TemplateError", "compile_template", "has_template"]
 
 _EXPR = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-REQUEST_FIELDS = ("model", "input", "instructions", "previous_response_id")
+REQUEST_FIELDS = ("model", "input", "instructions", "previous_response_id", "tool_outputs")
 _probe = Faker()
 
 
