@@ -58,6 +58,10 @@ async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> N
         await send({"type": "http.response.body", "body": reply.body, "more_body": False})
         return
     if not reply.stream:
+        if reply.frames is not None:  # a fault cut or held back the JSON body
+            await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], None)
+            await send_frames(send, receive, reply.frames)
+            return
         try:
             payload = reply.json_body()
         except ProtocolError as error:

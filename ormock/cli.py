@@ -19,13 +19,19 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
+    from .chaos import Chaos
     from .engine import Namespaces, preload
     from .scenario import ScenarioError
     from .server import best_loop
 
+    try:
+        chaos = Chaos.parse(args.chaos) if args.chaos else None
+    except ValueError as error:
+        print(f"ormock: --chaos: {error}", file=sys.stderr)
+        return 2
     namespaces = Namespaces(
         seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
-        scenario_dirs=tuple(Path(d) for d in args.scenario_dir),
+        scenario_dirs=tuple(Path(d) for d in args.scenario_dir), chaos=chaos,
     )
     try:
         preload(namespaces, args.scenario)
@@ -110,7 +116,9 @@ def _check(args: argparse.Namespace) -> int:
                 print(str(error))
                 failed = True
             else:
-                print(f"{path}: ok (scenario {scenario.name!r}, {len(scenario.steps)} steps)")
+                count = len(scenario.steps)
+                print(f"{path}: ok (scenario {scenario.name!r}, {count} "
+                      f"step{'s' if count != 1 else ''})")
             continue
         try:
             with open(path, "rb") as handle:
@@ -145,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a folder where scenario names are looked up; repeatable")
     serve.add_argument("--speed", type=float, default=1.0,
                        help="divide every scripted delay by this (0: no delays)")
+    serve.add_argument("--chaos", default=None, metavar="SPEC",
+                       help="seeded random faults, e.g. "
+                       "'rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect'")
     serve.add_argument("--clock", choices=("seeded", "real"), default="seeded",
                        help="timestamps: seeded (deterministic, default) or real")
     serve.add_argument("--api-key", default=None,

@@ -18,7 +18,9 @@ from typing import Any
 
 from faker import Faker
 
+from .chaos import Chaos
 from .embedded import content_seed, default_plan, input_text
+from .faults import Fault, apply_faults, parse_fault
 from .journal import JournalEntry, masked
 from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
@@ -56,6 +58,7 @@ class Engine:
         self_check: bool = False,
         speed: float = 1.0,
         scenario_dirs: tuple[Path, ...] = (),
+        chaos: Chaos | None = None,
     ) -> None:
         self.seed = seed
         self.self_check = self_check
@@ -65,9 +68,9 @@ class Engine:
         self.faker = Faker()
         self.scenarios = ScenarioSet()  # loaded: matched against every request
         self.named = ScenarioSet()  # chosen by header or model name
-        self.faults: list[Any] = []  # applied to every reply (Python and admin API)
+        self.faults: list[Fault] = []  # applied to every reply (Python and admin API)
         self.fault_counts: dict[int, int] = {}
-        self.chaos: Any = None
+        self.chaos: Chaos | None = chaos.fresh() if chaos is not None else None
         self.on_reply: list[Callable[[JournalEntry, Reply | RawReply], None]] = []
         self._lock = threading.Lock()
         self.reset()
@@ -89,6 +92,8 @@ class Engine:
             self.named.clear()
             self.faults[:] = kept_faults
             self.fault_counts.clear()
+            if self.chaos is not None:
+                self.chaos.reset()
             for scenario in kept:
                 self.scenarios.add(scenario)
 
@@ -216,18 +221,29 @@ class Engine:
             if pacing is not None and self.speed != 1.0:
                 pacing = replace(pacing, speed=self.speed)
             reply = Reply(events=events, stream=request.stream, pacing=pacing,
-                          frames=step_reply.literal_frames(), seed=seed)
+                          frames=step_reply.literal_frames() if request.stream else None,
+                          seed=seed)
         if self.self_check and not (step_reply and step_reply.literal):
             _self_check(reply.events)
-        final = _final(reply.events)
+        out = self._faults(reply, step_reply.faults if step_reply else [], entry)
+        final = _final(out.events) if isinstance(out, Reply) else None
         if selection is not None and final is not None:
             (self.scenarios if self.scenarios.get(selection.scenario.name) is selection.scenario
              else self.named).answered(selection, final["id"])
         if final is not None and final.get("store", True) and isinstance(final.get("id"), str):
             self.responses[final["id"]] = _Stored(final, context)
-        return self._faults(reply, step_reply.faults if step_reply else [], entry)
+        return out
 
-    def _faults(self, reply: Reply, step_faults: list[Any], entry: JournalEntry
+    def inject(self, fault: Fault | Mapping[str, Any] | str) -> Fault:
+        """Apply a fault (object or spec such as ``{"http_error": 429, "when": {"nth": 1}}``)
+        to every reply from now on."""
+        if not isinstance(fault, Fault):
+            fault = parse_fault(fault)
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def _faults(self, reply: Reply, step_faults: list[Fault], entry: JournalEntry
                 ) -> Reply | RawReply:
         faults = [*step_faults, *self.faults]
         if self.chaos is not None:
@@ -236,8 +252,6 @@ class Engine:
                 faults.append(drawn)
         if not faults:
             return reply
-        from .faults import apply_faults
-
         result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
         entry.faults = applied
         return result

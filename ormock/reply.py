@@ -32,7 +32,8 @@ class RawReply:
 
 @dataclass
 class Reply:
-    """A planned reply. ``frames`` overrides the wire form of a stream when set."""
+    """A planned reply. ``frames``, when set, is exactly what goes on the wire: the SSE body of
+    a stream, or (set by a fault) the bytes of a non-streamed body."""
 
     events: list[Json]
     stream: bool

@@ -16,6 +16,7 @@ from typing import Any
 import uvicorn
 
 from .app import DEFAULT_MAX_BODY, create_app
+from .chaos import Chaos
 from .engine import Engine, Namespaces, preload
 
 __all__ = ["OrmockServer"]
@@ -47,11 +48,13 @@ class OrmockServer:
         api_key: str | None = None,
         max_body: int = DEFAULT_MAX_BODY,
         admin_hosts: Sequence[str] = (),
+        chaos: Chaos | str | None = None,
         log_level: str = "warning",
     ) -> None:
         self.namespaces = Namespaces(
             seed=seed, clock=clock, self_check=self_check, speed=speed,
             scenario_dirs=tuple(Path(d) for d in scenario_dirs),
+            chaos=Chaos.parse(chaos) if isinstance(chaos, str) else chaos,
         )
         preload(self.namespaces, scenarios)
         self.app = create_app(self.namespaces, api_key=api_key, max_body=max_body,

@@ -8,6 +8,7 @@ framing faults: CRLF line ends, multi-line data, ``id:`` lines, a missing final 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,16 +17,28 @@ __all__ = ["DONE_FRAME", "SSEMessage", "SSEParser", "encode_json", "frame_event"
 
 DONE_FRAME = b"data: [DONE]\n\n"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# Left raw by ensure_ascii=False, yet line breaks to str.splitlines (which httpx's iter_lines
+# uses: a raw U+2028 would cut a data line in two), or not encodable as UTF-8 (lone surrogates).
+# They can only stand inside JSON strings, where the escape means the same character.
+_UNSAFE = re.compile("[\x85\u2028\u2029\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def encode_json(value: Any) -> str:
-    """Compact one-line JSON, the way the data line and the JSON body are written."""
-    return _encoder.encode(value)
+    """Compact one-line JSON, the way the data line and the JSON body are written.
+
+    Non-ASCII text stays as UTF-8, except the characters some line readers split on
+    (U+0085, U+2028, U+2029) and lone surrogates, which are written as ``\\uXXXX`` escapes.
+    """
+    return _UNSAFE.sub(_escape, _encoder.encode(value))
 
 
 def frame_event(event: Mapping[str, Any]) -> bytes:
     """One event, framed whole: written in a single write, no reader sees half of it."""
-    return f"event: {event['type']}\ndata: {_encoder.encode(event)}\n\n".encode()
+    return f"event: {event['type']}\ndata: {encode_json(event)}\n\n".encode()
 
 
 @dataclass

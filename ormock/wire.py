@@ -161,6 +161,10 @@ async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> None
                 continue
             if frame.action in ("close", "reset"):
                 if close_connection(send, reset=frame.action == "reset"):
+                    # let the server see the connection go (connection_lost runs on the next
+                    # loop turn) before the app returns, or uvicorn logs "ASGI callable returned
+                    # without completing response"
+                    await asyncio.sleep(0)
                     return
                 frame = Frame(action="end")
             if frame.action == "end":

@@ -150,7 +150,8 @@ def test_tool_outputs_get_a_final_answer_through_a_chain(client: openai.OpenAI) 
     assert second.model == "m"  # a continuation may omit the model
     assert second.previous_response_id == first.id
     assert [o.type for o in second.output] == ["message"]
-    assert "get_weather returned" in second.output_text and '"temperature": 18' in second.output_text
+    assert "get_weather returned" in second.output_text
+    assert '"temperature": 18' in second.output_text
 
 
 def test_unknown_previous_response(client: openai.OpenAI) -> None:

@@ -106,6 +106,13 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True)
 class Violation:
+    """One broken rule.
+
+    ``index`` is the position of the event at fault (0-based, counting every event the stream
+    carried, unparseable ones included); ``data: [DONE]`` and the end of the stream stand at the
+    position after the last event. ``line`` is the SSE line the message started on (raw input).
+    """
+
     rule: str
     index: int | None
     message: str
@@ -139,7 +146,10 @@ class _Part:
     type: str
     text: str = ""
     deltas: int = 0
+    claimed: str | None = None  # the text a .done event claimed, when it differed (reported)
     done: bool = False
+    reported: bool = False  # already named by an item-open violation
+    implied: bool = False  # opened by an event that came before its part.added
     annotations: list[Json] = field(default_factory=list)
 
 
@@ -151,7 +161,27 @@ class _Item:
     summary: dict[int, _Part] = field(default_factory=dict)
     arguments: str = ""
     deltas: int = 0
-    final: Json | None = None
+    claimed: str | None = None  # what function_call_arguments.done claimed, when it differed
+    arguments_done: bool = False
+    final: Json | None = None  # what output_item.done carried (None: nothing, or not yet)
+    done: bool = False
+    reported: bool = False  # already named by an item-open violation
+    implied: bool = False  # opened by an event that came before its output_item.added
+
+
+# what an event implies about its item and part when their .added event is missing
+_IMPLIED_ITEM = {
+    ev.ARGS_DELTA: "function_call",
+    ev.ARGS_DONE: "function_call",
+    ev.REASONING_DELTA: "reasoning",
+    ev.REASONING_DONE: "reasoning",
+}
+_IMPLIED_PART = {
+    **ev.DELTA_PART_TYPE,
+    ev.SUMMARY_DELTA: "summary_text",
+    ev.SUMMARY_DONE: "summary_text",
+    ev.SUMMARY_PART_DONE: "summary_text",
+}
 
 
 class _Checker:
@@ -160,6 +190,8 @@ class _Checker:
         self.report = StreamReport()
         self.prev: str | None = None
         self.seq: int | None = None
+        # the number before the last one reported, to get back in step after one odd number
+        self.seq_before: int | None = None
         self.response_id: str | None = None
         self.items: list[_Item] = []
         self.terminal: Json | None = None
@@ -167,26 +199,42 @@ class _Checker:
         self.index = -1
         self.line: int | None = None
         self.incomplete_at: int | None = None
+        self.incomplete_named = False
+        self.first_named = False
+        # the current event stands aside from the state machine (a late .added whose absence was
+        # reported already, or an event filed under the wrong item or part): the next event is
+        # checked against the one before it
+        self.aside = False
 
     def flag(self, rule: str, message: str, ahead: int = 0) -> None:
         """Record a violation at the current event (``ahead=1``: at the one about to come)."""
+        message = message.replace("\r", "\\r").replace("\n", "\\n")  # one line, always
         self.report.violations.append(Violation(rule, self.index + ahead, message, self.line))
+
+    def skip(self, record: Json) -> None:
+        """An event that cannot be read: keep positions and numbering in step past it."""
+        self.index += 1
+        self.report.events.append(record)
+        if self.seq is not None:
+            self.seq += 1
+            self.seq_before = None
 
     # -- one event ---------------------------------------------------------------------------
     def event(self, event: Any) -> None:
-        self.index += 1
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            self.report.events.append(event if isinstance(event, dict) else {"value": event})
+            self.skip(event if isinstance(event, dict) else {"value": event})
             self.flag("schema", "an event is a JSON object with a string 'type'")
             return
+        self.index += 1
         self.report.events.append(event)
         type_ = event["type"]
         self._sequence(event)
         if self.report.done:
             self.flag("after-done", f"{type_} after data: [DONE]")
+            return  # outside the stream: not folded
         if ev.is_vendor_type(type_):
-            if self.index == 0:
-                self.flag("first-event", f"the stream starts with {type_}, not response.created")
+            if self.prev is None:
+                self._first(type_)
             elif self.terminals:
                 self.flag("order", f"{type_} after the terminal event")
             return
@@ -200,9 +248,12 @@ class _Checker:
         if self.schema:
             problem = schema_errors(event)
             if problem:
-                self.flag("schema", f"{type_}: {problem}")
+                self.flag("schema", f"{type_} fails the official schema: {problem}")
         before = len(self.report.violations)
+        self.aside = False
         self._state(type_, event)
+        if self.aside:
+            return
         specific = len(self.report.violations) > before
         self._order(type_, specific)
         self.prev = type_
@@ -211,14 +262,33 @@ class _Checker:
         number = event.get("sequence_number")
         if not isinstance(number, int) or isinstance(number, bool):
             self.flag("sequence-number", f"{event['type']} has no integer sequence_number")
+            if self.seq is not None:
+                self.seq += 1
             return
         if self.seq is not None and number != self.seq + 1:
-            self.flag("sequence-number", f"sequence_number {number} follows {self.seq}")
+            before, odd = self.seq_before, self.seq
+            if before is not None and number == before + 2:
+                # the one before was a lone bad number (already reported): back in step
+                self.seq, self.seq_before = number, None
+                return
+            if before is not None and number == before + 1 and odd == before + 2:
+                # the one before and this one were swapped (already reported): back in step
+                self.seq, self.seq_before = odd, None
+                return
+            self.flag("sequence-number", f"sequence_number is {number}, expected {self.seq + 1}")
+            self.seq_before = self.seq
+        else:
+            self.seq_before = None
         self.seq = number
 
-    def _order(self, type_: str, specific: bool) -> None:
-        if self.index == 0 and type_ != ev.CREATED:
+    def _first(self, type_: str) -> None:
+        if not self.first_named:
+            self.first_named = True
             self.flag("first-event", f"the stream starts with {type_}, not response.created")
+
+    def _order(self, type_: str, specific: bool) -> None:
+        if self.prev is None and type_ != ev.CREATED:
+            self._first(type_)
             return
         if type_ in _TERMINALS and self.terminals > 1:
             return  # reported as terminal-count
@@ -242,20 +312,53 @@ class _Checker:
         elif type_ in (ev.ARGS_DELTA, ev.ARGS_DONE):
             self._arguments(type_, event)
 
+    def _not_object(self, type_: str, name: str) -> None:
+        if not self.schema:  # with the schema on, its rule has named it already
+            self.flag("schema", f"{type_} has no {name} object")
+
+    def _open_items(self, before: str) -> None:
+        """Name each item (and part) still open when ``before`` arrives, once."""
+        for index, item in enumerate(self.items):
+            if item.done:
+                continue
+            if not item.reported:
+                item.reported = True
+                self.flag("item-open", f"item {index} ({item.type} {item.id}) is still open "
+                          f"at {before}: it never got response.output_item.done")
+            self._open_parts(item, before)
+
+    def _open_parts(self, item: _Item, before: str) -> None:
+        for name, parts in (("summary", item.summary), ("content", item.content)):
+            for index, part in parts.items():
+                if not part.done and not part.reported:
+                    part.reported = True
+                    self.flag("item-open", f"{name} part {index} of item {item.id} is still "
+                              f"open at {before}: it never got its part.done")
+
     def _snapshot(self, type_: str, event: Json) -> None:
         response = event.get("response")
+        terminal = type_ in _TERMINALS
+        if terminal:
+            self.terminals += 1
+            if self.terminals > 1:
+                self.flag("terminal-count", f"a second terminal event: {type_}")
+                return
+            if type_ != ev.FAILED:
+                self._open_items(type_)
+            if self.incomplete_at is not None and type_ != ev.INCOMPLETE and (
+                not self.incomplete_named
+            ):
+                self.flag("incomplete-item", f"item {self.incomplete_at} ended incomplete, but "
+                          f"the response ends with {type_}")
         if not isinstance(response, dict):
-            return  # the schema rule names it
+            self._not_object(type_, "response")
+            return
         rid = response.get("id")
         if self.response_id is None:
             self.response_id = rid
         elif rid != self.response_id:
             self.flag("response-id", f"{type_} carries id {rid!r}, not {self.response_id!r}")
-        if type_ not in _TERMINALS:
-            return
-        self.terminals += 1
-        if self.terminals > 1:
-            self.flag("terminal-count", f"a second terminal event: {type_}")
+        if not terminal:
             return
         self.terminal = response
         status = ev.TERMINAL_EVENTS[type_]
@@ -265,69 +368,134 @@ class _Checker:
                 f"{type_} carries status {response.get('status')!r}, not {status!r}",
             )
         if type_ != ev.FAILED:
-            for index, item in enumerate(self.items):
-                if item.final is None:
-                    self.flag("item-open", f"item {index} ({item.type} {item.id}) never got "
-                              "response.output_item.done")
-        if self.incomplete_at is not None and type_ != ev.INCOMPLETE:
-            self.flag("incomplete-item", f"item {self.incomplete_at} ended incomplete, but the "
-                      f"response ends with {type_}")
-        folded = [item.final for item in self.items if item.final is not None]
-        if type_ != ev.FAILED and response.get("output") != folded:
-            self.flag("snapshot-mismatch", f"{type_}: response.output differs from the items "
-                      "the stream built")
+            self._compare_output(type_, response.get("output"))
+
+    def _compare_output(self, type_: str, output: Any) -> None:
+        if not isinstance(output, list) or len(output) != len(self.items):
+            count = len(output) if isinstance(output, list) else output
+            self.flag("snapshot-mismatch", f"{type_}: response.output has {count} items; the "
+                      f"stream built {len(self.items)}")
+            return
+        for index, (listed, item) in enumerate(zip(output, self.items, strict=True)):
+            if item.final is not None and listed != item.final:  # open items: named already
+                self.flag("snapshot-mismatch", f"{type_}: response.output[{index}] differs from "
+                          "the item its output_item.done carried")
 
     def _item_at(self, event: Json, check_id: bool = True) -> _Item | None:
+        """The item an event is about (by ``output_index``, or by ``item_id`` when they differ).
+
+        A missing ``output_item.added`` is reported once, at the first event of the item; the
+        item is then folded as if it had been added, so one fault gives one violation.
+        """
+        type_ = event["type"]
         index = event.get("output_index")
-        if not isinstance(index, int) or not 0 <= index < len(self.items):
-            self.flag("delta-before-added", f"{event['type']} for output_index {index}, which "
-                      "no response.output_item.added opened")
+        item_id = event.get("item_id") if check_id else None
+        count = len(self.items)
+        named = next(
+            (i for i, item in enumerate(self.items) if item_id is not None and item.id == item_id),
+            None,
+        )
+        in_range = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < count
+        if isinstance(index, int) and in_range and named in (None, index):
+            item = self.items[index]
+            if item.id is None and isinstance(item_id, str):
+                item.id = item_id  # its output_item.added carried no item (null)
+            elif check_id and "item_id" in event and item_id != item.id:
+                self.flag("index-mismatch", f"{type_} names item_id {item_id!r}, but "
+                          f"output_index {index} is {item.id!r}")
+        elif named is not None:
+            self.flag("index-mismatch", f"{type_} has output_index {index!r}, but its item_id "
+                      f"{item_id!r} is item {named}")
+            item = self.items[named]
+        elif index == count and all(item.done for item in self.items):
+            self.flag("delta-before-added", f"{type_} for output_index {index}, which no "
+                      "response.output_item.added opened")
+            self._open_items(type_)
+            implied = _IMPLIED_ITEM.get(type_)
+            if implied is None:
+                implied = "reasoning" if _PART_EVENTS.get(type_) == "summary" else "message"
+            item = _Item(item_id if isinstance(item_id, str) else None, implied, implied=True)
+            self.items.append(item)
+            return item
+        else:
+            still_open = [item for item in self.items if not item.done]
+            self.flag("index-mismatch", f"{type_} has output_index {index!r}, but the stream "
+                      f"has {count} items" + (", the last one open" if still_open else ""))
+            if not still_open:
+                return None
+            item = still_open[-1]  # fold it where it evidently belongs
+        if item.done:
+            self.flag("order", f"{type_} for item {self.items.index(item)}, which is already "
+                      "done")
+            self.aside = True
             return None
-        item = self.items[index]
-        if check_id and "item_id" in event and event["item_id"] != item.id:
-            self.flag("index-mismatch", f"{event['type']} names item_id {event['item_id']!r}, but "
-                      f"output_index {index} is {item.id!r}")
-        if item.final is not None:
-            self.flag("order", f"{event['type']} for item {index}, which is already done")
         return item
 
     def _item_added(self, event: Json) -> None:
         item = event.get("item")
         if not isinstance(item, dict):
-            return
+            item = {}  # null is allowed: its other events say which item it is
         index = event.get("output_index")
+        last = self.items[-1] if self.items else None
+        if last is not None and last.implied and index == len(self.items) - 1:
+            # late: its first event already reported it; adopt it quietly
+            self.aside = True
+            last.implied = False
+            if last.id is not None and item.get("id") != last.id:
+                self.flag("index-mismatch", f"output_item.added carries item {item.get('id')!r}, "
+                          f"but output_index {index} is {last.id!r}")
+            last.id, last.type = item.get("id"), str(item.get("type") or "")
+            return
         if index != len(self.items):
-            self.flag("index-mismatch", f"output_item.added has output_index {index}; the next "
+            self.flag("index-mismatch", f"output_item.added has output_index {index!r}; the next "
                       f"item is {len(self.items)}")
-        if self.incomplete_at is not None:
+        if self.incomplete_at is not None and not self.incomplete_named:
+            self.incomplete_named = True
             self.flag("incomplete-item", f"item {self.incomplete_at} ended incomplete but is "
                       "not the last item")
-        self.items.append(_Item(item.get("id"), str(item.get("type"))))
+        self._open_items(ev.ITEM_ADDED)
+        self.items.append(_Item(item.get("id"), str(item.get("type") or "")))
 
     def _item_done(self, event: Json) -> None:
         final = event.get("item")
         item = self._item_at(event, check_id=False)
-        if item is None or not isinstance(final, dict):
+        if item is None:
             return
+        item.done = True
+        if not isinstance(final, dict):
+            return  # null is allowed: the terminal snapshot alone says what the item became
+        if item.implied or item.id is None or not item.type:
+            item.id, item.type = final.get("id"), str(final.get("type") or "")
         if final.get("id") != item.id:
             self.flag("index-mismatch", f"output_item.done carries item {final.get('id')!r}, but "
                       f"output_index {event.get('output_index')} is {item.id!r}")
         item.final = final
         if final.get("status") == "incomplete":
             self.incomplete_at = event.get("output_index")
-        arguments = final.get("arguments")
-        if item.type == "function_call" and item.deltas and arguments != item.arguments:
-            self.flag("done-mismatch", "output_item.done arguments differ from the deltas")
+        streamed = item.deltas or item.arguments_done
+        if (
+            item.type == "function_call"
+            and streamed
+            and final.get("arguments") not in (item.arguments, item.claimed)
+        ):
+            sent = _short(final.get("arguments"))
+            self.flag("done-mismatch", f"output_item.done arguments {sent} differ from the "
+                      f"streamed {_short(item.arguments)}")
+        self._open_parts(item, ev.ITEM_DONE)
         for name, parts in (("content", item.content), ("summary", item.summary)):
             listed = final.get(name)
             if not parts or not isinstance(listed, list):
                 continue
+            if len(listed) != len(parts):
+                self.flag("done-mismatch", f"output_item.done has {len(listed)} {name} parts; "
+                          f"the stream built {len(parts)}")
+                continue
             for index, part in parts.items():
-                if not part.done:
-                    self.flag("item-open", f"{name} part {index} of item {item.id} was never done")
-                elif index >= len(listed) or _part_text(listed[index]) != part.text:
-                    self.flag("done-mismatch", f"output_item.done {name}[{index}] differs from "
-                              "the text the deltas built")
+                if not part.done or not 0 <= index < len(listed):
+                    continue
+                problem = _part_differs(listed[index], part)
+                if problem:
+                    self.flag("done-mismatch", f"output_item.done {name}[{index}]: {problem}")
 
     def _part_event(self, type_: str, event: Json) -> None:
         item = self._item_at(event)
@@ -336,53 +504,89 @@ class _Checker:
         kind = _PART_EVENTS[type_]
         key = "summary_index" if kind == "summary" else "content_index"
         parts = item.summary if kind == "summary" else item.content
-        index = event.get(key)
-        if type_ in (ev.PART_ADDED, ev.SUMMARY_PART_ADDED):
-            if index != len(parts):
-                self.flag("index-mismatch", f"{type_} has {key} {index}; the next part is "
-                          f"{len(parts)}")
-            part = event.get("part")
-            part_type = str(part.get("type")) if isinstance(part, dict) else "?"
-            parts[index if isinstance(index, int) else len(parts)] = _Part(part_type)
+        if kind == "summary" and item.type not in ("reasoning", ""):
+            self.flag("index-mismatch", f"{type_} targets item {item.id}, a {item.type}")
             return
-        part_state = parts.get(index) if isinstance(index, int) else None
-        if part_state is None:
+        index = event.get(key)
+        state = parts.get(index) if isinstance(index, int) else None
+        if type_ in (ev.PART_ADDED, ev.SUMMARY_PART_ADDED):
+            part = event.get("part")
+            part_type = str(part.get("type") or "") if isinstance(part, dict) else ""
+            if state is not None and state.implied:
+                self.aside = True  # its first event already reported it; adopt it quietly
+                state.implied = False
+                state.type = part_type or state.type
+                return
+            if index != len(parts):
+                self.flag("index-mismatch", f"{type_} has {key} {index!r}; the next part is "
+                          f"{len(parts)}")
+            self._open_parts(item, type_)
+            parts[len(parts)] = _Part(part_type)  # where the protocol puts it
+            return
+        still_open = [p for p in parts.values() if not p.done]
+        if state is None and index == len(parts) and not still_open:
             self.flag("delta-before-added", f"{type_} for {key} {index}, which no part.added "
                       "opened")
-            return
-        if part_state.done:
+            self._open_parts(item, type_)
+            state = parts[index] = _Part(_IMPLIED_PART.get(type_, "output_text"), implied=True)
+        elif state is None or (state.done and len(still_open) == 1):
+            if len(still_open) != 1:
+                self.flag("index-mismatch", f"{type_} has {key} {index!r}, but item {item.id} "
+                          f"has {len(parts)} parts and {len(still_open)} open")
+                return
+            state = still_open[0]  # fold it where it evidently belongs
+            self.flag("index-mismatch", f"{type_} has {key} {index!r}, but the open part of "
+                      f"item {item.id} is {_key_of(parts, state)}")
+        if state.done:
             self.flag("order", f"{type_} for {key} {index}, which is already done")
         wanted = ev.DELTA_PART_TYPE.get(type_)
-        if wanted and part_state.type != wanted:
-            self.flag("index-mismatch", f"{type_} targets a {part_state.type} part")
+        if wanted and state.type and state.type != wanted:
+            self.flag("index-mismatch", f"{type_} targets a {state.type} part")
+            self.aside = True
         if type_ in (ev.TEXT_DELTA, ev.REFUSAL_DELTA, ev.REASONING_DELTA, ev.SUMMARY_DELTA):
-            part_state.text += str(event.get("delta", ""))
-            part_state.deltas += 1
+            state.text += str(event.get("delta", ""))
+            state.deltas += 1
         elif type_ in (ev.TEXT_DONE, ev.REFUSAL_DONE, ev.REASONING_DONE, ev.SUMMARY_DONE):
             text = event.get("refusal" if type_ == ev.REFUSAL_DONE else "text")
-            if part_state.deltas and text != part_state.text:
-                self.flag("done-mismatch", f"{type_} text differs from the concatenated deltas")
-            part_state.text = str(text)
+            if state.deltas and text != state.text:
+                self.flag("done-mismatch", f"{type_} text {_short(text)} differs from the "
+                          f"concatenated deltas {_short(state.text)}")
+                # later events may follow either (a delta lost, or this text wrong): not again
+                state.claimed = str(text)
+            elif not state.deltas:
+                state.text = str(text)
         elif type_ == ev.ANNOTATION_ADDED:
-            part_state.annotations.append(event.get("annotation") or {})
+            number = event.get("annotation_index")
+            if number != len(state.annotations):
+                self.flag("index-mismatch", f"annotation_index {number!r}; the next annotation "
+                          f"is {len(state.annotations)}")
+            state.annotations.append(event.get("annotation") or {})
         else:  # part done
             part = event.get("part")
-            if isinstance(part, dict) and _part_text(part) != part_state.text:
-                self.flag("done-mismatch", f"{type_} part text differs from the text built")
-            part_state.done = True
+            problem = _part_differs(part, state) if isinstance(part, dict) else None
+            if problem:
+                self.flag("done-mismatch", f"{type_}: {problem}")
+            state.done = True
 
     def _arguments(self, type_: str, event: Json) -> None:
         item = self._item_at(event)
         if item is None:
+            return
+        if item.type not in ("function_call", ""):
+            self.flag("index-mismatch", f"{type_} targets item {item.id}, a {item.type}")
             return
         if type_ == ev.ARGS_DELTA:
             item.arguments += str(event.get("delta", ""))
             item.deltas += 1
             return
         arguments = event.get("arguments")
+        item.arguments_done = True
         if item.deltas and arguments != item.arguments:
-            self.flag("done-mismatch", "function_call_arguments.done differs from the deltas")
-        item.arguments = str(arguments)
+            self.flag("done-mismatch", f"function_call_arguments.done {_short(arguments)} "
+                      f"differs from the concatenated deltas {_short(item.arguments)}")
+            item.claimed = str(arguments)
+        elif not item.deltas:
+            item.arguments = str(arguments)
 
     # -- the end ------------------------------------------------------------------------------
     def finish(self, raw: bool) -> StreamReport:
@@ -398,35 +602,65 @@ class _Checker:
         return self.report
 
 
+def _short(value: Any, limit: int = 40) -> str:
+    """A value quoted on one line, cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _key_of(parts: dict[int, _Part], part: _Part) -> int:
+    return next(key for key, value in parts.items() if value is part)
+
+
 def _part_text(part: Any) -> Any:
     if not isinstance(part, dict):
         return None
     return part.get(ev.PART_TEXT_FIELD.get(str(part.get("type")), "text"))
 
 
+def _part_differs(part: Any, built: _Part) -> str | None:
+    """Why a part carried by a .done event is not the part the stream built (None: it is)."""
+    if not isinstance(part, dict):
+        return "the part is not an object"
+    if built.type and part.get("type") != built.type:
+        return f"part type {part.get('type')!r}, but the part was added as {built.type!r}"
+    if _part_text(part) not in (built.text, built.claimed):
+        return (f"part text {_short(_part_text(part))} differs from the text built "
+                f"{_short(built.text)}")
+    if built.type == "output_text" and part.get("annotations", []) != built.annotations:
+        return "annotations differ from the ones response.output_text.annotation.added sent"
+    return None
+
+
 def _check_messages(checker: _Checker, messages: list[SSEMessage]) -> None:
+    crlf = [m for m in messages if m.crlf and m.data_lines]
     for message in messages:
         if message.data_lines == 0:
             continue
         checker.line = message.line
-        if message.crlf:
-            checker.flag("sse-crlf", "lines end with CR LF; Open Responses streams use LF")
+        # framing faults belong to the event this message carries ([DONE]: the next position)
+        ahead = 1
+        if message is (crlf[0] if crlf else None):
+            more = f" ({len(crlf)} messages in all)" if len(crlf) > 1 else ""
+            checker.flag("sse-crlf", "lines end with CR LF or CR; Open Responses streams use LF"
+                         + more, ahead)
         if not message.terminated:
             checker.flag("sse-missing-blank-line", "the stream ends inside an event (no blank "
-                         "line after it)")
+                         "line after it)", ahead)
         if message.id is not None:
-            checker.flag("sse-id-line", f"an id: line ({message.id!r}); servers send none")
+            checker.flag("sse-id-line", f"an id: line ({message.id!r}); servers send none", ahead)
         if message.data_lines > 1:
-            checker.flag("sse-multiline-data", f"the data spans {message.data_lines} data lines")
+            checker.flag("sse-multiline-data", f"the data spans {message.data_lines} data lines",
+                         ahead)
         if message.is_done:
             if checker.report.done:
-                checker.flag("after-done", "a second data: [DONE]")
+                checker.flag("after-done", "a second data: [DONE]", ahead)
             checker.report.done = True
             continue
         try:
             event = json.loads(message.data)
         except json.JSONDecodeError as error:
-            checker.index += 1
+            checker.skip({"value": message.data})
             checker.flag("sse-invalid-json", f"data is not JSON ({error.msg} at column "
                          f"{error.colno})")
             continue
@@ -434,7 +668,7 @@ def _check_messages(checker: _Checker, messages: list[SSEMessage]) -> None:
             "type"
         ):
             checker.flag("event-type-mismatch", f"event: {message.event!r} but type "
-                         f"{event.get('type')!r}", ahead=1)
+                         f"{event.get('type')!r}", ahead)
         checker.event(event)
 
 

@@ -89,4 +89,6 @@ def reasoning_item(
 
 
 def vendor_item(type: str, id: str, status: str, fields: Json | None = None) -> Json:
-    return {"id": id, "type": type, "status": status, **(fields or {})}
+    """An extension item; ``fields`` cannot override its id, type or status."""
+    extra = {k: v for k, v in (fields or {}).items() if k not in ("id", "type", "status")}
+    return {"id": id, "type": type, "status": status, **extra}

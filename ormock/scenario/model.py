@@ -112,10 +112,17 @@ def _check_step(scenario: Scenario, step: Step, lines: Lines, index: int) -> Non
     broken = report.rules
     if broken - reply.breaks:
         first = next(v for v in report.violations if v.rule not in reply.breaks)
+        where: tuple[str | int, ...] = path
+        if reply.events is not None and first.index is not None and first.index < len(
+            reply.events
+        ):  # a literal event: point at the event itself
+            where = (*path, "events", first.index)
+        elif reply.sse is not None:
+            where = (*path, "sse")
         raise lines.error(
             f"this reply breaks the protocol: {first}. If that is on purpose, say so with "
             f"'breaks: [{', '.join(sorted(broken))}]'",
-            path,
+            where,
         )
     if reply.breaks - broken:
         raise lines.error(

@@ -229,9 +229,10 @@ def compile_reply(spec: Json) -> StepReply:
     if status == "incomplete" and not spec.get("items") and not sources:
         raise ValueError("an incomplete reply needs at least one item (the one that ends "
                          "incomplete)")
+    # with no items, a completed reply says "OK"; a failed one has no output
+    default = [{"message": "OK"}] if status == "completed" and not sources else []
     return StepReply(
-        items=_compile_tree(spec.get("items", [] if sources else [{"message": "OK"}]),
-                            ("items",)),
+        items=_compile_tree(spec.get("items", default), ("items",)),
         status=status,
         incomplete_reason=spec.get("incomplete_reason"),
         error=spec.get("error"),

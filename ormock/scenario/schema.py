@@ -122,7 +122,7 @@ _MATCH: Json = {
         "instructions_contains": _STRINGS,
         "tools": {"type": "array", "items": {"type": "string"}},
         "tool_choice": {"type": ["string", "object"]},
-        "function_call_output": {"oneOf": [{"type": "boolean"},
+        "function_call_output": {"oneOf": [{"type": "boolean"}, {"type": "string"},
                                            {"type": "array", "items": {"type": "string"}}]},
         "previous_response_id": {"oneOf": [{"type": "boolean"}, {"type": "string"}]},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -251,15 +251,23 @@ def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
     validator = error.validator
     schema = error.schema
     if validator == "additionalProperties":
-        known = sorted(schema.get("properties", {}))
+        properties = schema.get("properties", {})
+        known = sorted(properties)
         extra = sorted(set(error.instance) - set(known))
         key = extra[0]
-        return (f"unknown key {key!r}{_near(key, known)}; known keys: {', '.join(known)}",
-                (*path, key))
-    if validator == "propertyNames":
-        kinds = sorted(schema.get("properties", {}))
-        names = [k for k in error.instance if k not in kinds]
-        name = names[0] if names else "?"
+        owners = [name for name, sub in properties.items()
+                  if isinstance(sub, dict) and key in sub.get("properties", {})]
+        hint = (f" ({key!r} belongs under {owners[0]!r}: is it indented too little?)"
+                if owners else _near(key, known))
+        return (f"unknown key {key!r}{hint}; known keys: {', '.join(known)}", (*path, key))
+    if validator == "propertyNames" or (
+        validator == "enum" and "propertyNames" in error.schema_path
+    ):
+        if validator == "enum":  # jsonschema reports the name that failed propertyNames
+            kinds, name = sorted(error.validator_value), str(error.instance)
+        else:
+            kinds = sorted(schema.get("properties", {}))
+            name = next((str(k) for k in error.instance if k not in kinds), "?")
         return (f"unknown item type {name!r}{_near(name, kinds)}; an item is one of "
                 f"{', '.join(kinds)}", (*path, name))
     if validator in ("minProperties", "maxProperties") and "propertyNames" in schema:

@@ -37,11 +37,13 @@ class ScenarioError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        key = f"{self.key}: " if self.key else ""
+        if self.file is None and self.line is None:  # a mapping, or no scenario at all
+            return f"{key}{self.message}"
         where = self.file or "<scenario>"
         if self.line is not None:
             where += f":{self.line}"
-        key = f" {self.key}:" if self.key else ""
-        return f"{where}:{key} {self.message}"
+        return f"{where}: {key}{self.message}"
 
 
 @dataclass
@@ -70,17 +72,40 @@ class Lines:
         return Lines(self.file, {p[size:]: n for p, n in self.at.items() if p[:size] == prefix})
 
 
-def _walk(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_KINDS = {"int": "a number", "float": "a number", "bool": "true or false", "null": "null",
+          "timestamp": "a date"}
+
+
+def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
         for key, value in node.value:
-            name = key.value if isinstance(key, yaml.ScalarNode) else str(key)
+            line = key.start_mark.line + 1
+            if isinstance(key, yaml.ScalarNode) and key.tag == _MERGE:
+                continue  # '<<: *anchor': the merged keys stand where the anchor is
+            if not (isinstance(key, yaml.ScalarNode) and key.tag == _STR):
+                problem = "not a mapping or a list"
+                if isinstance(key, yaml.ScalarNode):
+                    kind = key.tag.rsplit(":", 1)[-1]
+                    problem = (f"and YAML reads {key.value!r} as "
+                               f"{_KINDS.get(kind, kind)}: put it in quotes")
+                raise ScenarioError(f"a key must be a string, {problem}", file=file, line=line,
+                                    key=path_text(path) if path else "")
+            name = key.value
+            if name in seen:
+                raise ScenarioError(f"duplicate key {name!r} (also on line {seen[name]}); YAML "
+                                    "would keep only the last one", file=file, line=line,
+                                    key=path_text((*path, name)))
+            seen[name] = line
             where = (*path, name)
-            lines[where] = key.start_mark.line + 1
-            _walk(value, where, lines)
+            lines[where] = line
+            _walk(value, where, lines, file)
     elif isinstance(node, yaml.SequenceNode):
         for index, value in enumerate(node.value):
-            _walk(value, (*path, index), lines)
+            _walk(value, (*path, index), lines, file)
 
 
 def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
@@ -91,7 +116,7 @@ def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
         if node is None:
             return None, Lines(file)
         lines: dict[Path, int] = {}
-        _walk(node, (), lines)
+        _walk(node, (), lines, file)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark

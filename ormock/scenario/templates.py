@@ -20,6 +20,12 @@ __all__ = ["Template", "TemplateError", "compile_template", "has_template"]
 _EXPR = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 REQUEST_FIELDS = ("model", "input", "instructions", "previous_response_id", "tool_outputs")
 _probe = Faker()
+# methods of Faker itself, not providers: a template must not reseed or reconfigure it
+_NOT_PROVIDERS = frozenset({
+    "seed", "seed_instance", "seed_locale", "add_provider", "get_providers", "provider",
+    "set_formatter", "get_formatter", "set_arguments", "get_arguments", "del_arguments",
+    "format", "parse",
+})
 
 
 class TemplateError(ValueError):
@@ -73,7 +79,12 @@ def _compile_expr(text: str) -> Render:
         return lambda faker, request: str(request.get(name) or "")
     if owner != "faker":
         raise TemplateError(f"unknown name {owner!r}: templates know 'faker' and 'request'")
-    if name.startswith("_") or not callable(getattr(_probe, name, None)):
+    try:
+        provider = None if name.startswith("_") or name in _NOT_PROVIDERS else getattr(
+            _probe, name, None)
+    except Exception:  # Faker's proxy raises for some names (seed)
+        provider = None
+    if not callable(provider):
         raise TemplateError(f"faker has no provider {name!r} (try sentence, word, name, city)")
 
     def render(faker: Faker, request: Mapping[str, Any]) -> str:

@@ -1,0 +1,257 @@
+"""SSE: the incremental parser and the framing of events."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ormock.sse import DONE_FRAME, SSEMessage, SSEParser, encode_json, frame_event, parse_sse
+
+
+def feed_in(chunks: list[bytes]) -> list[SSEMessage]:
+    parser = SSEParser()
+    out: list[SSEMessage] = []
+    for chunk in chunks:
+        out += parser.feed(chunk)
+    return out + parser.close()
+
+
+def split_at(body: bytes, cuts: list[int]) -> list[bytes]:
+    edges = [0, *sorted(set(cuts)), len(body)]
+    return [body[a:b] for a, b in itertools.pairwise(edges)]
+
+
+# -- chunking never changes the result -------------------------------------------------------------
+# text without line breaks, with multi-byte characters so chunks also split UTF-8 sequences
+values = st.text(
+    st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12
+)
+lines = st.one_of(
+    st.builds(lambda v: f"data: {v}", values),
+    st.builds(lambda v: f"data:{v}", values),
+    st.builds(lambda v: f"event: {v}", values),
+    st.builds(lambda v: f"id: {v}", values),
+    st.builds(lambda v: f": {v}", values),
+    st.sampled_from(["", "", "", "data", "retry: 10", "data: [DONE]"]),
+)
+endings = st.sampled_from(["\n", "\r\n", "\r"])
+bodies = st.lists(st.tuples(lines, endings), max_size=25).map(
+    lambda pairs: "".join(line + end for line, end in pairs).encode()
+)
+raw_tails = st.sampled_from([b"", b"data: tail", b"data: tail\r", b"\r", b"event: x\n"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=bodies, tail=raw_tails, data=st.data())
+def test_random_chunkings_give_the_same_messages_as_the_whole_body(
+    body: bytes, tail: bytes, data: st.DataObject
+) -> None:
+    body += tail
+    whole = parse_sse(body)
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=12), label="cuts")
+    assert feed_in(split_at(body, cuts)) == whole
+
+
+@settings(max_examples=60, deadline=None)
+@given(body=bodies, tail=raw_tails)
+def test_feeding_byte_by_byte_gives_the_same_messages(body: bytes, tail: bytes) -> None:
+    body += tail
+    assert feed_in([body[i : i + 1] for i in range(len(body))]) == parse_sse(body)
+
+
+@settings(max_examples=100, deadline=None)
+@given(body=st.binary(max_size=200), data=st.data())
+def test_arbitrary_bytes_never_raise_and_chunking_does_not_matter(
+    body: bytes, data: st.DataObject
+) -> None:
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=8), label="cuts")
+    assert feed_in(split_at(body, cuts)) == parse_sse(body)
+
+
+def test_a_built_stream_fed_byte_by_byte_parses_like_the_whole() -> None:
+    events = [
+        {"type": "response.output_text.delta", "sequence_number": i, "delta": f"é{i}\u2028"}
+        for i in range(5)
+    ]
+    body = b"".join(frame_event(e) for e in events) + DONE_FRAME
+    messages = feed_in([body[i : i + 1] for i in range(len(body))])
+    assert messages == parse_sse(body)
+    assert [json.loads(m.data) for m in messages[:-1]] == events
+    assert messages[-1].is_done
+
+
+# -- line ends -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("end", "crlf"), [("\n", False), ("\r\n", True), ("\r", True)])
+def test_each_line_end_reads_the_same(end: str, crlf: bool) -> None:
+    body = f"event: a{end}data: 1{end}{end}event: b{end}data: 2{end}{end}".encode()
+    messages = parse_sse(body)
+    assert [(m.event, m.data, m.line, m.crlf, m.terminated) for m in messages] == [
+        ("a", "1", 1, crlf, True),
+        ("b", "2", 4, crlf, True),
+    ]
+
+
+def test_a_crlf_split_between_chunks_is_one_line_end() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"data: x\r") == []
+    assert parser.feed(b"\n\r") == []  # the blank line's CR might still be followed by LF
+    (first,) = parser.feed(b"\ndata: y\r\n")
+    assert (first.data, first.line, first.crlf) == ("x", 1, True)
+    (last,) = parser.close()
+    assert (last.data, last.line, last.terminated) == ("y", 3, False)
+    second = parse_sse(b"data: x\r\n\r\ndata: y\r\n\r\n")[1]
+    assert (second.data, second.line) == ("y", 3)  # CR LF counted once, not as two lines
+
+
+def test_a_cr_at_the_end_of_a_chunk_waits_for_the_next_one() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"data: x\r") == []
+    assert parser.feed(b"\r") == []  # the first CR was a line end; the second may be CR LF
+    (message,) = parser.feed(b"d")  # it was not
+    assert (message.data, message.crlf) == ("x", True)
+
+
+def test_a_cr_at_the_end_of_the_stream_ends_its_line() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"data: x\r\r") == []
+    (message,) = parser.close()
+    assert (message.data, message.terminated) == ("x", True)
+
+
+def test_a_mixed_message_is_marked_crlf() -> None:
+    (message,) = parse_sse(b"event: a\ndata: 1\r\n\n")
+    assert message.crlf
+
+
+# -- fields ----------------------------------------------------------------------------------------
+def test_comments_are_skipped_and_lines_still_counted() -> None:
+    body = b": hello\n\n: ping\nevent: a\n: inside\ndata: 1\n\n: bye\n"
+    (message,) = parse_sse(body)
+    assert (message.event, message.data, message.line, message.data_lines) == ("a", "1", 4, 1)
+
+
+def test_multi_line_data_is_joined_with_newlines() -> None:
+    (message,) = parse_sse(b"data: {\"a\":\ndata:  1}\n\n")
+    assert message.data == '{"a":\n 1}'  # only the first space after the colon goes
+    assert message.data_lines == 2
+    assert json.loads(message.data) == {"a": 1}
+
+
+def test_field_forms() -> None:
+    messages = parse_sse(b"data\n\ndata:x\n\ndata:  x\n\nretry: 5\nfoo: bar\ndata: y\n\n")
+    assert [(m.data, m.data_lines) for m in messages] == [("", 1), ("x", 1), (" x", 1), ("y", 1)]
+    assert [m.line for m in messages] == [1, 3, 5, 7]
+
+
+def test_id_lines_are_kept() -> None:
+    (message,) = parse_sse(b"id: 42\nevent: a\ndata: 1\n\n")
+    assert (message.id, message.line) == ("42", 1)
+    (plain,) = parse_sse(b"event: a\ndata: 1\n\n")
+    assert plain.id is None
+
+
+def test_the_last_event_and_its_blank_line() -> None:
+    (ok,) = parse_sse(b"data: [DONE]\n\n")
+    assert ok.is_done and ok.terminated
+    for body in (b"data: [DONE]\n", b"data: [DONE]", b"data: [DONE]\r"):
+        (message,) = parse_sse(body)
+        assert message.is_done
+        assert not message.terminated, body
+
+
+def test_blank_lines_alone_make_no_messages() -> None:
+    assert parse_sse(b"\n\n\r\n\r\r") == []
+    assert parse_sse(b"") == []
+    assert parse_sse(b": only a comment\n\n") == []
+
+
+def test_a_message_without_data_is_returned_with_no_data_lines() -> None:
+    (message,) = parse_sse(b"event: ping\n\n")
+    assert (message.event, message.data_lines, message.data) == ("ping", 0, "")
+
+
+def test_str_and_bytes_parse_alike() -> None:
+    body = "event: a\ndata: \"é\u2028\"\n\n"
+    assert parse_sse(body) == parse_sse(body.encode())
+    assert json.loads(parse_sse(body)[0].data) == "é\u2028"
+
+
+def test_bad_utf8_is_replaced_not_raised() -> None:
+    (message,) = parse_sse(b"data: \xff\xfe\n\n")
+    assert message.data == "\ufffd\ufffd"
+
+
+def test_line_numbers_count_every_line() -> None:
+    body = b"event: a\ndata: 1\n\n\n\nevent: b\r\ndata: 2\r\n\r\n: c\ndata: [DONE]\n\n"
+    assert [(m.data, m.line) for m in parse_sse(body)] == [("1", 1), ("2", 6), ("[DONE]", 10)]
+
+
+# -- framing ---------------------------------------------------------------------------------------
+def test_frame_event_is_event_line_data_line_blank_line() -> None:
+    event = {"type": "response.output_text.delta", "sequence_number": 3, "delta": "Hi, there"}
+    assert frame_event(event) == (
+        b'event: response.output_text.delta\n'
+        b'data: {"type":"response.output_text.delta","sequence_number":3,"delta":"Hi, there"}\n\n'
+    )
+    assert DONE_FRAME == b"data: [DONE]\n\n"
+
+
+TRICKY = ["a\nb", "a\rb", "a\r\nb", "line\u2028sep", "para\u2029sep", "nel\x85x", "\x0b\x0c\x1c",
+          "tab\there", "é ü 日本 🙂", "\ud800 lone", "quote \" and \\ backslash", ""]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_frame_event_has_no_raw_line_breaks(text: str) -> None:
+    event = {"type": "response.output_text.delta", "sequence_number": 0, "delta": text}
+    frame = frame_event(event)
+    assert frame.count(b"\n") == 3 and frame.endswith(b"\n\n")
+    assert b"\r" not in frame
+    decoded = frame.decode()
+    # str.splitlines also breaks at U+2028, U+0085, ... (httpx's iter_lines uses it)
+    assert decoded.splitlines() == [
+        "event: response.output_text.delta",
+        "data: " + encode_json(event),
+        "",
+    ]
+    (message,) = parse_sse(frame)
+    assert message.event == "response.output_text.delta"
+    assert json.loads(message.data) == event
+
+
+def test_encode_json_is_compact_and_keeps_non_ascii() -> None:
+    assert encode_json({"a": [1, 2], "b": "é"}) == '{"a":[1,2],"b":"é"}'
+    assert encode_json("\u2028") == '"\\u2028"'
+    with pytest.raises(ValueError, match="Out of range float"):
+        encode_json({"x": math.nan})
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(fields=st.dictionaries(st.text(), json_values, max_size=5), type_=st.sampled_from(
+    ["response.output_text.delta", "acme:trace", "error"]))
+def test_any_event_frames_into_exactly_one_parsable_message(
+    fields: dict[str, Any], type_: str
+) -> None:
+    event = {**fields, "type": type_}
+    frame = frame_event(event)
+    assert frame.startswith(f"event: {type_}\ndata: ".encode())
+    assert frame.count(b"\n") == 3 and b"\r" not in frame
+    assert len(frame.decode().splitlines()) == 3
+    (message,) = parse_sse(frame)
+    assert (message.event, message.data_lines, message.crlf, message.terminated) == (
+        type_, 1, False, True
+    )
+    assert json.loads(message.data) == event
