@@ -7,6 +7,8 @@
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
 - ``GET /_ormock/journal``: every request, secrets masked, what answered it and what went back.
+- ``POST /_ormock/faults`` (a fault spec or a list, YAML or JSON), ``GET``, ``DELETE``: faults
+  applied to every reply; ``PUT /_ormock/chaos`` (``rate=0.2,seed=7,faults=...``): seeded chaos.
 
 Only clients on loopback may use it, unless the server was started with ``--admin-host``.
 """
@@ -23,7 +25,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .chaos import Chaos
 from .engine import Engine, Namespaces
+from .faults import parse_fault
 from .protocol.errors import OpenResponsesError
 from .scenario import ScenarioError, catalogue, load_scenario
 from .scenario.catalogue import load_file
@@ -126,6 +130,42 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         engine.reset(scenarios=everything)
         return _json({"reset": True, "scenarios_unloaded": everything})
 
+    async def _spec(request: Request) -> Any:
+        raw = (await request.body()).decode("utf-8", "replace")
+        kind = request.headers.get("content-type", "").split(";")[0].strip()
+        return json.loads(raw) if kind == "application/json" else yaml.safe_load(raw)
+
+    async def add_faults(request: Request, engine: Engine) -> Response:
+        try:
+            spec = await _spec(request)
+            specs = spec if isinstance(spec, list) else [spec]
+            faults = [parse_fault(s, f"faults[{i}]") for i, s in enumerate(specs)]
+        except (ValueError, yaml.YAMLError) as error:
+            return _error(OpenResponsesError(f"The fault was not added: {error}",
+                                             code="invalid_fault", param="body"))
+        for fault in faults:
+            engine.inject(fault)
+        return _json({"faults": [f.to_spec() for f in engine.faults]}, 201)
+
+    async def list_faults(request: Request, engine: Engine) -> Response:
+        chaos = str(engine.chaos) if engine.chaos is not None else None
+        return _json({"faults": [f.to_spec() for f in engine.faults], "chaos": chaos})
+
+    async def clear_faults(request: Request, engine: Engine) -> Response:
+        engine.faults.clear()
+        engine.chaos = None
+        return _json({"faults": [], "chaos": None})
+
+    async def set_chaos(request: Request, engine: Engine) -> Response:
+        try:
+            spec = await _spec(request)
+            engine.chaos = (Chaos.from_mapping(spec) if isinstance(spec, dict)
+                            else Chaos.parse(str(spec)))
+        except (ValueError, yaml.YAMLError) as error:
+            return _error(OpenResponsesError(f"Chaos was not set: {error}",
+                                             code="invalid_chaos", param="body"))
+        return _json({"chaos": str(engine.chaos)}, 201)
+
     async def journal(request: Request, engine: Engine) -> Response:
         return _json({"object": "list", "data": [e.to_dict() for e in engine.journal]})
 
@@ -139,5 +179,9 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
             Route(base + "/catalogue", guarded(builtin), methods=["GET"]),
             Route(base + "/reset", guarded(reset), methods=["POST"]),
             Route(base + "/journal", guarded(journal), methods=["GET"]),
+            Route(base + "/faults", guarded(add_faults), methods=["POST"]),
+            Route(base + "/faults", guarded(list_faults), methods=["GET"]),
+            Route(base + "/faults", guarded(clear_faults), methods=["DELETE"]),
+            Route(base + "/chaos", guarded(set_chaos), methods=["PUT"]),
         ]
     return routes

@@ -92,6 +92,7 @@ class Engine:
             self.named.clear()
             self.faults[:] = kept_faults
             self.fault_counts.clear()
+            self.scenario_chaos: dict[str, Chaos] = {}
             if self.chaos is not None:
                 self.chaos.reset()
             for scenario in kept:
@@ -225,7 +226,8 @@ class Engine:
                           seed=seed)
         if self.self_check and not (step_reply and step_reply.literal):
             _self_check(reply.events)
-        out = self._faults(reply, step_reply.faults if step_reply else [], entry)
+        out = self._faults(reply, step_reply.faults if step_reply else [], entry,
+                           selection.scenario if selection else None)
         final = _final(out.events) if isinstance(out, Reply) else None
         if selection is not None and final is not None:
             (self.scenarios if self.scenarios.get(selection.scenario.name) is selection.scenario
@@ -243,11 +245,14 @@ class Engine:
             self.faults.append(fault)
         return fault
 
-    def _faults(self, reply: Reply, step_faults: list[Fault], entry: JournalEntry
-                ) -> Reply | RawReply:
+    def _faults(self, reply: Reply, step_faults: list[Fault], entry: JournalEntry,
+                scenario: Scenario | None) -> Reply | RawReply:
         faults = [*step_faults, *self.faults]
-        if self.chaos is not None:
-            drawn = self.chaos.draw()
+        chaos = self.chaos
+        if scenario is not None and scenario.chaos is not None:
+            chaos = self.scenario_chaos.setdefault(scenario.name, scenario.chaos.fresh())
+        if chaos is not None:
+            drawn = chaos.draw()
             if drawn is not None:
                 faults.append(drawn)
         if not faults:

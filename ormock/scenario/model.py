@@ -15,6 +15,7 @@ from typing import Any
 
 from faker import Faker
 
+from ormock.chaos import Chaos
 from ormock.protocol.checker import check_stream
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.response import new_response
@@ -55,6 +56,7 @@ class Scenario:
     order: str = "first"
     strict: bool = True
     source: str | None = None
+    chaos: Chaos | None = None
     data: Json = field(default_factory=dict, repr=False)
 
     def where(self, step: Step) -> str:
@@ -157,6 +159,13 @@ def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any], *, name: s
         raise ScenarioError("a scenario is a mapping with 'name' and 'steps'", file=file, line=1)
     validate(data, lines)
     steps = [_compile_step(raw, i, lines) for i, raw in enumerate(data["steps"])]
+    chaos = None
+    if "chaos" in data:
+        spec = data["chaos"]
+        try:
+            chaos = Chaos.from_mapping(spec) if isinstance(spec, dict) else Chaos.parse(spec)
+        except ValueError as error:
+            raise lines.error(str(error), ("chaos",)) from None
     scenario = Scenario(
         name=data["name"],
         steps=steps,
@@ -165,6 +174,7 @@ def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any], *, name: s
         order=data.get("order", "first"),
         strict=bool(data.get("strict", True)),
         source=file,
+        chaos=chaos,
         data=data,
     )
     for index, step in enumerate(steps):

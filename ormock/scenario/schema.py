@@ -208,6 +208,11 @@ def scenario_schema() -> Json:
             "seed": {"type": "integer"},
             "order": {"enum": ["first", "sequence", "best"]},
             "strict": {"type": "boolean"},
+            "chaos": {
+                "description": "seeded random faults for the requests this scenario answers: "
+                "'rate=0.2,seed=7,faults=http_error:429|disconnect' or a mapping",
+                "type": ["string", "object"],
+            },
             "steps": {
                 "type": "array",
                 "minItems": 1,
@@ -253,8 +258,7 @@ def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
     if validator == "additionalProperties":
         properties = schema.get("properties", {})
         known = sorted(properties)
-        extra = sorted(set(error.instance) - set(known))
-        key = extra[0]
+        key = str(sorted((k for k in error.instance if k not in properties), key=str)[0])
         owners = [name for name, sub in properties.items()
                   if isinstance(sub, dict) and key in sub.get("properties", {})]
         hint = (f" ({key!r} belongs under {owners[0]!r}: is it indented too little?)"
