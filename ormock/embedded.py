@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 from typing import Any
 
@@ -107,13 +108,34 @@ def _hints(text: str) -> Json:
     return {key: match.group(1) for key in _PLACE_KEYS} if match else {}
 
 
-def _answer_text(request: ResponseRequest, context: list[Json], start: int, faker: Faker) -> str:
+class Prose:
+    """Lorem text from Faker's word list, drawn with a seeded ``random.Random``: the same seed
+    gives the same words, at a fraction of the cost of Faker's own sentence provider."""
+
+    _words: tuple[str, ...] = ()
+
+    def __init__(self, seed: int) -> None:
+        if not Prose._words:
+            Prose._words = tuple(Faker().get_words_list())
+        self.rng = random.Random(seed)
+
+    def sentence(self) -> str:
+        words = self.rng.choices(Prose._words, k=self.rng.randint(5, 12))
+        return " ".join(words).capitalize() + "."
+
+    def paragraph(self, sentences: int) -> str:
+        return " ".join(self.sentence() for _ in range(sentences))
+
+
+def _answer_text(
+    request: ResponseRequest, context: list[Json], start: int, faker: Faker, prose: Prose
+) -> str:
     fmt = request.echo.get("text", {}).get("format", {})
     if fmt.get("type") == "json_schema":
         schema = request.body["text"]["format"]["schema"]
         return json.dumps(value_for(schema, faker), ensure_ascii=False)
     if fmt.get("type") == "json_object":
-        return json.dumps({"answer": faker.sentence()}, ensure_ascii=False)
+        return json.dumps({"answer": prose.sentence()}, ensure_ascii=False)
     names = {i.get("call_id"): i.get("name") for i in context if i.get("type") == "function_call"}
     results = [
         f"{names.get(i.get('call_id'), 'the tool')} returned {input_text(i)[:200]}"
@@ -121,15 +143,17 @@ def _answer_text(request: ResponseRequest, context: list[Json], start: int, fake
         if i.get("type") == "function_call_output"
     ]
     if results:
-        return "Here is what I found: " + "; ".join(results) + ". " + faker.sentence()
-    return faker.paragraph(nb_sentences=3)
+        return "Here is what I found: " + "; ".join(results) + ". " + prose.sentence()
+    return prose.paragraph(3)
 
 
 def default_plan(
     request: ResponseRequest, context: list[Json], faker: Faker, seed: int
 ) -> ReplyPlan:
     """Plan the embedded default reply for ``request`` given its whole ``context``."""
-    faker.seed_instance(content_seed(seed, request.body))
+    content = content_seed(seed, request.body)
+    faker.seed_instance(content)
+    prose = Prose(content)
     start = _last_user_index(context)
     last_text = input_text(context[start]) if start >= 0 else ""
     answered = any(i.get("type") == "function_call_output" for i in context[start + 1 :])
@@ -139,7 +163,7 @@ def default_plan(
     budget = request.echo.get("max_output_tokens")
     used = 0
     if reasoning and reasoning.get("effort") != "none":
-        summary = faker.sentence()
+        summary = prose.sentence()
         items.append(ReasoningPlan(summary=(summary,)))
         used += count_tokens(summary)
     if tools and (must_call or not answered):
@@ -148,7 +172,7 @@ def default_plan(
             arguments = value_for(tool.get("parameters") or {"type": "object"}, faker, hints=hints)
             items.append(FunctionCallPlan(name=tool["name"], arguments=json.dumps(arguments)))
         return ReplyPlan(items=items)
-    text = _answer_text(request, context, start + 1, faker)
+    text = _answer_text(request, context, start + 1, faker, prose)
     if budget is not None and used + count_tokens(text) > budget:
         text = "".join(split_tokens(text)[: max(budget - used, 0)])
         items.append(MessagePlan(parts=(TextPart(text),)))

@@ -59,7 +59,9 @@ class Engine:
         speed: float = 1.0,
         scenario_dirs: tuple[Path, ...] = (),
         chaos: Chaos | None = None,
+        journal_limit: int = 1000,
     ) -> None:
+        self.journal_limit = journal_limit  # the oldest half is dropped past this
         self.seed = seed
         self.self_check = self_check
         self.speed = speed
@@ -120,6 +122,8 @@ class Engine:
                              at=round(time.monotonic() - self.started, 6))
         with self._lock:
             self.journal.append(entry)
+            if len(self.journal) > self.journal_limit:
+                del self.journal[: len(self.journal) - self.journal_limit // 2]
             try:
                 reply = self._respond(parse_request(body), headers, entry)
             except OpenResponsesError as error:
@@ -205,7 +209,7 @@ class Engine:
             plan = default_plan(request, context, self.faker, self.seed)
             events = build_events(plan, snapshot, self.ids, input_tokens=tokens,
                                   completed_at=self.clock.now())
-            reply = Reply(events=events, stream=request.stream, seed=seed)
+            reply = Reply(events=events, stream=request.stream, seed=seed, built=events)
         else:
             scenario, step = selection.scenario, selection.step
             assert step_reply is not None
@@ -223,7 +227,7 @@ class Engine:
                 pacing = replace(pacing, speed=self.speed)
             reply = Reply(events=events, stream=request.stream, pacing=pacing,
                           frames=step_reply.literal_frames() if request.stream else None,
-                          seed=seed)
+                          seed=seed, built=None if step_reply.literal else events)
         if self.self_check and not (step_reply and step_reply.literal):
             _self_check(reply.events)
         out = self._faults(reply, step_reply.faults if step_reply else [], entry,
@@ -281,14 +285,8 @@ def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
     final = _final(reply.events)
     if final is not None:
         entry.response_id, entry.response_status = final.get("id"), final.get("status")
-    offset = 0.0
-    frames = reply.wire() if reply.frames is None else None
-    delays = [f.delay for f in frames] if frames else [0.0] * len(reply.events)
-    for event, delay in zip(reply.events, delays, strict=False):
-        offset += delay
-        entry.events.append({"type": event.get("type"),
-                             "sequence_number": event.get("sequence_number"),
-                             "offset_ms": round(offset * 1000, 3)})
+    paced = reply.pacing is not None and reply.pacing.paced
+    entry.sent = (reply.events, reply.delays() if paced else None)
 
 
 def _no_match(misses: list[Miss]) -> OpenResponsesError:

@@ -38,10 +38,30 @@ class JournalEntry:
     scenario: str | None = None
     step: int | None = None
     faults: list[str] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    # what was sent, kept as the event list and the planned delays; ``events`` is derived on
+    # demand so that recording a request costs nothing per event
+    sent: tuple[list[dict[str, Any]], list[float] | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        if self.sent is None:
+            return []
+        events, delays = self.sent
+        out, offset = [], 0.0
+        for index, event in enumerate(events):
+            offset += delays[index] if delays else 0.0
+            out.append({"type": event.get("type"),
+                        "sequence_number": event.get("sequence_number"),
+                        "offset_ms": round(offset * 1000, 3)})
+        return out
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        del data["sent"]
+        data["events"] = self.events
+        return data
 
     @property
     def json(self) -> Any:
