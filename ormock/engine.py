@@ -21,7 +21,7 @@ from faker import Faker
 from .chaos import Chaos
 from .embedded import content_seed, default_plan, input_text
 from .faults import Fault, apply_faults, parse_fault
-from .journal import JournalEntry, masked
+from .journal import JournalEntry, masked, on_the_wire, raw_ended
 from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
@@ -33,6 +33,7 @@ from .request import ResponseRequest, parse_request
 from .scenario import RequestView, Scenario, ScenarioSet, Selection, Step, find_scenario
 from .scenario.selection import Miss
 from .sse import encode_json
+from .wire import Pacing
 
 __all__ = ["Engine", "Namespaces"]
 
@@ -118,8 +119,17 @@ class Engine:
         self, body: Any, headers: Mapping[str, str], path: str = "/v1/responses"
     ) -> Reply | RawReply:
         """Answer a ``POST /v1/responses``; an ``OpenResponsesError`` is journaled and raised."""
-        entry = JournalEntry("POST", path, masked(headers), body,
-                             at=round(time.monotonic() - self.started, 6))
+        return self.answer(body, headers, path)[0]
+
+    def elapsed(self) -> float:
+        """Seconds since the engine started (the journal's clock)."""
+        return round(time.monotonic() - self.started, 6)
+
+    def answer(
+        self, body: Any, headers: Mapping[str, str], path: str = "/v1/responses"
+    ) -> tuple[Reply | RawReply, JournalEntry]:
+        """``respond``, with the journal entry (the server sets its ``finished_at``)."""
+        entry = JournalEntry("POST", path, masked(headers), body, at=self.elapsed())
         with self._lock:
             self.journal.append(entry)
             if len(self.journal) > self.journal_limit:
@@ -132,7 +142,7 @@ class Engine:
             _record(entry, reply)
         for hook in self.on_reply:
             hook(entry, reply)
-        return reply
+        return reply, entry
 
     def _context(self, request: ResponseRequest) -> tuple[list[Json], _Stored | None]:
         previous = request.previous_response_id
@@ -148,7 +158,9 @@ class Engine:
                 code="previous_response_not_found",
                 param="previous_response_id",
             )
-        return [*parent.context, *parent.response["output"], *request.input], parent
+        context = [*parent.context, *parent.response["output"]]
+        _check_call_outputs(context, request.input)
+        return [*context, *request.input], parent
 
     def _choose(self, request: ResponseRequest, headers: Mapping[str, str]) -> Selection | None:
         view = _view(request, headers)
@@ -209,7 +221,10 @@ class Engine:
             plan = default_plan(request, context, self.faker, self.seed)
             events = build_events(plan, snapshot, self.ids, input_tokens=tokens,
                                   completed_at=self.clock.now())
-            reply = Reply(events=events, stream=request.stream, seed=seed, built=events)
+            # an unpaced Pacing that carries the speed, so a slow fault is divided by it too
+            speed = Pacing(speed=self.speed) if self.speed != 1.0 else None
+            reply = Reply(events=events, stream=request.stream, pacing=speed, seed=seed,
+                          built=events)
         else:
             scenario, step = selection.scenario, selection.step
             assert step_reply is not None
@@ -223,8 +238,8 @@ class Engine:
             events = step_reply.build(self.faker, fields, snapshot, self.ids,
                                       input_tokens=tokens, completed_at=self.clock.now())
             pacing = step_reply.pacing
-            if pacing is not None and self.speed != 1.0:
-                pacing = replace(pacing, speed=self.speed)
+            if self.speed != 1.0:  # carried even unpaced, for a slow fault
+                pacing = replace(pacing or Pacing(), speed=self.speed)
             reply = Reply(events=events, stream=request.stream, pacing=pacing,
                           frames=step_reply.literal_frames() if request.stream else None,
                           seed=seed, built=None if step_reply.literal else events)
@@ -266,6 +281,31 @@ class Engine:
         return result
 
 
+def _check_call_outputs(context: list[Json], new_input: list[Json]) -> None:
+    """A continuation's tool outputs must answer calls the chain made, and all the calls of
+    the previous response that are still open must be answered at once."""
+    calls = {i.get("call_id") for i in context if i.get("type") == "function_call"}
+    answered = {i.get("call_id") for i in context if i.get("type") == "function_call_output"}
+    given = [(n, i) for n, i in enumerate(new_input) if i.get("type") == "function_call_output"]
+    for index, item in given:
+        if item.get("call_id") not in calls:
+            raise OpenResponsesError(
+                f"No tool call found for function call output with call_id "
+                f"{item.get('call_id')!r}: the previous responses made calls "
+                f"{', '.join(sorted(map(str, calls - answered))) or '(none)'}.",
+                code="invalid_value",
+                param=f"input[{index}].call_id",
+            )
+    pending = calls - answered - {i.get("call_id") for _, i in given}
+    if given and pending:
+        raise OpenResponsesError(
+            f"No tool output found for function call {sorted(map(str, pending))[0]!r}: answer "
+            "every pending function call of the previous response in one request.",
+            code="missing_tool_output",
+            param="input",
+        )
+
+
 def _final(events: list[Json]) -> Json | None:
     """The terminal snapshot of a stream, if it has one."""
     for event in reversed(events):
@@ -278,13 +318,21 @@ def _final(events: list[Json]) -> Json | None:
 
 
 def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
+    if reply.headers:
+        entry.reply_headers = dict(reply.headers)
     if isinstance(reply, RawReply):
         entry.status = reply.status
+        entry.ended = raw_ended(reply)
         return
     entry.status, entry.stream = 200, reply.stream
     final = _final(reply.events)
     if final is not None:
         entry.response_id, entry.response_status = final.get("id"), final.get("status")
+    if reply.frames is not None:  # a wire fault or a literal body: only what went out
+        entry.sent, entry.ended = on_the_wire(reply)
+        return
+    if reply.stream and final is None:
+        entry.ended = "truncated"
     paced = reply.pacing is not None and reply.pacing.paced
     entry.sent = (reply.events, reply.delays() if paced else None)
 

@@ -247,3 +247,31 @@ def test_loose_input_forms_are_accepted(client: openai.OpenAI) -> None:
         ],  # type: ignore[list-item]
     )
     assert response.status == "completed"
+
+
+def test_tool_outputs_must_answer_the_chain_calls(client: openai.OpenAI) -> None:
+    first = client.responses.create(
+        model="m", input="Use get_weather and get_time for Rome.", tools=[WEATHER, TIME]  # type: ignore[list-item]
+    )
+    calls = [o for o in first.output if o.type == "function_call"]
+    assert len(calls) == 2
+    with pytest.raises(openai.BadRequestError) as unknown:
+        client.responses.create(
+            model="m", previous_response_id=first.id,
+            input=[{"type": "function_call_output", "call_id": "call_nope", "output": "x"}],
+        )
+    assert isinstance(unknown.value.body, dict)
+    assert unknown.value.body["param"] == "input[0].call_id"
+    with pytest.raises(openai.BadRequestError) as partial:
+        client.responses.create(
+            model="m", previous_response_id=first.id,
+            input=[{"type": "function_call_output", "call_id": calls[0].call_id, "output": "x"}],
+        )
+    assert isinstance(partial.value.body, dict)
+    assert partial.value.body["code"] == "missing_tool_output"
+    both = client.responses.create(
+        model="m", previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": c.call_id, "output": "ok"}
+               for c in calls],
+    )
+    assert both.status == "completed"
