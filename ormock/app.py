@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from .admin import admin_routes
 from .engine import Namespaces
@@ -28,6 +28,7 @@ from .protocol.errors import OpenResponsesError
 from .protocol.ids import IdFactory
 from .reply import RawReply, Reply
 from .sse import encode_json
+from .websocket import ResponsesSocket
 from .wire import coalesced, send_frames
 
 __all__ = ["create_app"]
@@ -156,7 +157,7 @@ class _CreateResponse:
         try:
             self._authorize(headers)
             body = await self._body(headers, receive)
-            reply = engine.respond(body, headers, scope["path"])
+            reply, entry = engine.answer(body, headers, scope["path"])
         except OpenResponsesError as error:
             await send_error(send, error)
             return
@@ -165,6 +166,7 @@ class _CreateResponse:
             await send_reply(reply, send, receive)
         finally:
             self.namespaces.replies_in_flight -= 1
+            entry.finished_at = engine.elapsed()
 
     def _authorize(self, headers: dict[str, str]) -> None:
         if self.api_key is None:
@@ -241,6 +243,7 @@ def create_app(
     """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options."""
     namespaces = namespaces or Namespaces()
     create = _CreateResponse(namespaces, api_key, max_body)
+    socket = ResponsesSocket(namespaces, api_key)
 
     async def models(request: Request) -> Response:
         data = [{"id": m, "object": "model", "created": 1767225600, "owned_by": "ormock"}
@@ -287,10 +290,11 @@ def create_app(
             type="server_error", code="internal_error", status=500,
         ))
 
-    routes = admin_routes(namespaces, admin_hosts)
+    routes: list[BaseRoute] = [*admin_routes(namespaces, admin_hosts)]
     for prefix in ("", "/{namespace:str}"):
         routes += [
             Route(prefix + "/v1/responses", create, methods=["POST"]),
+            WebSocketRoute(prefix + "/v1/responses", socket),
             Route(prefix + "/v1/responses/{response_id}", get_response, methods=["GET"]),
             Route(prefix + "/v1/models", models, methods=["GET"]),
         ]

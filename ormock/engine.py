@@ -121,12 +121,21 @@ class Engine:
         """Answer a ``POST /v1/responses``; an ``OpenResponsesError`` is journaled and raised."""
         return self.answer(body, headers, path)[0]
 
+    def continuation_cache(self) -> dict[str, Any]:
+        """A connection's own cache of ``store: false`` responses (WebSocket mode): pass it to
+        ``answer(local=...)`` so that they can be continued on that connection only."""
+        return {}
+
     def elapsed(self) -> float:
         """Seconds since the engine started (the journal's clock)."""
         return round(time.monotonic() - self.started, 6)
 
     def answer(
-        self, body: Any, headers: Mapping[str, str], path: str = "/v1/responses"
+        self,
+        body: Any,
+        headers: Mapping[str, str],
+        path: str = "/v1/responses",
+        local: dict[str, Any] | None = None,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``)."""
         entry = JournalEntry("POST", path, masked(headers), body, at=self.elapsed())
@@ -135,7 +144,7 @@ class Engine:
             if len(self.journal) > self.journal_limit:
                 del self.journal[: len(self.journal) - self.journal_limit // 2]
             try:
-                reply = self._respond(parse_request(body), headers, entry)
+                reply = self._respond(parse_request(body), headers, entry, local=local)
             except OpenResponsesError as error:
                 entry.status, entry.error = error.status, error.envelope()["error"]
                 raise
@@ -144,11 +153,13 @@ class Engine:
             hook(entry, reply)
         return reply, entry
 
-    def _context(self, request: ResponseRequest) -> tuple[list[Json], _Stored | None]:
+    def _context(
+        self, request: ResponseRequest, local: dict[str, Any] | None = None
+    ) -> tuple[list[Json], _Stored | None]:
         previous = request.previous_response_id
         if previous is None:
             return list(request.input), None
-        parent = self.responses.get(previous)
+        parent = self.responses.get(previous) or (local or {}).get(previous)
         if parent is None:
             raise OpenResponsesError(
                 f"Previous response with id {previous!r} not found: this server answers only "
@@ -205,8 +216,9 @@ class Engine:
         headers: Mapping[str, str],
         entry: JournalEntry,
         forced: Selection | None = None,
+        local: dict[str, Any] | None = None,
     ) -> Reply | RawReply:
-        context, parent = self._context(request)
+        context, parent = self._context(request, local)
         selection = forced or self._choose(request, headers)
         echo = dict(request.echo)
         if request.model is None and parent is not None:
@@ -251,8 +263,11 @@ class Engine:
         if selection is not None and final is not None:
             (self.scenarios if self.scenarios.get(selection.scenario.name) is selection.scenario
              else self.named).answered(selection, final["id"])
-        if final is not None and final.get("store", True) and isinstance(final.get("id"), str):
-            self.responses[final["id"]] = _Stored(final, context)
+        if final is not None and isinstance(final.get("id"), str):
+            if final.get("store", True):
+                self.responses[final["id"]] = _Stored(final, context)
+            elif local is not None:
+                local[final["id"]] = _Stored(final, context)
         return out
 
     def inject(self, fault: Fault | Mapping[str, Any] | str) -> Fault:

@@ -1,0 +1,121 @@
+"""WebSocket mode: ``GET /v1/responses`` upgraded, as the Responses API and the openai SDK's
+``client.responses.connect()`` speak it.
+
+The client sends ``{"type": "response.create", ...request}`` messages; each is answered with the
+same events a stream would carry, one JSON text frame each, with no ``[DONE]``. A request that
+fails gets ``{"type": "error", "status", "error": {...}}`` and the connection stays open.
+``store: false`` responses can be continued on the connection that made them, and only there;
+a continuation that fails evicts its parent from that connection's cache.
+
+Event-level faults apply; wire-level ones (framing, ``[DONE]``) have no meaning on a WebSocket
+and are not sent, except ``disconnect``, which closes the connection where the stream is cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import MutableMapping
+from typing import Any
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .engine import Namespaces
+from .protocol.errors import OpenResponsesError
+from .reply import RawReply
+from .sse import encode_json
+
+__all__ = ["ResponsesSocket"]
+
+Json = dict[str, Any]
+
+
+def _error_event(status: int, error: Json) -> str:
+    return encode_json({"type": "error", "status": status, "error": error})
+
+
+class ResponsesSocket:
+    """The ASGI endpoint of ``[/<namespace>]/v1/responses`` for WebSocket connections."""
+
+    def __init__(self, namespaces: Namespaces, api_key: str | None) -> None:
+        self.namespaces = namespaces
+        self.api_key = api_key
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        socket = WebSocket(scope, receive, send)
+        if self.api_key is not None and socket.headers.get("authorization") != (
+            f"Bearer {self.api_key}"
+        ):
+            await socket.close(code=1008, reason="invalid API key")
+            return
+        engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
+        headers = dict(socket.headers)
+        local = engine.continuation_cache()
+        await socket.accept()
+        try:
+            while True:
+                text = await socket.receive_text()
+                if not await self._turn(socket, engine, headers, local, scope["path"], text):
+                    return
+        except WebSocketDisconnect:
+            return
+
+    async def _turn(self, socket: WebSocket, engine: Any, headers: dict[str, str],
+                    local: dict[str, Any], path: str, text: str) -> bool:
+        """Answer one client message; False when the connection was closed."""
+        try:
+            message = json.loads(text)
+        except ValueError as error:
+            await socket.send_text(_error_event(400, OpenResponsesError(
+                f"The message is not valid JSON ({error}); send a response.create event.",
+                code="invalid_json", param="message").envelope()["error"]))
+            return True
+        if not isinstance(message, dict) or message.get("type") != "response.create":
+            kind = message.get("type") if isinstance(message, dict) else None
+            await socket.send_text(_error_event(400, OpenResponsesError(
+                f"Unsupported client event {kind!r}: this server accepts response.create.",
+                code="unsupported_event", param="type").envelope()["error"]))
+            return True
+        body = {k: v for k, v in message.items() if k != "type"}
+        body["stream"] = True
+        previous = body.get("previous_response_id")
+        try:
+            reply, _ = engine.answer(body, headers, path, local=local)
+        except OpenResponsesError as error:
+            if isinstance(previous, str):
+                local.pop(previous, None)
+            await socket.send_text(_error_event(error.status, error.envelope()["error"]))
+            return True
+        if isinstance(reply, RawReply):
+            try:
+                error_body = json.loads(reply.body)["error"]
+            except (ValueError, KeyError, TypeError):
+                error_body = {"code": "server_error", "message": reply.body.decode("utf-8",
+                                                                                  "replace")}
+            await asyncio.sleep(reply.delay)
+            await socket.send_text(_error_event(reply.status, error_body))
+            return True
+        cut = _cut_at(reply)
+        for index, (event, delay) in enumerate(zip(reply.events, reply.delays(), strict=True)):
+            if index == cut:
+                await socket.close(code=1011, reason="ormock: disconnect fault")
+                return False
+            if delay:
+                await asyncio.sleep(delay)
+            await socket.send_text(encode_json(event))
+        final = reply.events[-1].get("response") if reply.events else None
+        if isinstance(previous, str) and isinstance(final, dict) and final.get("status") == (
+            "failed"
+        ):
+            local.pop(previous, None)
+        return True
+
+
+def _cut_at(reply: Any) -> int | None:
+    """The event index where a disconnect fault cuts the stream, if one does."""
+    if reply.frames is None:
+        return None
+    for index, frame in enumerate(reply.frames):
+        if frame.action in ("close", "reset"):
+            return index
+    return None
