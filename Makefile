@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PORT ?= 8787
 PYTEST_ARGS ?=
 
-.PHONY: serve test lint typecheck bench clean
+.PHONY: serve test lint typecheck bench schema clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ typecheck: $(STAMP)
 
 test: lint typecheck
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+schema: $(STAMP)
+	$(BIN)/ormock scenarios --schema > ormock/scenario/scenario.schema.json
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -30,7 +30,15 @@ from .protocol.stream import build_events
 from .protocol.tokens import count_tokens
 from .reply import RawReply, Reply
 from .request import ResponseRequest, parse_request
-from .scenario import RequestView, Scenario, ScenarioSet, Selection, Step, find_scenario
+from .scenario import (
+    RequestView,
+    Scenario,
+    ScenarioSet,
+    Selection,
+    Step,
+    find_scenario,
+    load_scenario,
+)
 from .scenario.selection import Miss
 from .sse import encode_json
 from .wire import Pacing
@@ -93,6 +101,7 @@ class Engine:
             self.started = time.monotonic()
             self.scenarios.clear()
             self.named.clear()
+            self.named_by_request: dict[str, Scenario] = {}
             self.faults[:] = kept_faults
             self.fault_counts.clear()
             self.scenario_chaos: dict[str, Chaos] = {}
@@ -104,12 +113,10 @@ class Engine:
     # -- configuration --------------------------------------------------------------------------
     def use(self, scenario: Scenario | str | Mapping[str, Any]) -> Scenario:
         """Load a scenario (object, catalogue name, path, or mapping) for matching."""
-        if isinstance(scenario, str):
+        if isinstance(scenario, str) and "\n" not in scenario:
             scenario = find_scenario(scenario, self.scenario_dirs)
         elif not isinstance(scenario, Scenario):
-            from .scenario import load_scenario
-
-            scenario = load_scenario(scenario)
+            scenario = load_scenario(scenario)  # YAML text or a mapping
         with self._lock:
             self.scenarios.add(scenario)
         return scenario
@@ -181,21 +188,25 @@ class Engine:
             if isinstance(chosen, Selection):
                 return chosen
             misses = chosen
-        name = headers.get(SCENARIO_HEADER) or (
+        header = headers.get(SCENARIO_HEADER)
+        name = header or (
             request.model[len(MODEL_PREFIX):]
             if request.model and request.model.startswith(MODEL_PREFIX) else None
         )
         if name:
-            scenario = self.scenarios.get(name) or self.named.get(name)
+            scenario = self.scenarios.get(name) or self.named_by_request.get(name)
             if scenario is None:
                 try:
                     scenario = find_scenario(name, self.scenario_dirs)
                 except ValueError as error:
-                    raise OpenResponsesError(str(error), code="unknown_scenario",
-                                             param="model") from None
+                    raise OpenResponsesError(
+                        str(error), code="unknown_scenario",
+                        param=SCENARIO_HEADER if header else "model",
+                    ) from None
+                # the name asked for may be a file name that differs from the scenario's own
+                self.named_by_request[name] = scenario
                 self.named.add(scenario)
-            named = self.named if self.named.get(name) is scenario else self.scenarios
-            chosen = named.select(view, only=scenario)
+            chosen = self._set_of(scenario).select(view, only=scenario)
             if isinstance(chosen, Selection):
                 return chosen
             misses = chosen + misses
@@ -203,6 +214,10 @@ class Engine:
         if misses and self.scenarios.strict:
             raise _no_match(misses)
         return None
+
+    def _set_of(self, scenario: Scenario) -> ScenarioSet:
+        """The set that keeps a scenario's counters: the loaded ones, or those chosen by name."""
+        return self.scenarios if self.scenarios.get(scenario.name) is scenario else self.named
 
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
         """Answer ``body`` with a given step, whatever it matches (``ormock show``)."""
@@ -261,8 +276,7 @@ class Engine:
                            selection.scenario if selection else None)
         final = _final(out.events) if isinstance(out, Reply) else None
         if selection is not None and final is not None:
-            (self.scenarios if self.scenarios.get(selection.scenario.name) is selection.scenario
-             else self.named).answered(selection, final["id"])
+            self._set_of(selection.scenario).answered(selection, final["id"])
         if final is not None and isinstance(final.get("id"), str):
             if final.get("store", True):
                 self.responses[final["id"]] = _Stored(final, context)
@@ -355,7 +369,7 @@ def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
 def _no_match(misses: list[Miss]) -> OpenResponsesError:
     closest = misses[0].describe() if misses else "no scenario has a step left"
     others = len(misses) - 1
-    tail = f" ({others} other step{'s' if others != 1 else ''} did not match either)" \
+    tail = f" {others} other step{'s' if others != 1 else ''} did not match either." \
         if others > 0 else ""
     return OpenResponsesError(
         f"No scenario step matches this request. Closest: {closest}.{tail} Change the request "

@@ -13,6 +13,7 @@ from typing import Any
 
 from ormock.protocol.checker import RULES
 
+from .matching import CHECKS
 from .source import Lines
 
 __all__ = ["scenario_schema", "schema_text", "validate"]
@@ -191,6 +192,14 @@ def _fault_schema() -> Json:
     return dict(FAULT_SCHEMA)
 
 
+def _match() -> Json:
+    """The ``match`` mapping: the built-in checks, and any a plugin registered."""
+    properties = dict(_MATCH["properties"])
+    for name in sorted(CHECKS):
+        properties.setdefault(name, {"description": "a check registered by a plugin"})
+    return {**_MATCH, "properties": properties}
+
+
 @lru_cache(maxsize=1)
 def scenario_schema() -> Json:
     """The JSON Schema (draft 2020-12) of a scenario file."""
@@ -222,7 +231,7 @@ def scenario_schema() -> Json:
                     "required": ["reply"],
                     "properties": {
                         "name": {"type": "string"},
-                        "match": _MATCH,
+                        "match": _match(),
                         "times": {"oneOf": [{"type": "integer", "minimum": 1},
                                             {"const": "forever"}]},
                         "reply": _reply(_fault_schema()),

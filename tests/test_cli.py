@@ -1,0 +1,277 @@
+"""The ``ormock`` command, run in process: scenarios, show, check, and serve's scenario loading."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+import jsonschema
+import pytest
+
+from ormock import OrmockServer, check_stream
+from ormock.cli import main
+from ormock.scenario import catalogue
+from ormock.scenario.catalogue import load_file
+
+ROOT = Path(__file__).resolve().parent.parent
+SLOW = """\
+name: slow-typist
+description: Half a second to the first byte, then about 50 tokens per second.
+steps:
+  - times: forever
+    reply:
+      chunking: words
+      pacing:
+        first_event: 0.5
+        per_event: 0.02
+        tokens_per_second: 50
+      items:
+        - message: "Let me think about that for a moment. Here is my answer."
+"""
+GOOD = "name: good\nsteps:\n  - reply:\n      items:\n        - message: hi\n"
+BAD = "name: bad\nsteps:\n  - reply:\n      itmes:\n        - message: hi\n"
+
+
+def namespace_of(base_url: str) -> str:
+    return base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _shown(out: str) -> tuple[list[float], str]:
+    """The offsets (ms) and the bytes ``ormock show`` printed."""
+    offsets = [float(m) for m in re.findall(r"^--- \+([0-9.]+) ms", out, re.M)]
+    body = "".join(line for line in out.splitlines(keepends=True) if not line.startswith("--- +"))
+    return offsets, body
+
+
+# -- ormock scenarios ---------------------------------------------------------------------------
+
+
+def test_scenarios_lists_every_entry_with_its_description(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "scenarios")
+    assert status == 0
+    lines = out.splitlines()
+    entries = catalogue()
+    assert len(lines) == len(entries)
+    width = max(len(name) for name in entries)
+    for line, (name, path) in zip(lines, entries.items(), strict=True):
+        assert line == f"{name.ljust(width)}  {load_file(path).description}"
+
+
+def test_scenarios_says_which_entry_does_not_load(capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    (tmp_path / "fine.yaml").write_text(GOOD.replace("name: good", "name: fine"))
+    (tmp_path / "broken.yaml").write_text(BAD)
+    entries = {p.stem: p for p in sorted(tmp_path.glob("*.yaml"))}
+    monkeypatch.setattr("ormock.scenario.catalogue", lambda: entries)
+    status, out, _ = run(capsys, "scenarios")
+    assert status == 1
+    assert out.splitlines() == [
+        f"broken  DOES NOT LOAD: {tmp_path / 'broken.yaml'}:4: steps[0].reply.itmes: unknown key "
+        f"'itmes' (did you mean 'items'?); known keys: {_reply_keys()}",
+        "fine    ",
+    ]
+
+
+def _reply_keys() -> str:
+    from ormock.scenario import scenario_schema
+
+    reply = scenario_schema()["properties"]["steps"]["items"]["properties"]["reply"]
+    return ", ".join(sorted(reply["properties"]))
+
+
+def test_scenarios_schema_prints_the_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "scenarios", "--schema")
+    assert status == 0
+    schema = json.loads(out)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["title"] == "ormock scenario"
+    assert out == (ROOT / "ormock" / "scenario" / "scenario.schema.json").read_text()
+
+
+# -- ormock show --------------------------------------------------------------------------------
+
+
+def test_show_prints_the_exact_bytes_the_server_sends(
+    capsys: pytest.CaptureFixture[str], server: OrmockServer, base_url: str,
+    http: httpx.Client,
+) -> None:
+    status, out, _ = run(capsys, "show", "text")
+    assert status == 0
+    offsets, body = _shown(out)
+    served = http.post("/responses", headers={"X-Ormock-Scenario": "text"},
+                       json={"model": "gpt-4o-mini", "input": "Hello", "stream": True})
+    assert body.encode() == served.content
+    assert set(offsets) == {0.0} and len(offsets) == body.count("\n\n")
+    assert check_stream(body).ok
+
+
+def test_show_lists_each_events_planned_offset(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    path = tmp_path / "slow-typist.yaml"
+    path.write_text(SLOW)
+    status, out, _ = run(capsys, "show", str(path))
+    assert status == 0
+    offsets, body = _shown(out)
+    assert offsets[:2] == [500.0, 520.0]
+    assert offsets == sorted(offsets) and len(offsets) == body.count("\n\n")
+    assert out.startswith("--- +500.0 ms\nevent: response.created\ndata: {")
+    assert out.endswith("data: [DONE]\n\n")
+    docs = (ROOT / "docs" / "scenarios.md").read_text()
+    assert "--- +500.0 ms\nevent: response.created\n" in docs
+    assert "--- +520.0 ms\nevent: response.in_progress\n" in docs
+    delta = out.index('"delta":"Let"')
+    header = out.rindex("--- +", 0, delta)
+    assert out[header:].startswith("--- +600.0 ms\nevent: response.output_text.delta\n")
+    assert "--- +600.0 ms\nevent: response.output_text.delta\n" in docs
+    coalesced_status, coalesced, _ = run(capsys, "show", str(path), "--coalesce")
+    assert coalesced_status == 0
+    assert _shown(coalesced)[1] == body  # the same bytes, in fewer writes
+    assert len(_shown(coalesced)[0]) <= len(offsets)
+
+
+def test_show_long_text_has_its_pacing(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "show", "long-text")
+    assert status == 0
+    offsets, _ = _shown(out)
+    assert 240.0 <= offsets[0] <= 360.0  # first_event 0.3 s, jitter 0.2
+    assert offsets[-1] > 5000.0
+
+
+def test_show_step_input_model_and_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "show", "tool-roundtrip", "--step", "2", "--input", "Hi",
+                         "--model", "gpt-5", "--seed", "3")
+    assert status == 0
+    report = check_stream(_shown(out)[1])
+    assert report.ok and report.response is not None
+    assert report.response["model"] == "gpt-5"
+    assert report.response["output"][0]["type"] == "message"
+    _, again, _ = run(capsys, "show", "tool-roundtrip", "--step", "2", "--input", "Hi",
+                      "--model", "gpt-5", "--seed", "4")
+    assert again != out  # another seed, other ids
+
+
+def test_show_a_literal_sse_body(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    sse = "event: response.created\\ndata: {not json\\n\\ndata: [DONE]\\n\\n"
+    path = tmp_path / "garbled.yaml"
+    path.write_text("name: garbled\nsteps:\n  - reply:\n"
+                    "      breaks: [sse-invalid-json, terminal-count]\n"
+                    f'      sse: "{sse}"\n')
+    status, out, _ = run(capsys, "show", str(path))
+    assert status == 0
+    assert out == "--- +0.0 ms\nevent: response.created\ndata: {not json\n\ndata: [DONE]\n\n"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["show", "txet"], "ormock: no scenario named 'txet' (did you mean 'text'?)"),
+    (["show", "text", "--step", "2"], "ormock: text has 1 steps"),
+    (["show", "/nowhere/x.yaml"], "ormock: /nowhere/x.yaml: scenario file not found"),
+])
+def test_show_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.startswith(message)
+
+
+# -- ormock check -------------------------------------------------------------------------------
+
+
+def test_check_good_and_bad_scenarios(capsys: pytest.CaptureFixture[str],
+                                      tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(GOOD)
+    bad.write_text(BAD)
+    assert run(capsys, "check", str(good)) == (
+        0, f"{good}: ok (scenario 'good', 1 step)\n", "")
+    status, out, _ = run(capsys, "check", str(good), str(bad))
+    assert status == 1
+    assert out.splitlines() == [
+        f"{good}: ok (scenario 'good', 1 step)",
+        f"{bad}:4: steps[0].reply.itmes: unknown key 'itmes' (did you mean 'items'?); known "
+        f"keys: {_reply_keys()}",
+    ]
+
+
+def test_check_every_catalogue_file(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = [str(p) for p in catalogue().values()]
+    status, out, _ = run(capsys, "check", *paths)
+    assert status == 0
+    assert [line.split(": ok ")[0] for line in out.splitlines()] == paths
+
+
+def _capture(http: httpx.Client) -> str:
+    response = http.post("/responses", json={"model": "m", "input": "One two three",
+                                             "stream": True})
+    return response.text
+
+
+def test_check_sse_captures(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                           http: httpx.Client) -> None:
+    body = _capture(http)
+    events = body.count("\nevent: ") + 1
+    good = tmp_path / "good.sse"
+    good.write_text(body)
+    assert run(capsys, "check", str(good)) == (0, f"{good}: ok ({events} events)\n", "")
+
+    gap = tmp_path / "gap.sse"
+    gap.write_text(body.replace('"sequence_number":5,', '"sequence_number":7,', 1))
+    crlf = tmp_path / "crlf.sse"
+    crlf.write_bytes(body.replace("\n", "\r\n").encode())
+    truncated = tmp_path / "truncated.sse"
+    truncated.write_text(body[: body.index("event: response.completed")])
+    status, out, _ = run(capsys, "check", str(good), str(gap), str(crlf), str(truncated))
+    assert status == 1
+    lines = out.splitlines()
+    assert lines[0] == f"{good}: ok ({events} events)"
+    assert lines[1].startswith(f"{gap}:16: sequence-number: ") and lines[1].endswith("(event 5)")
+    assert lines[2].startswith(f"{crlf}:1: sse-crlf: ") and lines[2].endswith("(event 0)")
+    rules = {line.split(": ")[1] for line in lines[3:]}
+    assert all(line.startswith(f"{truncated}") for line in lines[3:])
+    assert "terminal-count" in rules or "no-done" in rules
+    for line in lines[1:]:  # one line per broken rule: file, line, rule, message
+        assert re.match(r"^\S+?(:\d+)?: [a-z-]+: .+ \(event \d+\)$", line), line
+
+
+def test_check_an_unreadable_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "missing.sse"
+    assert run(capsys, "check", str(missing)) == (
+        1, f"{missing}: cannot read (No such file or directory)\n", "")
+
+
+# -- ormock serve -------------------------------------------------------------------------------
+
+
+def test_serve_refuses_to_start_with_a_bad_scenario(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    status, out, err = run(capsys, "serve", "--port", "0", "--scenario", str(bad))
+    assert status == 2 and out == ""
+    assert err.startswith(f"ormock: {bad}:4: steps[0].reply.itmes: unknown key 'itmes'")
+    status, _, err = run(capsys, "serve", "--port", "0", "--scenario", "no-such-thing")
+    assert status == 2 and "no scenario named 'no-such-thing'" in err
+
+
+def test_a_server_started_with_scenarios_serves_them(tmp_path: Path) -> None:
+    path = tmp_path / "good.yaml"
+    path.write_text(GOOD)
+    with OrmockServer(scenarios=[str(path), "json-output"], speed=0) as fake, httpx.Client(
+        base_url=fake.base_url
+    ) as raw:
+        first = raw.post("/responses", json={"model": "m", "input": "x"}).json()
+        assert first["output"][0]["content"][0]["text"] == "hi"
+        second = raw.post("/responses", json={"model": "m", "input": "x"}).json()
+        assert json.loads(second["output"][0]["content"][0]["text"])["city"] == "Paris"
+        # every namespace starts with them loaded
+        other = raw.post(fake.url + "/ns/v1/responses", json={"model": "m", "input": "x"})
+        assert other.json()["output"][0]["content"][0]["text"] == "hi"

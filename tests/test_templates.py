@@ -1,0 +1,209 @@
+"""Templates in scenario text: ``{{ faker.x() }}`` and ``{{ request.field }}``, compiled at load
+time, rendered with a seeded Faker so the same seed and requests give the same bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from faker import Faker
+
+from ormock import Engine, OrmockServer, Reply
+from ormock.scenario import ScenarioError, load_scenario
+from ormock.scenario.templates import TemplateError, compile_template, has_template
+
+Json = dict[str, Any]
+
+
+def namespace_of(base_url: str) -> str:
+    return base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
+
+
+def _render(text: str, request: Json | None = None, seed: int = 1) -> str:
+    faker = Faker()
+    faker.seed_instance(seed)
+    return compile_template(text).render(faker, request or {})
+
+
+def test_plain_text_is_not_a_template() -> None:
+    assert not has_template("no braces here")
+    assert has_template("a {{ faker.word() }}")
+    assert compile_template("just text").pieces == ("just text",)
+
+
+def test_faker_providers_with_literal_arguments() -> None:
+    words = _render("{{ faker.sentence(nb_words=5, variable_nb_words=False) }}")
+    assert len(words.split()) == 5 and words.endswith(".")
+    assert _render("[{{ faker.random_int(min=3, max=3) }}]") == "[3]"
+    assert _render("{{ faker.random_element(elements=['a']) }}") == "a"
+    assert _render("{{faker.name}}")  # no parentheses, no spaces: still a call
+    assert _render("{{ faker.word() }} {{ faker.word() }}") != _render("{{ faker.word() }}")
+
+
+def test_request_fields() -> None:
+    request = {"model": "gpt-5", "input": "Hi", "instructions": None,
+               "previous_response_id": "resp_1", "tool_outputs": "18C 09:00"}
+    text = ("{{ request.model }}|{{ request.input }}|{{ request.instructions }}|"
+            "{{ request.previous_response_id }}|{{ request.tool_outputs }}")
+    assert _render(text, request) == "gpt-5|Hi||resp_1|18C 09:00"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{{ faker.no_such_provider() }}",
+     "faker has no provider 'no_such_provider' (try sentence, word, name, city)"),
+    ("{{ faker._private() }}", "faker has no provider '_private'"),
+    ("{{ faker.seed_instance(3) }}", "faker has no provider 'seed_instance'"),
+    ("{{ faker.seed(3) }}", "faker has no provider 'seed'"),
+    ("{{ faker.random_int(min=5, max=1) }}", "faker.random_int(...) fails: empty range"),
+    ("{{ faker.sentence(nb_words=n) }}", "arguments must be literals (numbers, strings, lists)"),
+    ("{{ request.body }}", "request.body is not available; use one of request.model, "
+     "request.input, request.instructions, request.previous_response_id, request.tool_outputs"),
+    ("{{ request.model() }}", "request.model is not available"),
+    ("{{ os.getcwd() }}", "unknown name 'os': templates know 'faker' and 'request'"),
+    ("{{ __import__('os').system('true') }}",
+     "{{ __import__('os').system('true') }}: use faker.<provider>(...) or request.<field>"),
+    ("{{ faker }}", "{{ faker }}: use faker.<provider>(...) or request.<field>"),
+    ("{{ 1 + }}", "{{ 1 + }} is not an expression ormock understands"),
+    ("Hello {{ faker.name()", "unbalanced '{{' or '}}' in a template"),
+    ("Hello }} there", "unbalanced '{{' or '}}' in a template"),
+])
+def test_mistakes_are_found_when_compiling(text: str, message: str) -> None:
+    with pytest.raises(TemplateError) as caught:
+        compile_template(text)
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(("where", "line", "key"), [
+    ("message", 5, "steps[0].reply.items[0].message"),
+    ("text", 7, "steps[0].reply.items[1].message.text"),
+    ("argument", 11, "steps[0].reply.items[2].function_call.arguments.q"),
+    ("vendor", 15, "steps[0].reply.items[3].vendor_item.fields.deep[1]"),
+])
+def test_a_template_error_names_file_line_and_key(tmp_path: Path, where: str, line: int,
+                                                  key: str) -> None:
+    good = "{{ faker.word() }}"
+    bad = "{{ faker.wrod() }}"
+    text = f"""\
+name: t
+steps:
+  - reply:
+      items:
+        - message: "{bad if where == 'message' else good}"
+        - message:
+            text: "{bad if where == 'text' else good}"
+        - function_call:
+            name: f
+            arguments:
+              q: "{bad if where == 'argument' else good}"
+        - vendor_item:
+            type: "acme:x"
+            fields:
+              deep: [ok, "{bad if where == 'vendor' else good}"]
+"""
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(caught.value) == (
+        f"{path}:{line}: {key}: template error: faker has no provider 'wrod' (try sentence, "
+        "word, name, city)")
+
+
+TEMPLATED = {
+    "name": "templated",
+    "seed": 42,
+    "steps": [{"times": "forever", "reply": {"items": [
+        {"message": "{{ faker.name() }} from {{ faker.city() }}: {{ faker.sentence() }}"},
+        {"function_call": {"name": "lookup",
+                           "arguments": {"query": "{{ request.input }}", "n": 3,
+                                         "word": "{{ faker.word() }}"}}},
+    ]}}],
+}
+
+
+def _bytes(scenario: Json, *inputs: str, seed: int = 0) -> list[bytes]:
+    fake = Engine(seed=seed)
+    fake.use(scenario)
+    out = []
+    for text in inputs:
+        reply = fake.respond({"model": "m", "input": text, "stream": True}, {})
+        assert isinstance(reply, Reply)
+        out.append(reply.sse_body())
+    return out
+
+
+def _message(body: bytes) -> str:
+    for line in body.splitlines():
+        if line.startswith(b'data: {"type":"response.output_text.done"'):
+            return str(json.loads(line[6:])["text"])
+    raise AssertionError("no text")
+
+
+def test_the_same_seed_and_requests_give_the_same_bytes() -> None:
+    first = _bytes(TEMPLATED, "one", "two", "one")
+    assert first == _bytes(TEMPLATED, "one", "two", "one")
+    one, two, again = (_message(b) for b in first)
+    assert one != two  # each request gets its own text
+    assert one == again  # a repeated request gets the same content...
+    assert first[0] != first[2]  # ...under a new response id
+
+
+def test_a_different_scenario_seed_gives_different_text() -> None:
+    reseeded = {**TEMPLATED, "seed": 43}
+    assert _message(_bytes(TEMPLATED, "one")[0]) != _message(_bytes(reseeded, "one")[0])
+
+
+def test_the_server_seed_changes_ids_not_scenario_text() -> None:
+    zero, seven = _bytes(TEMPLATED, "one", seed=0)[0], _bytes(TEMPLATED, "one", seed=7)[0]
+    assert zero != seven
+    assert _message(zero) == _message(seven)
+
+
+def test_rendered_arguments_are_json() -> None:
+    fake = Engine()
+    fake.use(TEMPLATED)
+    reply = fake.respond({"model": "m", "input": 'say "hi"\nplease'}, {})
+    assert isinstance(reply, Reply)
+    call = reply.response["output"][1]
+    arguments = json.loads(call["arguments"])
+    assert arguments["query"] == 'say "hi"\nplease' and arguments["n"] == 3
+    assert arguments["word"].isalpha()
+
+
+def test_identical_bytes_from_two_fresh_servers(base_url: str, server: OrmockServer) -> None:
+    """Two namespaces of the session server and a fresh server: three fresh fakes, seed 0."""
+    requests = [{"model": "m", "input": "one", "stream": True},
+                {"model": "m", "input": "two"},
+                {"model": "m", "input": "one", "stream": True}]
+
+    def run(root: str, engine: Engine) -> list[bytes]:
+        engine.use(TEMPLATED)
+        with httpx.Client(base_url=root) as raw:
+            return [raw.post("/responses", json=r).content for r in requests]
+
+    other = base_url.replace(f"/{namespace_of(base_url)}/", f"/{namespace_of(base_url)}b/")
+    first = run(base_url, server.engine(namespace_of(base_url)))
+    second = run(other, server.engine(namespace_of(other)))
+    with OrmockServer(seed=0) as fresh:
+        third = run(fresh.base_url, fresh.engine())
+    assert first == second == third
+    assert b"Hello" not in first[0] and _message(first[0]) == _message(first[2])
+
+
+def test_templates_through_the_sdk(server: OrmockServer, base_url: str,
+                                   client: openai.OpenAI) -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text()
+    example = docs[docs.index("```yaml\nname: templated\n") + 8:]
+    example = example[:example.index("```")]
+    server.engine(namespace_of(base_url)).use(load_scenario(example))
+    response = client.responses.create(model="gpt-5", input="Where is Paris?")
+    message, call = response.output
+    assert message.type == "message" and response.output_text.endswith(" says hi to gpt-5.")
+    assert call.type == "function_call"
+    assert json.loads(call.arguments) == {"query": "Where is Paris?", "limit": 3}
+    again = client.responses.create(model="gpt-5", input="Where is Paris?")
+    assert again.output_text == response.output_text
