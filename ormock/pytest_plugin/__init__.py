@@ -1,0 +1,291 @@
+"""The ormock pytest plugin (entry point ``pytest11: ormock``): an isolated fake per test.
+
+One server per session (per xdist worker), started on first use on 127.0.0.1 with a free port;
+each fake is a namespace of it with its own ``base_url``, scenarios, journal and stored
+responses, dropped after its test. Strict by default: after a test that passed, requests that
+matched nothing, steps never used, replies the client could not be sent and errors inside the
+server fail it in one report, each section saying how to opt out.
+
+Fixtures: ``ormock``, ``ormock_factory``, ``ormock_env``, ``ormock_config``, ``ormock_server``.
+Marker: ``@pytest.mark.ormock(...)`` (the nearest wins). Options: ``--ormock-*`` and the ini keys
+``ormock_scenarios``, ``ormock_plugins``, ``ormock_strict``, ``ormock_seed``. See docs/pytest.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable, Generator, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .checks import after_test_report
+from .fake import API_KEY, OrmockFixture
+from .options import (
+    KEYS,
+    RECORD_MODES,
+    OptionsError,
+    OrmockOptions,
+    SessionSettings,
+    parse_float,
+    parse_seed,
+    parse_upstream,
+    resolve,
+    validate,
+)
+from .session import OrmockSession
+
+if TYPE_CHECKING:
+    from ormock.server import OrmockServer
+
+__all__ = ["OrmockFixture", "OrmockOptions"]
+
+SESSION = pytest.StashKey[OrmockSession]()
+FAKES = pytest.StashKey[list[OrmockFixture]]()
+CALL_REPORT = pytest.StashKey[pytest.TestReport]()
+POLICY_KEYS = frozenset(KEYS) - {"scenario", "faults", "chaos", "cassette"}
+
+MARKER = (
+    "ormock(scenario=None, faults=None, chaos=None, cassette=None, strict=True, "
+    "assert_all_matched=True, assert_all_used=True, assert_valid_replies=True, "
+    "assert_no_server_errors=True, seed=None, speed=None): configure the test's ormock fake: "
+    "scenarios and faults to load, and which after-test checks run (docs/pytest.md)."
+)
+
+
+# -- options ---------------------------------------------------------------------------------------
+def _speed(value: str) -> float:
+    try:
+        return parse_float(value, "--ormock-speed")
+    except OptionsError as error:
+        raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ormock", "ormock: a fake Open Responses provider per test")
+    group.addoption("--ormock-record", choices=RECORD_MODES, default="none",
+                    help="cassette record mode: none (default), once, new_episodes, all. "
+                         "Cassettes are not implemented yet.")
+    group.addoption("--ormock-upstream", default=None, metavar="URL",
+                    help="the real provider to record from (with --ormock-record). Cassettes "
+                         "are not implemented yet.")
+    group.addoption("--ormock-seed", type=int, default=None, metavar="N",
+                    help="seed of the server and of every fake; beats ormock_seed and "
+                         "@pytest.mark.ormock(seed=...)")
+    group.addoption("--ormock-speed", type=_speed, default=None, metavar="X",
+                    help="divide every scripted delay by X (0: instant, 1: as scripted); beats "
+                         "@pytest.mark.ormock(speed=...)")
+    parser.addini("ormock_scenarios", "folder of scenario files (relative to the rootdir), "
+                  "searched after the test file's folder", type="string", default="")
+    parser.addini("ormock_plugins", "modules to import at the start of the session (ormock "
+                  "extensions)", type="linelist", default=[])
+    parser.addini("ormock_strict", "run the after-test checks (default true); a test opts out "
+                  "with @pytest.mark.ormock(strict=False)", type="bool", default=True)
+    parser.addini("ormock_seed", "default seed of the server and of every fake (default 0)",
+                  type="string", default="")
+
+
+def _settings(config: pytest.Config) -> SessionSettings:
+    try:
+        strict = bool(config.getini("ormock_strict"))
+    except (ValueError, pytest.UsageError) as error:
+        raise pytest.UsageError(f"ini option ormock_strict: {error} (use true or false)"
+                                ) from None
+    try:
+        upstream = config.getoption("ormock_upstream")
+        seed_text = str(config.getini("ormock_seed")).strip()
+        return SessionSettings(
+            record=config.getoption("ormock_record"),
+            upstream=parse_upstream(upstream) if upstream is not None else None,
+            cli_seed=config.getoption("ormock_seed"),
+            cli_speed=config.getoption("ormock_speed"),
+            ini_seed=parse_seed(seed_text, "ini option ormock_seed") if seed_text else None,
+            ini_strict=strict,
+            scenarios_dir=_folder(config),
+            plugins=tuple(config.getini("ormock_plugins")),
+        )
+    except OptionsError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def _folder(config: pytest.Config) -> Path | None:
+    value = str(config.getini("ormock_scenarios")).strip()
+    if not value:
+        return None
+    folder = Path(value)
+    folder = folder if folder.is_absolute() else config.rootpath / folder
+    if not folder.is_dir():
+        raise OptionsError(f"ini option ormock_scenarios: {folder} is not a folder")
+    return folder
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER)
+    settings = _settings(config)
+    for name in settings.plugins:
+        try:
+            importlib.import_module(name)
+        except Exception as error:
+            raise pytest.UsageError(
+                f"ini option ormock_plugins: cannot import {name!r} "
+                f"({type(error).__name__}: {error})"
+            ) from None
+    config.stash[SESSION] = OrmockSession(settings)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION, None)
+    if session is not None:
+        session.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    session = config.stash.get(SESSION, None)
+    if session is None:
+        return []
+    settings = session.settings
+    said = []
+    if settings.cli_seed is not None or settings.ini_seed is not None:
+        said.append(f"seed={settings.seed}")
+    if settings.cli_speed is not None:
+        said.append(f"speed={settings.speed:g}")
+    if settings.record != "none" or settings.upstream:
+        said.append(f"record={settings.record} (cassettes are not implemented yet: no effect)")
+    return [f"ormock: {', '.join(said)}"] if said else []
+
+
+# -- carrying the outcome of the test to the after-test checks -------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if call.when == "call":
+        fakes = item.stash.get(FAKES, None)
+        if fakes is not None:
+            item.stash[CALL_REPORT] = report
+            if report.failed:  # the test's own failure leads; ormock's findings go with it
+                text = after_test_report(fakes)
+                if text:
+                    report.sections.append(("ormock after-test checks", text))
+    return report
+
+
+@pytest.fixture
+def _ormock_checks(request: pytest.FixtureRequest) -> Iterator[list[OrmockFixture]]:
+    """The fakes of one test; after it, one report over all of them, then their namespaces go."""
+    item = request.node
+    fakes: list[OrmockFixture] = []
+    item.stash[FAKES] = fakes
+    yield fakes
+    text = None
+    try:
+        report = item.stash.get(CALL_REPORT, None)
+        if report is not None and report.passed:
+            text = after_test_report(fakes)
+    finally:
+        for fake in fakes:
+            fake.close()
+        del item.stash[FAKES]
+        if CALL_REPORT in item.stash:
+            del item.stash[CALL_REPORT]
+    if text:
+        pytest.fail(text, pytrace=False)
+
+
+# -- fixtures --------------------------------------------------------------------------------------
+def _session(request: pytest.FixtureRequest) -> OrmockSession:
+    return request.config.stash[SESSION]
+
+
+def _new_fake(request: pytest.FixtureRequest, fakes: list[OrmockFixture],
+              levels: list[tuple[Mapping[str, Any], str]], origin: str,
+              keep: frozenset[str] | None = None) -> OrmockFixture:
+    session = _session(request)
+    problem = None
+    checked = []
+    try:
+        for raw, where in levels:
+            values = validate(raw, where)
+            if keep is not None and where != origin:
+                values = {k: v for k, v in values.items() if k in keep}
+            checked.append(values)
+    except OptionsError as error:
+        problem = str(error)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
+    fake = OrmockFixture(session, session.namespace(request.node.nodeid),
+                         resolve(session.settings, *checked), test_path=request.path,
+                         origin=origin)
+    fakes.append(fake)
+    try:
+        fake.configure()
+    except (ValueError, RuntimeError, ImportError) as error:  # ScenarioError is a ValueError
+        problem = f"ormock: {origin}(...) could not be applied: {error}"
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
+    return fake
+
+
+def _marker(request: pytest.FixtureRequest) -> Mapping[str, Any]:
+    marker: pytest.Mark | None = request.node.get_closest_marker("ormock")
+    if marker is None:
+        return {}
+    if marker.args:
+        pytest.fail(f"@pytest.mark.ormock takes keywords only ({', '.join(KEYS)}), not "
+                    f"{marker.args!r}; e.g. @pytest.mark.ormock(scenario='text')", pytrace=False)
+    return marker.kwargs
+
+
+@pytest.fixture
+def ormock_config() -> Mapping[str, Any]:
+    """Defaults for every fake of the tests that see it: the marker's keys. Override it in a
+    conftest.py, module or class (any scope); the marker beats it."""
+    return {}
+
+
+@pytest.fixture
+def ormock(
+    request: pytest.FixtureRequest,
+    ormock_config: Mapping[str, Any],
+    _ormock_checks: list[OrmockFixture],
+) -> OrmockFixture:
+    """This test's fake: ``ormock.base_url``, ``.use(...)``, ``.requests``, ``.openai()``."""
+    levels = [(ormock_config, "the ormock_config fixture"),
+              (_marker(request), "@pytest.mark.ormock")]
+    return _new_fake(request, _ormock_checks, levels, "@pytest.mark.ormock")
+
+
+@pytest.fixture
+def ormock_factory(
+    request: pytest.FixtureRequest,
+    ormock_config: Mapping[str, Any],
+    _ormock_checks: list[OrmockFixture],
+) -> Callable[..., OrmockFixture]:
+    """Make more independent fakes: ``ormock_factory(scenario=..., strict=...)``. Each starts
+    empty (the marker's scenario, faults, chaos and cassette are the ``ormock`` fixture's) and
+    takes the test's check, seed and speed settings unless the call says otherwise."""
+
+    def make(**keys: Any) -> OrmockFixture:
+        levels = [(ormock_config, "the ormock_config fixture"),
+                  (_marker(request), "@pytest.mark.ormock"), (keys, "ormock_factory")]
+        return _new_fake(request, _ormock_checks, levels, "ormock_factory", keep=POLICY_KEYS)
+
+    return make
+
+
+@pytest.fixture
+def ormock_env(ormock: OrmockFixture, monkeypatch: pytest.MonkeyPatch) -> OrmockFixture:
+    """``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` point at this test's fake, for code under test
+    that builds its own client."""
+    monkeypatch.setenv("OPENAI_BASE_URL", ormock.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    return ormock
+
+
+@pytest.fixture(scope="session")
+def ormock_server(request: pytest.FixtureRequest) -> OrmockServer:
+    """The session's ``OrmockServer`` (started on first use; one per xdist worker)."""
+    return _session(request).server()
