@@ -1,29 +1,57 @@
-"""ormock: a scriptable fake Open Responses provider for tests."""
+"""ormock: a scriptable fake Open Responses provider for tests.
 
-from .engine import Engine
-from .journal import JournalEntry
-from .protocol import (
-    RULES,
-    FunctionCallPlan,
-    MessagePlan,
-    ProtocolError,
-    ReasoningPlan,
-    RefusalPart,
-    ReplyPlan,
-    StreamReport,
-    TextPart,
-    VendorItemPlan,
-    Violation,
-    build_events,
-    check_stream,
-    fold_events,
-)
-from .protocol.errors import OpenResponsesError
-from .reply import RawReply, Reply
-from .server import OrmockServer
-from .sse import SSEMessage, SSEParser, parse_sse
+Names are imported on first use, so that loading the pytest plugin (which every pytest run does
+once ormock is installed) costs almost nothing until a test asks for a fake.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .journal import JournalEntry
+    from .protocol import (
+        RULES,
+        FunctionCallPlan,
+        MessagePlan,
+        ProtocolError,
+        ReasoningPlan,
+        RefusalPart,
+        ReplyPlan,
+        StreamReport,
+        TextPart,
+        VendorItemPlan,
+        Violation,
+        build_events,
+        check_stream,
+        fold_events,
+    )
+    from .protocol.errors import OpenResponsesError
+    from .reply import RawReply, Reply
+    from .server import OrmockServer
+    from .sse import SSEMessage, SSEParser, parse_sse
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "Engine": "engine",
+    "JournalEntry": "journal",
+    "OpenResponsesError": "protocol.errors",
+    "OrmockServer": "server",
+    "RawReply": "reply",
+    "Reply": "reply",
+    "SSEMessage": "sse",
+    "SSEParser": "sse",
+    "parse_sse": "sse",
+    **dict.fromkeys(
+        ["RULES", "FunctionCallPlan", "MessagePlan", "ProtocolError", "ReasoningPlan",
+         "RefusalPart", "ReplyPlan", "StreamReport", "TextPart", "VendorItemPlan", "Violation",
+         "build_events", "check_stream", "fold_events"],
+        "protocol",
+    ),
+}
 
 __all__ = [
     "RULES",
@@ -51,3 +79,16 @@ __all__ = [
     "fold_events",
     "parse_sse",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ormock' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -18,6 +18,7 @@ from typing import Any
 
 from faker import Faker
 
+from .fakes import shared_faker
 from .protocol.plan import (
     FunctionCallPlan,
     ItemPlan,
@@ -116,7 +117,7 @@ class Prose:
 
     def __init__(self, seed: int) -> None:
         if not Prose._words:
-            Prose._words = tuple(Faker().get_words_list())
+            Prose._words = tuple(shared_faker().get_words_list())
         self.rng = random.Random(seed)
 
     def sentence(self) -> str:

@@ -16,10 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from faker import Faker
-
 from .chaos import Chaos
 from .embedded import content_seed, default_plan, input_text
+from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
 from .journal import JournalEntry, masked, on_the_wire, raw_ended
 from .protocol.checker import check_stream
@@ -76,7 +75,7 @@ class Engine:
         self.speed = speed
         self.scenario_dirs = scenario_dirs
         self.clock_mode = clock
-        self.faker = Faker()
+        self.faker = shared_faker()
         self.scenarios = ScenarioSet()  # loaded: matched against every request
         self.named = ScenarioSet()  # chosen by header or model name
         self.faults: list[Fault] = []  # applied to every reply (Python and admin API)
@@ -146,7 +145,7 @@ class Engine:
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``)."""
         entry = JournalEntry("POST", path, masked(headers), body, at=self.elapsed())
-        with self._lock:
+        with self._lock, FAKER_LOCK:
             self.journal.append(entry)
             if len(self.journal) > self.journal_limit:
                 del self.journal[: len(self.journal) - self.journal_limit // 2]
@@ -222,7 +221,7 @@ class Engine:
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
         """Answer ``body`` with a given step, whatever it matches (``ormock show``)."""
         entry = JournalEntry("POST", "/v1/responses", {}, body)
-        with self._lock:
+        with self._lock, FAKER_LOCK:
             return self._respond(parse_request(body), {}, entry, Selection(scenario, step))
 
     def _respond(

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faker import Faker
-
 from ormock.chaos import Chaos
+from ormock.fakes import FAKER_LOCK, shared_faker
 from ormock.protocol.checker import check_stream
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.response import new_response
@@ -102,12 +101,13 @@ def _check_step(scenario: Scenario, step: Step, lines: Lines, index: int) -> Non
         report = check_stream(reply.sse)
     else:
         ids = IdFactory(scenario.seed)
-        faker = Faker()
-        faker.seed_instance(scenario.seed)
         response = new_response(ids.new("resp"), 0, {"model": "ormock-1"})
         try:
-            events = reply.build(faker, {"model": "ormock-1", "input": ""}, response, ids,
-                                 input_tokens=0, completed_at=0)
+            with FAKER_LOCK:
+                faker = shared_faker()
+                faker.seed_instance(scenario.seed)
+                events = reply.build(faker, {"model": "ormock-1", "input": ""}, response, ids,
+                                     input_tokens=0, completed_at=0)
         except (ValueError, KeyError, TypeError) as error:
             raise lines.error(f"cannot build this reply: {error}", path) from None
         report = check_stream(events)

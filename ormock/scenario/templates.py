@@ -15,11 +15,12 @@ from typing import Any
 
 from faker import Faker
 
+from ormock.fakes import FAKER_LOCK, shared_faker
+
 __all__ = ["Template", "TemplateError", "compile_template", "has_template"]
 
 _EXPR = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 REQUEST_FIELDS = ("model", "input", "instructions", "previous_response_id", "tool_outputs")
-_probe = Faker()
 # methods of Faker itself, not providers: a template must not reseed or reconfigure it
 _NOT_PROVIDERS = frozenset({
     "seed", "seed_instance", "seed_locale", "add_provider", "get_providers", "provider",
@@ -81,7 +82,7 @@ def _compile_expr(text: str) -> Render:
         raise TemplateError(f"unknown name {owner!r}: templates know 'faker' and 'request'")
     try:
         provider = None if name.startswith("_") or name in _NOT_PROVIDERS else getattr(
-            _probe, name, None)
+            shared_faker(), name, None)
     except Exception:  # Faker's proxy raises for some names (seed)
         provider = None
     if not callable(provider):
@@ -91,7 +92,8 @@ def _compile_expr(text: str) -> Render:
         return str(getattr(faker, name)(*call_args, **call_kwargs))
 
     try:  # arguments that fail are found now, not on the first request
-        render(_probe, {})
+        with FAKER_LOCK:
+            render(shared_faker(), {})
     except Exception as error:
         raise TemplateError(f"faker.{name}(...) fails: {error}") from None
     return render
