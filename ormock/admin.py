@@ -7,6 +7,8 @@
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
 - ``GET /_ormock/journal``: every request, secrets masked, what answered it and what went back.
+- ``GET /_ormock/verdict``: how the client coped with the faults (``ormock.verdict``);
+  ``?allow=code,...`` and the rules' thresholds (``?stall_timeout=5``) as query parameters.
 - ``POST /_ormock/faults`` (a fault spec or a list, YAML or JSON), ``GET``, ``DELETE``: faults
   applied to every reply; ``PUT /_ormock/chaos`` (``rate=0.2,seed=7,faults=...``): seeded chaos.
 
@@ -32,6 +34,7 @@ from .protocol.errors import OpenResponsesError
 from .scenario import ScenarioError, catalogue, load_scenario
 from .scenario.catalogue import load_file
 from .sse import encode_json
+from .verdict import judge, rules_from
 
 __all__ = ["admin_routes"]
 
@@ -84,7 +87,10 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                     "--admin-host ADDRESS to allow another.",
                     type="permission_denied", code="admin_forbidden", status=403,
                 ))
-            engine = namespaces.get(request.path_params.get("namespace", ""))
+            try:
+                engine = namespaces.get(request.path_params.get("namespace", ""))
+            except OpenResponsesError as error:
+                return _error(error)
             return await handler(request, engine)
 
         return endpoint
@@ -169,6 +175,17 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
     async def journal(request: Request, engine: Engine) -> Response:
         return _json({"object": "list", "data": [e.to_dict() for e in engine.journal]})
 
+    async def verdict(request: Request, engine: Engine) -> Response:
+        query = request.query_params
+        allow = [c.strip() for v in query.getlist("allow") for c in v.split(",") if c.strip()]
+        try:
+            rules = rules_from({k: v for k, v in query.items() if k != "allow"})
+            found = judge(engine, allow=allow, rules=rules)
+        except ValueError as error:
+            return _error(OpenResponsesError(f"No verdict: {error}", code="invalid_verdict",
+                                             param="query"))
+        return _json(found.to_dict())
+
     routes = []
     for prefix in ("", "/{namespace:str}"):
         base = prefix + "/_ormock"
@@ -179,6 +196,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
             Route(base + "/catalogue", guarded(builtin), methods=["GET"]),
             Route(base + "/reset", guarded(reset), methods=["POST"]),
             Route(base + "/journal", guarded(journal), methods=["GET"]),
+            Route(base + "/verdict", guarded(verdict), methods=["GET"]),
             Route(base + "/faults", guarded(add_faults), methods=["POST"]),
             Route(base + "/faults", guarded(list_faults), methods=["GET"]),
             Route(base + "/faults", guarded(clear_faults), methods=["DELETE"]),

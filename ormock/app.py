@@ -29,7 +29,7 @@ from .protocol.ids import IdFactory
 from .reply import RawReply, Reply
 from .sse import encode_json
 from .websocket import ResponsesSocket
-from .wire import coalesced, send_frames
+from .wire import coalesced, remember_transport, send_frames
 
 __all__ = ["create_app"]
 
@@ -123,6 +123,7 @@ class _RequestIds:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         request_id = None
         for name, value in scope["headers"]:
             if name == b"x-request-id":
@@ -153,8 +154,8 @@ class _CreateResponse:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
         try:
+            engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
             self._authorize(headers)
             body = await self._body(headers, receive)
             reply, entry = engine.answer(body, headers, scope["path"])
@@ -252,7 +253,10 @@ def create_app(
                         media_type="application/json")
 
     async def get_response(request: Request) -> Response:
-        engine = namespaces.get(request.path_params.get("namespace", ""))
+        try:
+            engine = namespaces.get(request.path_params.get("namespace", ""))
+        except OpenResponsesError as error:
+            return error_response(error)
         response_id = request.path_params["response_id"]
         stored = engine.responses.get(response_id)
         if stored is None:
@@ -282,8 +286,9 @@ def create_app(
         return error_response(error)
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        engine = namespaces.get(request.path_params.get("namespace", ""))
-        engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
+        engine = namespaces.find(request.path_params.get("namespace", ""))
+        if engine is not None:
+            engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return error_response(OpenResponsesError(
             f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
             "ormock, please report it with the request.",

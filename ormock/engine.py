@@ -21,7 +21,7 @@ from .embedded import content_seed, default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
 from .journal import JournalEntry, masked, on_the_wire, raw_ended
-from .protocol.checker import check_stream
+from .protocol.checker import ProtocolError, check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
 from .protocol.response import new_response
@@ -353,6 +353,11 @@ def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
         entry.ended = raw_ended(reply)
         return
     entry.status, entry.stream = 200, reply.stream
+    if not reply.stream and reply.frames is None:
+        try:
+            reply.folded()
+        except ProtocolError:
+            entry.status = 500  # the app answers unfoldable_reply
     final = _final(reply.events)
     if final is not None:
         entry.response_id, entry.response_status = final.get("id"), final.get("status")
@@ -441,6 +446,7 @@ class Namespaces:
         self._engines: dict[str, Engine] = {}
         self._lock = threading.Lock()
         self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
+        self._closed: set[str] = set()  # dropped: a late request must not bring them back
         self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
 
     @property
@@ -448,10 +454,18 @@ class Namespaces:
         return int(self.options.get("seed", 0))
 
     def get(self, name: str = "") -> Engine:
+        """The engine of a namespace, made on first use; a dropped one answers 404."""
         engine = self._engines.get(name)
         if engine is None:
             with self._lock:
                 engine = self._engines.get(name)
+                if name in self._closed:
+                    raise OpenResponsesError(
+                        f"The namespace {name!r} is closed: the test that owned it has ended. "
+                        "A request that arrives after its test is a leak in the code under "
+                        "test (a background thread or task still running).",
+                        type="not_found", code="namespace_closed", param="path",
+                    )
                 if engine is None:
                     engine = Engine(**self.options)
                     for setup in self.setup:
@@ -459,9 +473,16 @@ class Namespaces:
                     self._engines[name] = engine
         return engine
 
+    def find(self, name: str = "") -> Engine | None:
+        """The engine of a namespace if it exists; never makes one."""
+        return self._engines.get(name)
+
     def drop(self, name: str) -> None:
+        """Forget a namespace for good: its engine goes, and later requests to it get 404."""
         with self._lock:
             self._engines.pop(name, None)
+            if name:
+                self._closed.add(name)
 
     def names(self) -> list[str]:
         return sorted(self._engines)

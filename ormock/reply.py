@@ -45,6 +45,8 @@ class Reply:
     # snapshot is then the fold (the builder makes it from the items it streams; the property
     # tests hold the two equal), so the JSON body need not fold again
     built: list[Json] | None = field(default=None, repr=False, compare=False)
+    _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
+                                                 compare=False)
 
     @property
     def response(self) -> Json:
@@ -61,15 +63,22 @@ class Reply:
     def sse_body(self) -> bytes:
         return b"".join(frame.data for frame in self.wire())
 
-    def json_body(self) -> bytes:
-        """The fold of the events. A scripted stream that breaks rules on purpose still folds
-        to its terminal snapshot; one with no terminal event cannot be a JSON body."""
+    def folded(self) -> Json:
+        """The fold of the events: the Response a non-streamed request gets. A scripted stream
+        that breaks rules on purpose still folds to its terminal snapshot; one with no terminal
+        event cannot be folded (``ProtocolError``)."""
         if self.built is not None and self.built is self.events:
-            return encode_json(self.events[-1]["response"]).encode()
-        report = check_stream(self.events, schema=False)
-        if report.response is None:
-            raise ProtocolError(report.violations)
-        return encode_json(report.response).encode()
+            return self.response
+        if self._folded is None:
+            report = check_stream(self.events, schema=False)
+            self._folded = (report.response if report.response is not None
+                            else ProtocolError(report.violations))
+        if isinstance(self._folded, ProtocolError):
+            raise self._folded
+        return self._folded
+
+    def json_body(self) -> bytes:
+        return encode_json(self.folded()).encode()
 
     def delays(self) -> list[float]:
         """The planned delay before each event."""

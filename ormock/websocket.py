@@ -48,7 +48,11 @@ class ResponsesSocket:
         ):
             await socket.close(code=1008, reason="invalid API key")
             return
-        engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
+        try:
+            engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
+        except OpenResponsesError:
+            await socket.close(code=1008, reason="namespace closed")
+            return
         headers = dict(socket.headers)
         local = engine.continuation_cache()
         await socket.accept()

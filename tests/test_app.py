@@ -200,3 +200,14 @@ def test_no_body_crashes_the_server(http: httpx.Client, body: dict[str, Any]) ->
         _error(response)
     elif body.get("stream") is True:
         assert check_stream(response.content, schema=False).ok
+
+
+def test_a_dropped_namespace_answers_404_and_stays_gone(server: OrmockServer) -> None:
+    server.namespaces.get("gone-ns")
+    server.namespaces.drop("gone-ns")
+    with httpx.Client(base_url=server.url) as raw:
+        late = raw.post("/gone-ns/v1/responses", json={"model": "m", "input": "x"})
+        assert late.status_code == 404
+        assert _error(late)["code"] == "namespace_closed"
+        assert raw.get("/gone-ns/_ormock/journal").status_code == 404
+    assert server.namespaces.find("gone-ns") is None
