@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["JournalEntry", "masked"]
+from .protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
+from .reply import RawReply, Reply
+from .sse import SSEParser
+
+__all__ = ["Ended", "JournalEntry", "masked", "on_the_wire", "raw_ended"]
+
+# How an answer ended on the wire. whole: all of it went out (an error answer too);
+# truncated: the body ended cleanly but short (a stream with no terminal event, a JSON body
+# that is not JSON); closed / reset: the connection dropped mid-body (FIN / RST); stalled: the
+# server stopped sending for good, until the client left.
+Ended = Literal["whole", "truncated", "closed", "reset", "stalled"]
+Json = dict[str, Any]
 
 SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "cookie", "set-cookie",
                             "openai-organization", "openai-project", "proxy-authorization"})
@@ -22,7 +35,14 @@ class JournalEntry:
     """One request the fake received and what it sent back.
 
     ``at``: seconds since the engine started when the request arrived. ``events``: each event
-    sent, as ``{"type", "sequence_number", "offset_ms"}`` (planned offset from the first byte).
+    sent, as ``{"type", "sequence_number", "offset_ms"}`` (planned offset from the first byte;
+    after a wire fault, only the events that went out whole before the cut).
+    ``reply_headers``: the headers the reply itself set (``retry-after``, ``retry-after-ms``,
+    ``x-should-retry``, ...; not the server's usual ones). ``ended``: how the answer ended on
+    the wire (``Ended``). ``output_ids``: the ids of the output items the client was sent, and
+    the ``call_id`` of each function call among them. ``finished_at``: seconds since the engine
+    started when the answer was all written, dropped, or the client left (``None`` for an
+    error answer, and while it is being written).
     """
 
     method: str
@@ -43,6 +63,9 @@ class JournalEntry:
     sent: tuple[list[dict[str, Any]], list[float] | None] | None = field(
         default=None, repr=False, compare=False
     )
+    reply_headers: dict[str, str] = field(default_factory=dict)
+    ended: Ended = "whole"
+    finished_at: float | None = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -57,13 +80,76 @@ class JournalEntry:
                         "offset_ms": round(offset * 1000, 3)})
         return out
 
+    @property
+    def output_ids(self) -> list[str]:
+        out: list[str] = []
+        for event in self.sent[0] if self.sent else ():
+            if event.get("type") in (ITEM_ADDED, ITEM_DONE) and isinstance(event.get("item"),
+                                                                          dict):
+                item = event["item"]
+                out += [v for k in ("id", "call_id")
+                        if isinstance(v := item.get(k), str) and v not in out]
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         del data["sent"]
         data["events"] = self.events
+        data["output_ids"] = self.output_ids
         return data
 
     @property
     def json(self) -> Any:
         """The request body (parsed JSON)."""
         return self.body
+
+
+def raw_ended(reply: RawReply) -> Ended:
+    """A raw answer is whole, unless it is a 200 whose JSON body is cut (not JSON)."""
+    if reply.status == 200 and reply.content_type == "application/json":
+        try:
+            json.loads(reply.body)
+        except ValueError:
+            return "truncated"
+    return "whole"
+
+
+def on_the_wire(reply: Reply) -> tuple[tuple[list[Json], list[float] | None] | None, Ended]:
+    """For a reply whose frames are set (a wire fault, a literal SSE body): the events that
+    went out whole before a drop or a stall for good, with their delays, and how it ended.
+    Data lines that are not JSON objects are not events and are left out."""
+    frames = reply.frames or []
+    if not reply.stream:  # a JSON body held back or dropped
+        for frame in frames:
+            if frame.action == "stall" and math.isinf(frame.delay):
+                return None, "stalled"
+            if frame.action in ("close", "reset"):
+                return None, "closed" if frame.action == "close" else "reset"
+        return (reply.events, None), "whole"
+    parser = SSEParser()
+    events: list[Json] = []
+    delays: list[float] = []
+    wait = 0.0
+    ended: Ended = "whole"
+    for frame in frames:
+        if frame.action == "stall" and math.isinf(frame.delay):
+            ended = "stalled"
+            break
+        wait += frame.delay
+        if frame.action in ("close", "reset"):
+            ended = "closed" if frame.action == "close" else "reset"
+            break
+        if frame.action == "end":
+            break
+        for message in parser.feed(frame.data):
+            try:
+                event = json.loads(message.data)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+                delays.append(wait)
+                wait = 0.0
+    if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
+        ended = "truncated"
+    return (events, delays), ended

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import math
 import random
 import socket
@@ -21,7 +22,15 @@ from typing import Any, Literal
 from .protocol.tokens import count_tokens
 from .sse import DONE_FRAME, frame_event
 
-__all__ = ["Frame", "Pacing", "close_connection", "coalesced", "frames_for", "send_frames"]
+__all__ = [
+    "Frame",
+    "Pacing",
+    "close_connection",
+    "coalesced",
+    "frames_for",
+    "remember_transport",
+    "send_frames",
+]
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -114,8 +123,20 @@ def coalesced(frames: list[Frame]) -> list[Frame]:
 
 def _transport(send: Send) -> Any:
     """uvicorn's transport under an ASGI ``send``: the bound ``send`` belongs to its request
-    cycle, whose ``transport`` holds the socket. None on other servers."""
-    return getattr(getattr(send, "__self__", None), "transport", None)
+    cycle, whose ``transport`` holds the socket. Below middleware that wraps ``send`` (Starlette
+    does), the one ``remember_transport`` noted for this request. None on other servers."""
+    found = getattr(getattr(send, "__self__", None), "transport", None)
+    return found if found is not None else _TRANSPORT.get()
+
+
+_TRANSPORT: contextvars.ContextVar[Any] = contextvars.ContextVar("ormock_transport",
+                                                                 default=None)
+
+
+def remember_transport(send: Send) -> None:
+    """Note the transport under the server's own ``send`` for this request (call it in the
+    outermost ASGI layer), so ``close_connection`` finds it below wrapping middleware."""
+    _TRANSPORT.set(getattr(getattr(send, "__self__", None), "transport", None))
 
 
 def close_connection(send: Send, reset: bool) -> bool:
