@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .reply import RawReply, Reply
     from .server import OrmockServer
     from .sse import SSEMessage, SSEParser, parse_sse
+    from .verdict import Verdict, assert_resilient, judge
 
 __version__ = "0.1.0"
 
@@ -45,6 +46,9 @@ _HOMES = {
     "SSEMessage": "sse",
     "SSEParser": "sse",
     "parse_sse": "sse",
+    "Verdict": "verdict",
+    "assert_resilient": "verdict",
+    "judge": "verdict",
     **dict.fromkeys(
         ["RULES", "FunctionCallPlan", "MessagePlan", "ProtocolError", "ReasoningPlan",
          "RefusalPart", "ReplyPlan", "StreamReport", "TextPart", "VendorItemPlan", "Violation",
@@ -72,11 +76,14 @@ __all__ = [
     "StreamReport",
     "TextPart",
     "VendorItemPlan",
+    "Verdict",
     "Violation",
     "__version__",
+    "assert_resilient",
     "build_events",
     "check_stream",
     "fold_events",
+    "judge",
     "parse_sse",
 ]
 

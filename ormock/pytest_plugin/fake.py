@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ormock.journal import JournalEntry
     from ormock.scenario import Scenario
     from ormock.server import OrmockServer
+    from ormock.verdict import Rules, Verdict
 
 __all__ = ["API_KEY", "OrmockFixture", "cassette_not_implemented"]
 
@@ -241,6 +242,21 @@ class OrmockFixture:
         """Like ``assert_called_with``, for any request rather than the last."""
         __tracebackhide__ = True
         self._assert_match(True, input_contains, tool_outputs, previous_response_id, model)
+
+    def verdict(self, *, allow: Iterable[str] = (), rules: Rules | None = None) -> Verdict:
+        """How the client coped with this test's faults, judged from the journal
+        (``ormock.verdict``): findings such as ignored Retry-After or a retry storm."""
+        from ormock.verdict import judge
+
+        return judge(self.engine, allow=allow, rules=rules)
+
+    def assert_resilient(self, *, allow: Iterable[str] = (), rules: Rules | None = None
+                         ) -> Verdict:
+        """Fail unless the client coped well with this test's faults; the failure lists each
+        finding and the ``allow=(...)`` that would accept it."""
+        from ormock.verdict import assert_resilient
+
+        return assert_resilient(self.engine, allow=allow, rules=rules)
 
     def _assert_match(self, any_request: bool, input_contains: str | None,
                       tool_outputs: Sequence[str] | None, previous_response_id: str | None,
