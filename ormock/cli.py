@@ -22,9 +22,16 @@ def _serve(args: argparse.Namespace) -> int:
     from .app import create_app
     from .chaos import Chaos
     from .engine import Namespaces, preload
+    from .plugins import REGISTRY, PluginError, load_entry_points, load_plugins
     from .scenario import ScenarioError
     from .server import best_loop
 
+    try:
+        load_entry_points()
+        load_plugins(args.plugin)
+    except PluginError as error:
+        print(f"ormock: --plugin: {error}", file=sys.stderr)
+        return 2
     try:
         chaos = Chaos.parse(args.chaos) if args.chaos else None
     except ValueError as error:
@@ -32,7 +39,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     namespaces = Namespaces(
         seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
-        scenario_dirs=tuple(Path(d) for d in args.scenario_dir), chaos=chaos,
+        scenario_dirs=(*(Path(d) for d in args.scenario_dir), *REGISTRY.scenario_dirs),
+        chaos=chaos,
     )
     try:
         preload(namespaces, args.scenario)
@@ -199,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="load a scenario (a file, or a catalogue name); repeatable")
     serve.add_argument("--scenario-dir", action="append", default=[], metavar="DIR",
                        help="a folder where scenario names are looked up; repeatable")
+    serve.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
+                       help="load an ormock plugin (a module or .py file with "
+                       "register(registry)); repeatable")
     serve.add_argument("--speed", type=float, default=1.0,
                        help="divide every scripted delay by this (0: no delays)")
     serve.add_argument("--chaos", default=None, metavar="SPEC",

@@ -18,6 +18,7 @@ import uvicorn
 from .app import DEFAULT_MAX_BODY, create_app
 from .chaos import Chaos
 from .engine import Engine, Namespaces, preload
+from .plugins import REGISTRY, load_entry_points, load_plugins
 
 __all__ = ["OrmockServer"]
 
@@ -49,11 +50,14 @@ class OrmockServer:
         max_body: int = DEFAULT_MAX_BODY,
         admin_hosts: Sequence[str] = (),
         chaos: Chaos | str | None = None,
+        plugins: Sequence[str] = (),
         log_level: str = "warning",
     ) -> None:
+        load_entry_points()
+        load_plugins(plugins)
         self.namespaces = Namespaces(
             seed=seed, clock=clock, self_check=self_check, speed=speed,
-            scenario_dirs=tuple(Path(d) for d in scenario_dirs),
+            scenario_dirs=(*(Path(d) for d in scenario_dirs), *REGISTRY.scenario_dirs),
             chaos=Chaos.parse(chaos) if isinstance(chaos, str) else chaos,
         )
         preload(self.namespaces, scenarios)

@@ -14,7 +14,6 @@ Marker: ``@pytest.mark.ormock(...)`` (the nearest wins). Options: ``--ormock-*``
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,8 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "@pytest.mark.ormock(speed=...)")
     parser.addini("ormock_scenarios", "folder of scenario files (relative to the rootdir), "
                   "searched after the test file's folder", type="string", default="")
-    parser.addini("ormock_plugins", "modules to import at the start of the session (ormock "
-                  "extensions)", type="linelist", default=[])
+    parser.addini("ormock_plugins", "ormock plugins (modules or .py files with a "
+                  "register(registry) function) to load at the start of the session",
+                  type="linelist", default=[])
     parser.addini("ormock_strict", "run the after-test checks (default true); a test opts out "
                   "with @pytest.mark.ormock(strict=False)", type="bool", default=True)
     parser.addini("ormock_seed", "default seed of the server and of every fake (default 0)",
@@ -124,14 +124,13 @@ def _folder(config: pytest.Config) -> Path | None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER)
     settings = _settings(config)
-    for name in settings.plugins:
+    if settings.plugins:
+        from ormock.plugins import PluginError, load_plugins
+
         try:
-            importlib.import_module(name)
-        except Exception as error:
-            raise pytest.UsageError(
-                f"ini option ormock_plugins: cannot import {name!r} "
-                f"({type(error).__name__}: {error})"
-            ) from None
+            load_plugins(settings.plugins)
+        except PluginError as error:
+            raise pytest.UsageError(f"ini option ormock_plugins: {error}") from None
     config.stash[SESSION] = OrmockSession(settings)
 
 

@@ -185,11 +185,9 @@ def _reply(fault_schema: Json) -> Json:
 
 
 def _fault_schema() -> Json:
-    try:
-        from ormock.faults import FAULT_SCHEMA
-    except ImportError:  # pragma: no cover - the fault catalogue ships with the package
-        return {"type": "object"}
-    return dict(FAULT_SCHEMA)
+    from ormock.faults import fault_schema
+
+    return fault_schema()
 
 
 def _match() -> Json:
@@ -200,9 +198,16 @@ def _match() -> Json:
     return {**_MATCH, "properties": properties}
 
 
-@lru_cache(maxsize=1)
 def scenario_schema() -> Json:
-    """The JSON Schema (draft 2020-12) of a scenario file."""
+    """The JSON Schema (draft 2020-12) of a scenario file, with what plugins registered."""
+    from ormock.faults import FAULTS
+
+    return _schema(tuple(sorted(CHECKS)), tuple(sorted(FAULTS)))
+
+
+@lru_cache(maxsize=8)
+def _schema(checks: tuple[str, ...], faults: tuple[str, ...]) -> Json:
+    """Built once per set of registered checks and faults."""
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://ormock.dev/schema/scenario.json",

@@ -1,0 +1,120 @@
+"""The plugin API: a module with ``register(registry)`` adds faults, match checks and scenario
+folders.
+
+Plugins are found through the ``ormock.plugins`` entry-point group (loaded by every server and
+by the pytest plugin), or named explicitly: ``ormock serve --plugin MODULE_OR_FILE``, the
+``ormock_plugins`` ini key, ``OrmockServer(plugins=[...])``. A plugin is registered once per
+process, however often it is named::
+
+    # acme_ormock.py
+    from ormock.scenario.matching import RequestView
+
+    def register(registry):
+        @registry.check("input_startswith")
+        def _starts(view: RequestView, prefix: str, responses) -> str | None:
+            return None if view.input_text.startswith(prefix) else f"input does not start ..."
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+from .faults import Fault, register
+from .scenario.matching import CheckFn, Prepare, register_check
+
+__all__ = ["ENTRY_POINT_GROUP", "PluginError", "Registry", "load_entry_points", "load_plugins"]
+
+ENTRY_POINT_GROUP = "ormock.plugins"
+F = TypeVar("F", bound=type[Fault])
+
+
+class PluginError(RuntimeError):
+    """A plugin that cannot be found or that failed to register."""
+
+
+class Registry:
+    """What a plugin's ``register(registry)`` receives."""
+
+    def __init__(self) -> None:
+        self.scenario_dirs: list[Path] = []
+
+    def fault(self, cls: F) -> F:
+        """Register a ``Fault`` subclass under its ``name`` (usable in YAML, Python, chaos)."""
+        return register(cls)
+
+    def check(self, name: str, prepare: Prepare | None = None) -> Callable[[CheckFn], CheckFn]:
+        """Register a ``match`` check under its YAML key (see ``ormock.scenario.matching``)."""
+        return register_check(name, prepare)
+
+    def scenarios(self, folder: str | Path) -> None:
+        """A folder whose scenario files can be named like catalogue entries."""
+        self.scenario_dirs.append(Path(folder))
+
+
+REGISTRY = Registry()
+_loaded: dict[str, ModuleType] = {}
+
+
+def _import(name: str) -> ModuleType:
+    if name.endswith(".py"):
+        path = Path(name).resolve()
+        spec = importlib.util.spec_from_file_location(f"ormock_plugin_{path.stem}", path)
+        if spec is None or spec.loader is None or not path.is_file():
+            raise PluginError(f"plugin file {name!r} not found")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(name)
+
+
+def load_plugins(names: Iterable[str]) -> list[ModuleType]:
+    """Import each plugin (a module name or a ``.py`` file) and call its ``register``."""
+    modules = []
+    for name in names:
+        if name in _loaded:
+            modules.append(_loaded[name])
+            continue
+        try:
+            module = _import(name)
+        except PluginError:
+            raise
+        except Exception as error:
+            raise PluginError(f"plugin {name!r} failed to import: {error}") from error
+        _register(name, module)
+        modules.append(module)
+    return modules
+
+
+def _register(name: str, module: Any) -> None:
+    register_fn = getattr(module, "register", None)
+    if not callable(register_fn):
+        raise PluginError(f"plugin {name!r} has no register(registry) function")
+    try:
+        register_fn(REGISTRY)
+    except Exception as error:
+        raise PluginError(f"plugin {name!r} failed to register: {error}") from error
+    _loaded[name] = module
+
+
+def load_entry_points() -> list[str]:
+    """Load every plugin installed under the ``ormock.plugins`` entry-point group."""
+    names = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        key = f"entry-point:{point.name}"
+        if key not in _loaded:
+            try:
+                module = point.load()
+            except Exception as error:
+                raise PluginError(f"plugin {point.name!r} ({point.value}) failed to import: "
+                                  f"{error}") from error
+            _register(key, module)
+        names.append(point.name)
+    return names
