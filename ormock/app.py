@@ -158,7 +158,9 @@ class _CreateResponse:
             engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
             self._authorize(headers)
             body = await self._body(headers, receive)
-            reply, entry = engine.answer(body, headers, scope["path"])
+            # the server's own path may issue a repeated content from the stream cache: it
+            # writes bytes, and never looks at the events
+            reply, entry = engine.answer(body, headers, scope["path"], cached=True)
         except OpenResponsesError as error:
             await send_error(send, error)
             return

@@ -20,7 +20,7 @@ from .chaos import Chaos
 from .embedded import content_seed, default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
-from .journal import JournalEntry, masked, on_the_wire, raw_ended
+from .journal import JournalEntry, masked, on_the_wire, raw_ended, summarize
 from .protocol.checker import ProtocolError, check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
@@ -38,8 +38,10 @@ from .scenario import (
     find_scenario,
     load_scenario,
 )
+from .scenario.replies import StepReply
 from .scenario.selection import Miss
 from .sse import encode_json
+from .stream_cache import StreamCache
 from .wire import Pacing
 
 __all__ = ["Engine", "Namespaces"]
@@ -68,8 +70,10 @@ class Engine:
         scenario_dirs: tuple[Path, ...] = (),
         chaos: Chaos | None = None,
         journal_limit: int = 1000,
+        store_limit: int = 2000,
     ) -> None:
         self.journal_limit = journal_limit  # the oldest half is dropped past this
+        self.store_limit = store_limit  # stored responses kept; the oldest go first
         self.seed = seed
         self.self_check = self_check
         self.speed = speed
@@ -104,6 +108,7 @@ class Engine:
             self.faults[:] = kept_faults
             self.fault_counts.clear()
             self.scenario_chaos: dict[str, Chaos] = {}
+            self.cache = StreamCache()
             if self.chaos is not None:
                 self.chaos.reset()
             for scenario in kept:
@@ -142,15 +147,22 @@ class Engine:
         headers: Mapping[str, str],
         path: str = "/v1/responses",
         local: dict[str, Any] | None = None,
+        cached: bool = False,
     ) -> tuple[Reply | RawReply, JournalEntry]:
-        """``respond``, with the journal entry (the server sets its ``finished_at``)."""
+        """``respond``, with the journal entry (the server sets its ``finished_at``).
+
+        ``cached``: an unpaced reply with no fault to apply may come from the stream cache
+        (``ormock.stream_cache``): the same bytes as a fresh build, but its ``events`` hold only
+        the terminal event. The server asks for that; Python callers get every event.
+        """
         entry = JournalEntry("POST", path, masked(headers), body, at=self.elapsed())
         with self._lock, FAKER_LOCK:
             self.journal.append(entry)
             if len(self.journal) > self.journal_limit:
                 del self.journal[: len(self.journal) - self.journal_limit // 2]
             try:
-                reply = self._respond(parse_request(body), headers, entry, local=local)
+                reply = self._respond(parse_request(body), headers, entry, local=local,
+                                      cached=cached)
             except OpenResponsesError as error:
                 entry.status, entry.error = error.status, error.envelope()["error"]
                 raise
@@ -180,6 +192,10 @@ class Engine:
         return [*context, *request.input], parent
 
     def _choose(self, request: ResponseRequest, headers: Mapping[str, str]) -> Selection | None:
+        header = headers.get(SCENARIO_HEADER)
+        named = request.model is not None and request.model.startswith(MODEL_PREFIX)
+        if not (self.scenarios.scenarios or header or named):
+            return None  # the embedded default
         view = _view(request, headers)
         misses: list[Miss] = []
         if self.scenarios.scenarios:
@@ -187,7 +203,6 @@ class Engine:
             if isinstance(chosen, Selection):
                 return chosen
             misses = chosen
-        header = headers.get(SCENARIO_HEADER)
         name = header or (
             request.model[len(MODEL_PREFIX):]
             if request.model and request.model.startswith(MODEL_PREFIX) else None
@@ -231,6 +246,7 @@ class Engine:
         entry: JournalEntry,
         forced: Selection | None = None,
         local: dict[str, Any] | None = None,
+        cached: bool = False,
     ) -> Reply | RawReply:
         context, parent = self._context(request, local)
         selection = forced or self._choose(request, headers)
@@ -240,45 +256,64 @@ class Engine:
         step_reply = selection.step.reply if selection else None
         if step_reply is not None and step_reply.model:
             echo["model"] = step_reply.model
-        snapshot = new_response(self.ids.new("resp"), self.clock.now(), echo)
-        tokens = _input_tokens(request, context)
+        if selection is not None:
+            entry.scenario, entry.step = selection.scenario.name, selection.step.index
         seed = content_seed(self.seed, request.body)
-        if selection is None:
-            plan = default_plan(request, context, self.faker, self.seed)
-            events = build_events(plan, snapshot, self.ids, input_tokens=tokens,
-                                  completed_at=self.clock.now())
-            # an unpaced Pacing that carries the speed, so a slow fault is divided by it too
-            speed = Pacing(speed=self.speed) if self.speed != 1.0 else None
-            reply = Reply(events=events, stream=request.stream, pacing=speed, seed=seed,
-                          built=events)
-        else:
-            scenario, step = selection.scenario, selection.step
+        created, completed = self.clock.now(), self.clock.now()
+        faults = self._faults_for(step_reply, selection.scenario if selection else None)
+
+        def build(ids: Any, created_at: int, completed_at: int) -> list[Json]:
+            snapshot = new_response(ids.new("resp"), created_at, echo)
+            tokens = _input_tokens(request, context)
+            if selection is None:
+                plan = default_plan(request, context, self.faker, self.seed)
+                return build_events(plan, snapshot, ids, input_tokens=tokens,
+                                    completed_at=completed_at)
             assert step_reply is not None
-            entry.scenario, entry.step = scenario.name, step.index
-            self.faker.seed_instance(content_seed(scenario.seed + step.index, request.body))
+            self.faker.seed_instance(
+                content_seed(selection.scenario.seed + selection.step.index, request.body))
             fields = {"model": echo.get("model"), "input": _new_input_text(request),
                       "instructions": echo.get("instructions"),
                       "previous_response_id": request.previous_response_id,
                       "tool_outputs": " ".join(input_text(i) for i in request.input
                                                if i.get("type") == "function_call_output")}
-            events = step_reply.build(self.faker, fields, snapshot, self.ids,
-                                      input_tokens=tokens, completed_at=self.clock.now())
-            pacing = step_reply.pacing
+            return step_reply.build(self.faker, fields, snapshot, ids, input_tokens=tokens,
+                                    completed_at=completed_at)
+
+        pacing = step_reply.pacing if step_reply else None
+        if cached and not (faults or self.self_check or (pacing and pacing.paced)
+                           or (step_reply and step_reply.literal)):
+            # the same content as an earlier reply: its bytes under fresh ids
+            key = (id(selection.scenario) if selection else None,
+                   selection.step.index if selection else 0, seed)
+            template = self.cache.get(key, build)
+            body, response, summary = template.issue(self.ids, created, completed,
+                                                     request.stream)
+            kind, number = template.terminal
+            out: Reply | RawReply = Reply(
+                events=[{"type": kind, "sequence_number": number, "response": response}],
+                stream=request.stream, seed=seed, body=body, summary=summary,
+            )
+        else:
+            events = build(self.ids, created, completed)
             if self.speed != 1.0:  # carried even unpaced, for a slow fault
                 pacing = replace(pacing or Pacing(), speed=self.speed)
-            reply = Reply(events=events, stream=request.stream, pacing=pacing,
-                          frames=step_reply.literal_frames() if request.stream else None,
-                          seed=seed, built=None if step_reply.literal else events)
-        if self.self_check and not (step_reply and step_reply.literal):
-            _self_check(reply.events)
-        out = self._faults(reply, step_reply.faults if step_reply else [], entry,
-                           selection.scenario if selection else None)
+            literal = step_reply is not None and step_reply.literal
+            reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
+                          frames=step_reply.literal_frames() if literal and request.stream
+                          and step_reply else None,
+                          built=None if literal else events)
+            if self.self_check and not literal:
+                _self_check(reply.events)
+            out = self._apply(reply, faults, entry)
         final = _final(out.events) if isinstance(out, Reply) else None
         if selection is not None and final is not None:
             self._set_of(selection.scenario).answered(selection, final["id"])
         if final is not None and isinstance(final.get("id"), str):
             if final.get("store", True):
                 self.responses[final["id"]] = _Stored(final, context)
+                if len(self.responses) > self.store_limit:
+                    del self.responses[next(iter(self.responses))]
             elif local is not None:
                 local[final["id"]] = _Stored(final, context)
         return out
@@ -292,9 +327,9 @@ class Engine:
             self.faults.append(fault)
         return fault
 
-    def _faults(self, reply: Reply, step_faults: list[Fault], entry: JournalEntry,
-                scenario: Scenario | None) -> Reply | RawReply:
-        faults = [*step_faults, *self.faults]
+    def _faults_for(self, step_reply: StepReply | None, scenario: Scenario | None) -> list[Fault]:
+        """The faults that may apply to this reply: the step's, the engine's, a chaos draw."""
+        faults = [*(step_reply.faults if step_reply else ()), *self.faults]
         chaos = self.chaos
         if scenario is not None and scenario.chaos is not None:
             chaos = self.scenario_chaos.setdefault(scenario.name, scenario.chaos.fresh())
@@ -302,6 +337,10 @@ class Engine:
             drawn = chaos.draw()
             if drawn is not None:
                 faults.append(drawn)
+        return faults
+
+    def _apply(self, reply: Reply, faults: list[Fault], entry: JournalEntry
+               ) -> Reply | RawReply:
         if not faults:
             return reply
         result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
@@ -353,6 +392,11 @@ def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
         entry.ended = raw_ended(reply)
         return
     entry.status, entry.stream = 200, reply.stream
+    if reply.summary is not None:  # issued from the stream cache
+        response = reply.response
+        entry.response_id, entry.response_status = response.get("id"), response.get("status")
+        entry.sent = reply.summary
+        return
     if not reply.stream and reply.frames is None:
         try:
             reply.folded()
@@ -367,7 +411,7 @@ def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
     if reply.stream and final is None:
         entry.ended = "truncated"
     paced = reply.pacing is not None and reply.pacing.paced
-    entry.sent = (reply.events, reply.delays() if paced else None)
+    entry.sent = summarize(reply.events, reply.delays() if paced else None)
 
 
 def _no_match(misses: list[Miss]) -> OpenResponsesError:

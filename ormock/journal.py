@@ -12,7 +12,7 @@ from .protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from .reply import RawReply, Reply
 from .sse import SSEParser
 
-__all__ = ["Ended", "JournalEntry", "masked", "on_the_wire", "raw_ended"]
+__all__ = ["Ended", "JournalEntry", "Sent", "masked", "on_the_wire", "raw_ended", "summarize"]
 
 # How an answer ended on the wire. whole: all of it went out (an error answer too);
 # truncated: the body ended cleanly but short (a stream with no terminal event, a JSON body
@@ -28,6 +28,33 @@ SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "cookie", "
 def masked(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers with secrets replaced, as the journal keeps them."""
     return {k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a reply sent, in a few flat tuples whatever the size of the stream: the type and
+    sequence number of each event, the planned delay before each (None: unpaced), and the ids
+    of the output items (and call ids) the client saw."""
+
+    types: tuple[str, ...]
+    numbers: tuple[Any, ...]
+    delays: tuple[float, ...] | None
+    output_ids: tuple[str, ...]
+
+
+def summarize(events: list[Json], delays: list[float] | None) -> Sent:
+    output_ids: list[str] = []
+    for event in events:
+        if event.get("type") in (ITEM_ADDED, ITEM_DONE) and isinstance(event.get("item"), dict):
+            item = event["item"]
+            output_ids += [v for k in ("id", "call_id")
+                           if isinstance(v := item.get(k), str) and v not in output_ids]
+    return Sent(
+        types=tuple(str(e.get("type")) for e in events),
+        numbers=tuple(e.get("sequence_number") for e in events),
+        delays=tuple(delays) if delays is not None else None,
+        output_ids=tuple(output_ids),
+    )
 
 
 @dataclass
@@ -58,38 +85,27 @@ class JournalEntry:
     scenario: str | None = None
     step: int | None = None
     faults: list[str] = field(default_factory=list)
-    # what was sent, kept as the event list and the planned delays; ``events`` is derived on
-    # demand so that recording a request costs nothing per event
-    sent: tuple[list[dict[str, Any]], list[float] | None] | None = field(
-        default=None, repr=False, compare=False
-    )
+    # what was sent, in flat tuples (memory per entry stays small whatever the stream)
+    sent: Sent | None = field(default=None, repr=False, compare=False)
     reply_headers: dict[str, str] = field(default_factory=dict)
     ended: Ended = "whole"
     finished_at: float | None = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        if self.sent is None:
+        sent = self.sent
+        if sent is None:
             return []
-        events, delays = self.sent
         out, offset = [], 0.0
-        for index, event in enumerate(events):
-            offset += delays[index] if delays else 0.0
-            out.append({"type": event.get("type"),
-                        "sequence_number": event.get("sequence_number"),
+        for index, (type_, number) in enumerate(zip(sent.types, sent.numbers, strict=True)):
+            offset += sent.delays[index] if sent.delays else 0.0
+            out.append({"type": type_, "sequence_number": number,
                         "offset_ms": round(offset * 1000, 3)})
         return out
 
     @property
     def output_ids(self) -> list[str]:
-        out: list[str] = []
-        for event in self.sent[0] if self.sent else ():
-            if event.get("type") in (ITEM_ADDED, ITEM_DONE) and isinstance(event.get("item"),
-                                                                          dict):
-                item = event["item"]
-                out += [v for k in ("id", "call_id")
-                        if isinstance(v := item.get(k), str) and v not in out]
-        return out
+        return list(self.sent.output_ids) if self.sent else []
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -114,7 +130,7 @@ def raw_ended(reply: RawReply) -> Ended:
     return "whole"
 
 
-def on_the_wire(reply: Reply) -> tuple[tuple[list[Json], list[float] | None] | None, Ended]:
+def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
     """For a reply whose frames are set (a wire fault, a literal SSE body): the events that
     went out whole before a drop or a stall for good, with their delays, and how it ended.
     Data lines that are not JSON objects are not events and are left out."""
@@ -125,7 +141,7 @@ def on_the_wire(reply: Reply) -> tuple[tuple[list[Json], list[float] | None] | N
                 return None, "stalled"
             if frame.action in ("close", "reset"):
                 return None, "closed" if frame.action == "close" else "reset"
-        return (reply.events, None), "whole"
+        return summarize(reply.events, None), "whole"
     parser = SSEParser()
     events: list[Json] = []
     delays: list[float] = []
@@ -152,4 +168,4 @@ def on_the_wire(reply: Reply) -> tuple[tuple[list[Json], list[float] | None] | N
                 wait = 0.0
     if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
-    return (events, delays), ended
+    return summarize(events, delays), ended

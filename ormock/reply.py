@@ -45,6 +45,10 @@ class Reply:
     # snapshot is then the fold (the builder makes it from the items it streams; the property
     # tests hold the two equal), so the JSON body need not fold again
     built: list[Json] | None = field(default=None, repr=False, compare=False)
+    # a reply issued from ``ormock.stream_cache``: its body, ready (SSE or JSON), and its
+    # journal summary; ``events`` then holds only the terminal event
+    body: bytes | None = field(default=None, repr=False, compare=False)
+    summary: Any = field(default=None, repr=False, compare=False)
     _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
                                                  compare=False)
 
@@ -58,6 +62,8 @@ class Reply:
         """The frames of the SSE body."""
         if self.frames is not None:
             return self.frames
+        if self.body is not None:
+            return [Frame(self.body)]
         return frames_for(self.events, self.pacing, self.seed)
 
     def sse_body(self) -> bytes:
@@ -78,6 +84,8 @@ class Reply:
         return self._folded
 
     def json_body(self) -> bytes:
+        if self.body is not None:
+            return self.body
         return encode_json(self.folded()).encode()
 
     def delays(self) -> list[float]:

@@ -594,8 +594,8 @@ def test_options_are_grouped_under_one_heading(pytester: pytest.Pytester) -> Non
         ([], "ormock_scenarios = nowhere", "*ini option ormock_scenarios: */nowhere is not a "
                                            "folder"),
         ([], "ormock_plugins = no_such_ormock_extension",
-         "*ini option ormock_plugins: cannot import 'no_such_ormock_extension' "
-         "(ModuleNotFoundError: No module named 'no_such_ormock_extension')"),
+         "*ini option ormock_plugins: plugin 'no_such_ormock_extension' failed to import: "
+         "No module named 'no_such_ormock_extension'"),
     ],
 )
 def test_bad_options_are_usage_errors(
@@ -639,9 +639,10 @@ def test_seed_and_speed_precedence(
     result.stdout.fnmatch_lines(["ormock: seed=9, speed=0.5"])
 
 
-def test_plugins_are_imported_at_the_start(pytester: pytest.Pytester) -> None:
+def test_plugins_are_registered_at_the_start(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\normock_plugins =\n    my_ormock_extension\n")
-    pytester.makepyfile(my_ormock_extension="LOADED = True\n")
+    pytester.makepyfile(my_ormock_extension="LOADED = False\n\n\ndef register(registry):\n"
+                        "    global LOADED\n    LOADED = True\n")
     pytester.syspathinsert()
     _write(pytester, """
         import sys
