@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from .protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from .reply import RawReply, Reply
-from .sse import SSEParser
+from .sse import SSEParser, json_events
 
 __all__ = ["Ended", "JournalEntry", "Sent", "masked", "on_the_wire", "raw_ended", "summarize"]
 
@@ -157,15 +157,10 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
             break
         if frame.action == "end":
             break
-        for message in parser.feed(frame.data):
-            try:
-                event = json.loads(message.data)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-                delays.append(wait)
-                wait = 0.0
+        for event in json_events(parser.feed(frame.data)):
+            events.append(event)
+            delays.append(wait)
+            wait = 0.0
     if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
     return summarize(events, delays), ended

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DONE_FRAME", "SSEMessage", "SSEParser", "encode_json", "frame_event", "parse_sse"]
+__all__ = [
+    "DONE_FRAME",
+    "SSEMessage",
+    "SSEParser",
+    "encode_json",
+    "frame_event",
+    "json_events",
+    "parse_sse",
+]
 
 DONE_FRAME = b"data: [DONE]\n\n"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -155,3 +163,17 @@ def parse_sse(body: bytes | str) -> list[SSEMessage]:
     parser = SSEParser()
     raw = body.encode() if isinstance(body, str) else body
     return parser.feed(raw) + parser.close()
+
+
+def json_events(messages: Iterable[SSEMessage]) -> Iterator[dict[str, Any]]:
+    """The events among parsed messages: data that is a JSON object (``[DONE]``, data that is
+    not JSON and JSON that is not an object are passed over)."""
+    for message in messages:
+        if message.is_done:
+            continue
+        try:
+            event = json.loads(message.data)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield event

@@ -27,7 +27,7 @@ from ormock.protocol.plan import (
 from ormock.protocol.response import usage_object
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import chunker
-from ormock.sse import parse_sse
+from ormock.sse import json_events, parse_sse
 from ormock.wire import Frame, Pacing
 
 from .templates import Template, TemplateError, compile_template, has_template
@@ -155,17 +155,7 @@ class StepReply:
         if self.events is not None:
             return self.events
         assert self.sse is not None
-        out = []
-        for message in parse_sse(self.sse):
-            if message.is_done:
-                continue
-            try:
-                event = json.loads(message.data)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                out.append(event)
-        return out
+        return list(json_events(parse_sse(self.sse)))
 
     def literal_frames(self) -> list[Frame] | None:
         return [Frame(self.sse)] if self.sse is not None else None
