@@ -8,11 +8,12 @@ A reply is chosen in this order: loaded scenarios' ``match`` rules; the header
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from .scenario import (
 from .scenario.replies import StepReply
 from .scenario.selection import Miss
 from .sse import encode_json
-from .stream_cache import StreamCache
+from .stream_cache import RecordingIds, StreamCache, StreamTemplate
 from .wire import Pacing
 
 __all__ = ["Engine", "Namespaces"]
@@ -51,10 +52,29 @@ SCENARIO_HEADER = "x-ormock-scenario"
 MODEL_PREFIX = "ormock:"
 
 
-@dataclass
 class _Stored:
-    response: Json
-    context: list[Json]  # everything the model saw: ancestors' inputs and outputs, this input
+    """A stored response and its context (everything the model saw: the ancestors' inputs and
+    outputs, and its own input). A response issued from the stream cache is kept as its JSON,
+    and parsed only if something asks for it."""
+
+    __slots__ = ("_raw", "_response", "context")
+
+    def __init__(self, response: Json | None, context: list[Json], raw: bytes | None = None
+                 ) -> None:
+        self._response = response
+        self._raw = raw
+        self.context = context
+
+    @property
+    def response(self) -> Json:
+        if self._response is None:
+            assert self._raw is not None
+            self._response = json.loads(self._raw)
+        return self._response
+
+    @property
+    def raw(self) -> bytes:
+        return self._raw if self._raw is not None else encode_json(self.response).encode()
 
 
 class Engine:
@@ -281,42 +301,66 @@ class Engine:
                                     completed_at=completed_at)
 
         pacing = step_reply.pacing if step_reply else None
-        if cached and not (faults or self.self_check or (pacing and pacing.paced)
-                           or (step_reply and step_reply.literal)):
-            # the same content as an earlier reply: its bytes under fresh ids
+        literal = step_reply is not None and step_reply.literal
+        key = None
+        if cached and not (faults or self.self_check or (pacing and pacing.paced) or literal):
             key = (id(selection.scenario) if selection else None,
-                   selection.step.index if selection else 0, seed)
-            template = self.cache.get(key, build)
-            body, response, summary = template.issue(self.ids, created, completed,
-                                                     request.stream)
-            kind, number = template.terminal
-            out: Reply | RawReply = Reply(
-                events=[{"type": kind, "sequence_number": number, "response": response}],
-                stream=request.stream, seed=seed, body=body, summary=summary,
-            )
-        else:
-            events = build(self.ids, created, completed)
-            if self.speed != 1.0:  # carried even unpaced, for a slow fault
-                pacing = replace(pacing or Pacing(), speed=self.speed)
-            literal = step_reply is not None and step_reply.literal
-            reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
-                          frames=step_reply.literal_frames() if literal and request.stream
-                          and step_reply else None,
-                          built=None if literal else events)
-            if self.self_check and not literal:
-                _self_check(reply.events)
-            out = self._apply(reply, faults, entry)
+                   selection.step.index if selection else 0, seed, request.stream)
+            template = self.cache.get(key)
+            if template is not None:  # the same content as an earlier reply, fresh ids
+                body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
+                entry.response_id, entry.response_status = fresh[0], template.status
+                self._keep(selection, fresh[0], template.store,
+                           _Stored(None, context, final_raw), local)
+                return Reply(events=[], stream=request.stream, seed=seed, body=body,
+                             summary=summary)
+        ids = RecordingIds(self.ids) if key is not None else self.ids
+        events = build(ids, created, completed)
+        if self.speed != 1.0:  # carried even unpaced, for a slow fault
+            pacing = replace(pacing or Pacing(), speed=self.speed)
+        reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
+                      frames=step_reply.literal_frames() if literal and request.stream
+                      and step_reply else None,
+                      built=None if literal else events)
+        if self.self_check and not literal:
+            _self_check(reply.events)
+        out = self._apply(reply, faults, entry)
         final = _final(out.events) if isinstance(out, Reply) else None
-        if selection is not None and final is not None:
-            self._set_of(selection.scenario).answered(selection, final["id"])
-        if final is not None and isinstance(final.get("id"), str):
-            if final.get("store", True):
-                self.responses[final["id"]] = _Stored(final, context)
-                if len(self.responses) > self.store_limit:
-                    del self.responses[next(iter(self.responses))]
-            elif local is not None:
-                local[final["id"]] = _Stored(final, context)
+        if final is None or not isinstance(final.get("id"), str):
+            return out
+        if isinstance(ids, RecordingIds) and out is reply:
+            self._remember(key, reply, final, ids, created, completed)
+        self._keep(selection, final["id"], bool(final.get("store", True)),
+                   _Stored(final, context), local)
         return out
+
+    def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
+                  completed: int) -> None:
+        """Keep the bytes of a reply for the next request of the same content."""
+        reply.body = reply.sse_body() if reply.stream else reply.json_body()
+        self.cache.put(key, StreamTemplate(
+            body=reply.body,
+            final=reply.body if not reply.stream else encode_json(final).encode(),
+            prefixes=tuple(ids.prefixes),
+            ids=tuple(ids.drawn),
+            created=created,
+            completed=completed if final.get("completed_at") is not None else None,
+            summary=summarize(reply.events, None),
+            status=str(final.get("status")),
+            store=bool(final.get("store", True)),
+        ))
+
+    def _keep(self, selection: Selection | None, response_id: str, store: bool,
+              stored: _Stored, local: dict[str, Any] | None) -> None:
+        """Remember a response: for ``step:N`` matching, and stored for continuations."""
+        if selection is not None:
+            self._set_of(selection.scenario).answered(selection, response_id)
+        if store:
+            self.responses[response_id] = stored
+            if len(self.responses) > self.store_limit:
+                del self.responses[next(iter(self.responses))]
+        elif local is not None:
+            local[response_id] = stored
 
     def inject(self, fault: Fault | Mapping[str, Any] | str) -> Fault:
         """Apply a fault (object or spec such as ``{"http_error": 429, "when": {"nth": 1}}``)
@@ -392,9 +436,7 @@ def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
         entry.ended = raw_ended(reply)
         return
     entry.status, entry.stream = 200, reply.stream
-    if reply.summary is not None:  # issued from the stream cache
-        response = reply.response
-        entry.response_id, entry.response_status = response.get("id"), response.get("status")
+    if reply.summary is not None:  # issued from the stream cache (response id set already)
         entry.sent = reply.summary
         return
     if not reply.stream and reply.frames is None:

@@ -7,11 +7,12 @@ the whole HTTP answer; they never re-synthesise the events.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from .protocol.checker import ProtocolError, check_stream
-from .sse import encode_json
+from .sse import encode_json, json_events, parse_sse
 from .wire import Frame, Pacing, frames_for
 
 __all__ = ["RawReply", "Reply"]
@@ -46,7 +47,7 @@ class Reply:
     # tests hold the two equal), so the JSON body need not fold again
     built: list[Json] | None = field(default=None, repr=False, compare=False)
     # a reply issued from ``ormock.stream_cache``: its body, ready (SSE or JSON), and its
-    # journal summary; ``events`` then holds only the terminal event
+    # journal summary; ``events`` is then empty
     body: bytes | None = field(default=None, repr=False, compare=False)
     summary: Any = field(default=None, repr=False, compare=False)
     _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
@@ -54,9 +55,21 @@ class Reply:
 
     @property
     def response(self) -> Json:
-        """The final Response (the terminal event's snapshot)."""
+        """The final Response (the terminal event's snapshot; for a reply issued from the
+        stream cache, parsed from its body)."""
+        if not self.events and self.body is not None:
+            return self._body_response()
         response: Json = self.events[-1]["response"]
         return response
+
+    def _body_response(self) -> Json:
+        assert self.body is not None
+        if not self.stream:
+            parsed: Json = json.loads(self.body)
+            return parsed
+        events = list(json_events(parse_sse(self.body)))
+        terminal: Json = events[-1]["response"]
+        return terminal
 
     def wire(self) -> list[Frame]:
         """The frames of the SSE body."""

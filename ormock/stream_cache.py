@@ -1,95 +1,77 @@
 """Planned streams kept by content and issued again under fresh ids.
 
 Principle 4 makes a repeated request get the same content under a new response id: only the
-ids and the two timestamps differ between the bytes of its replies. So the first reply of a
-given content is built once with sentinel ids and timestamps (``record``), framed and folded,
-and every later one is those bytes with the sentinels replaced by ids drawn, in the same order,
-from the engine's seeded factory (``issue``): byte for byte what building it again would give,
-at a fraction of the cost. Only unpaced replies with no fault to apply are kept.
+ids and the two timestamps differ between the bytes of its replies. So the bytes of the first
+reply of a given content are kept, with the ids it drew (in order) and its timestamps, and a
+later reply of that content is those bytes with fresh ids drawn, in the same order, from the
+engine's seeded factory, and its own timestamps: byte for byte what building it again would
+give, at a fraction of the cost. Only unpaced replies with no fault to apply are kept, for
+streamed and JSON requests separately.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .journal import Sent, summarize
+from .journal import Sent
 from .protocol.ids import IdFactory
-from .sse import DONE_FRAME, encode_json, frame_event
 
-__all__ = ["StreamCache", "StreamTemplate"]
-
-Json = dict[str, Any]
-Build = Callable[[Any, int, int], list[Json]]  # (ids, created_at, completed_at) -> events
+__all__ = ["RecordingIds", "StreamCache", "StreamTemplate"]
 
 
-class _SentinelIds:
-    """An id factory that hands out unguessable placeholders and remembers the prefixes."""
+class RecordingIds:
+    """Draws from a real id factory and remembers what it drew, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: IdFactory) -> None:
+        self.ids = ids
         self.prefixes: list[str] = []
-        self.sentinels: list[str] = []
+        self.drawn: list[str] = []
 
     def new(self, prefix: str) -> str:
-        sentinel = f"{prefix}_ormock{secrets.token_hex(12)}"
+        value = self.ids.new(prefix)
         self.prefixes.append(prefix)
-        self.sentinels.append(sentinel)
-        return sentinel
+        self.drawn.append(value)
+        return value
 
 
-def _sentinel_time() -> int:
-    return 8_000_000_000_000_000_000 + secrets.randbelow(10**18)
+def _times(created: int, completed: int | None) -> list[bytes]:
+    out = [b'"created_at":%d' % created]
+    if completed is not None:
+        out.append(b'"completed_at":%d' % completed)
+    return out
 
 
 @dataclass(frozen=True)
 class StreamTemplate:
-    sse: bytes
-    json: bytes
+    body: bytes  # as first sent: the SSE body, or the JSON body
+    final: bytes  # the final Response's JSON
     prefixes: tuple[str, ...]
-    sentinels: tuple[str, ...]
-    times: tuple[int, int]  # sentinel created_at, completed_at
+    ids: tuple[str, ...]  # the ids it was sent with, in the order they were drawn
+    created: int
+    completed: int | None
     summary: Sent
-    terminal: tuple[str, Any]  # the terminal event's type and sequence number
+    status: str
+    store: bool
 
-    @classmethod
-    def record(cls, build: Build) -> StreamTemplate:
-        ids = _SentinelIds()
-        times = (_sentinel_time(), _sentinel_time())
-        events = build(ids, *times)
-        return cls(
-            sse=b"".join([*map(frame_event, events), DONE_FRAME]),
-            json=encode_json(events[-1]["response"]).encode(),
-            prefixes=tuple(ids.prefixes),
-            sentinels=tuple(ids.sentinels),
-            times=times,
-            summary=summarize(events, None),
-            terminal=(events[-1]["type"], events[-1].get("sequence_number")),
-        )
-
-    def issue(self, ids: IdFactory, created: int, completed: int, stream: bool
-              ) -> tuple[bytes, Json, Sent]:
-        """The body (SSE or JSON), the final Response and the journal summary, with fresh ids
-        drawn from ``ids`` in the order the build drew them."""
-        real = [ids.new(prefix) for prefix in self.prefixes]
-        pairs = [(s.encode(), r.encode()) for s, r in zip(self.sentinels, real, strict=True)]
-        pairs += [(str(self.times[0]).encode(), str(created).encode()),
-                  (str(self.times[1]).encode(), str(completed).encode())]
-        final_json = self.json
+    def issue(self, ids: IdFactory, created: int, completed: int
+              ) -> tuple[bytes, bytes, list[str], Sent]:
+        """The body, the final Response's JSON, the fresh ids (the response id first) and the
+        journal summary, for a new reply of this content."""
+        fresh = [ids.new(prefix) for prefix in self.prefixes]
+        pairs = [(old.encode(), new.encode()) for old, new in zip(self.ids, fresh, strict=True)]
+        pairs += zip(_times(self.created, self.completed),
+                     _times(created, completed if self.completed is not None else None),
+                     strict=True)
+        body, final = self.body, self.final
         for old, new in pairs:
-            final_json = final_json.replace(old, new)
-        body = final_json
-        if stream:
-            body = self.sse
-            for old, new in pairs:
-                body = body.replace(old, new)
-        mapping = dict(zip(self.sentinels, real, strict=True))
+            body = body.replace(old, new)
+            final = final.replace(old, new)
+        mapping = dict(zip(self.ids, fresh, strict=True))
         summary = replace(self.summary, output_ids=tuple(
             mapping.get(i, i) for i in self.summary.output_ids))
-        return body, json.loads(final_json), summary
+        return body, final, fresh, summary
 
 
 class StreamCache:
@@ -99,16 +81,16 @@ class StreamCache:
         self.size = size
         self._templates: OrderedDict[Any, StreamTemplate] = OrderedDict()
 
-    def get(self, key: Any, build: Build) -> StreamTemplate:
+    def get(self, key: Any) -> StreamTemplate | None:
         template = self._templates.get(key)
-        if template is None:
-            template = StreamTemplate.record(build)
-            self._templates[key] = template
-            if len(self._templates) > self.size:
-                self._templates.popitem(last=False)
-        else:
+        if template is not None:
             self._templates.move_to_end(key)
         return template
+
+    def put(self, key: Any, template: StreamTemplate) -> None:
+        self._templates[key] = template
+        if len(self._templates) > self.size:
+            self._templates.popitem(last=False)
 
     def clear(self) -> None:
         self._templates.clear()

@@ -211,3 +211,22 @@ def test_a_dropped_namespace_answers_404_and_stays_gone(server: OrmockServer) ->
         assert _error(late)["code"] == "namespace_closed"
         assert raw.get("/gone-ns/_ormock/journal").status_code == 404
     assert server.namespaces.find("gone-ns") is None
+
+
+def test_a_bug_inside_the_server_is_a_500_envelope_and_reported(
+    server: OrmockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = server.namespaces.get("buggy")
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "answer", broken)
+    with httpx.Client(base_url=server.url) as raw:
+        response = raw.post("/buggy/v1/responses", json={"model": "m", "input": "x"})
+        assert response.status_code == 500
+        error = _error(response)
+        assert error["code"] == "internal_error" and "RuntimeError: boom" in error["message"]
+        assert response.headers["x-request-id"].startswith("req_")
+        assert raw.post("/v1/responses", json={"model": "m", "input": "x"}).status_code == 200
+    assert "RuntimeError: boom" in engine.errors[-1]
