@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 import traceback
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -27,6 +28,7 @@ from .protocol.checker import ProtocolError
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import IdFactory
 from .reply import RawReply, Reply
+from .request import ResponseRequest, parse_request
 from .sse import encode_json
 from .websocket import ResponsesSocket
 from .wire import coalesced, remember_transport, send_frames
@@ -197,16 +199,19 @@ class _CreateResponse:
         self.namespaces = namespaces
         self.api_key = api_key
         self.max_body = max_body
+        self._read: OrderedDict[bytes, tuple[Any, ResponseRequest]] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
             engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
             self._authorize(headers)
-            body = await self._body(headers, receive)
+            raw = await self._raw_body(headers, receive)
+            body, request = self._read.get(raw) or self._parse(raw)
             # the server's own path may issue a repeated content from the stream cache: it
             # writes bytes, and never looks at the events
-            reply, entry = engine.answer(body, headers, scope["path"], cached=True)
+            reply, entry = engine.answer(body, headers, scope["path"], cached=True,
+                                         parsed=request)
         except OpenResponsesError as error:
             await send_error(send, error)
             return
@@ -230,7 +235,7 @@ class _CreateResponse:
                 status=401,
             )
 
-    async def _body(self, headers: dict[str, str], receive: Receive) -> Any:
+    async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise OpenResponsesError(
@@ -256,9 +261,14 @@ class _CreateResponse:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        raw = b"".join(chunks)
+        return b"".join(chunks)
+
+    def _parse(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:
+        """Decode and check a body; a valid one is remembered by its bytes, so that a repeated
+        request is not decoded and checked again. An invalid one is left to the engine, which
+        journals it with its error."""
         try:
-            return json.loads(raw, parse_constant=_no_constants)
+            body = json.loads(raw, parse_constant=_no_constants)
         except ValueError as error:
             detail = getattr(error, "msg", str(error))
             where = (
@@ -270,6 +280,16 @@ class _CreateResponse:
                 code="invalid_json",
                 param="body",
             ) from None
+        try:
+            request = parse_request(body)
+        except OpenResponsesError:
+            return body, None
+        if len(raw) > 65536:
+            return body, request
+        self._read[raw] = (body, request)
+        if len(self._read) > 512:
+            self._read.popitem(last=False)
+        return body, request
 
     def _too_large(self) -> OpenResponsesError:
         return OpenResponsesError(

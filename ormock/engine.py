@@ -168,12 +168,15 @@ class Engine:
         path: str = "/v1/responses",
         local: dict[str, Any] | None = None,
         cached: bool = False,
+        parsed: ResponseRequest | None = None,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
         ``cached``: an unpaced reply with no fault to apply may come from the stream cache
         (``ormock.stream_cache``): the same bytes as a fresh build, but its ``events`` hold only
         the terminal event. The server asks for that; Python callers get every event.
+        ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
+        requests it has read).
         """
         entry = JournalEntry("POST", path, masked(headers), body, at=self.elapsed())
         with self._lock, FAKER_LOCK:
@@ -181,8 +184,8 @@ class Engine:
             if len(self.journal) > self.journal_limit:
                 del self.journal[: len(self.journal) - self.journal_limit // 2]
             try:
-                reply = self._respond(parse_request(body), headers, entry, local=local,
-                                      cached=cached)
+                reply = self._respond(parsed or parse_request(body), headers, entry,
+                                      local=local, cached=cached)
             except OpenResponsesError as error:
                 entry.status, entry.error = error.status, error.envelope()["error"]
                 raise
@@ -278,7 +281,7 @@ class Engine:
             echo["model"] = step_reply.model
         if selection is not None:
             entry.scenario, entry.step = selection.scenario.name, selection.step.index
-        seed = content_seed(self.seed, request.body)
+        seed = request.content_seed(self.seed)
         created, completed = self.clock.now(), self.clock.now()
         faults = self._faults_for(step_reply, selection.scenario if selection else None)
 

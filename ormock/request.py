@@ -40,6 +40,17 @@ class ResponseRequest:
     previous_response_id: str | None
     tools: list[Json] = field(default_factory=list)
     echo: Json = field(default_factory=dict)
+    _seeds: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def content_seed(self, seed: int) -> int:
+        """The seed of this request's content under a server seed (``embedded.content_seed``),
+        computed once."""
+        value = self._seeds.get(seed)
+        if value is None:
+            from .embedded import content_seed
+
+            value = self._seeds[seed] = content_seed(seed, self.body)
+        return value
 
     @property
     def function_tools(self) -> list[Json]:

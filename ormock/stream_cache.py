@@ -12,7 +12,7 @@ streamed and JSON requests separately.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .journal import Sent
@@ -64,13 +64,19 @@ class StreamTemplate:
         pairs += zip(_times(self.created, self.completed),
                      _times(created, completed if self.completed is not None else None),
                      strict=True)
-        body, final = self.body, self.final
+        body = self.body
         for old, new in pairs:
             body = body.replace(old, new)
-            final = final.replace(old, new)
-        mapping = dict(zip(self.ids, fresh, strict=True))
-        summary = replace(self.summary, output_ids=tuple(
-            mapping.get(i, i) for i in self.summary.output_ids))
+        final = body  # a JSON body is the final Response
+        if self.final is not self.body:
+            final = self.final
+            for old, new in pairs:
+                final = final.replace(old, new)
+        summary = self.summary
+        if summary.output_ids:
+            mapping = dict(zip(self.ids, fresh, strict=True))
+            summary = Sent(summary.types, summary.numbers, summary.delays,
+                           tuple(mapping.get(i, i) for i in summary.output_ids))
         return body, final, fresh, summary
 
 
