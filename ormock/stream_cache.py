@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .journal import Sent
@@ -55,23 +56,27 @@ class StreamTemplate:
     status: str
     store: bool
 
+    @cached_property
+    def _old(self) -> tuple[bytes, ...]:
+        """What ``issue`` replaces: the ids, then the timestamps, as they stand in the bytes."""
+        return (*(i.encode() for i in self.ids), *_times(self.created, self.completed))
+
     def issue(self, ids: IdFactory, created: int, completed: int
               ) -> tuple[bytes, bytes, list[str], Sent]:
         """The body, the final Response's JSON, the fresh ids (the response id first) and the
         journal summary, for a new reply of this content."""
         fresh = [ids.new(prefix) for prefix in self.prefixes]
-        pairs = [(old.encode(), new.encode()) for old, new in zip(self.ids, fresh, strict=True)]
-        pairs += zip(_times(self.created, self.completed),
-                     _times(created, completed if self.completed is not None else None),
-                     strict=True)
+        values = [*(i.encode() for i in fresh),
+                  *_times(created, completed if self.completed is not None else None)]
+        pairs = list(zip(self._old, values, strict=True))
         body = self.body
-        for old, new in pairs:
-            body = body.replace(old, new)
+        for old, value in pairs:
+            body = body.replace(old, value)
         final = body  # a JSON body is the final Response
         if self.final is not self.body:
             final = self.final
-            for old, new in pairs:
-                final = final.replace(old, new)
+            for old, value in pairs:
+                final = final.replace(old, value)
         summary = self.summary
         if summary.output_ids:
             mapping = dict(zip(self.ids, fresh, strict=True))

@@ -58,3 +58,13 @@ def test_a_cached_reply_can_be_continued() -> None:
         assert follow.status_code == 200, follow.text
         assert "sunny" in follow.json()["output"][0]["content"][0]["text"]
         assert raw.get(f"/responses/{first['id']}").json() == first
+
+
+def test_a_cached_stream_stores_its_own_response() -> None:
+    body = {"model": "m", "input": "stream me", "stream": True}
+    with OrmockServer() as server, httpx.Client(base_url=server.base_url) as raw:
+        raw.post("/responses", json=body)
+        again = check_stream(raw.post("/responses", json=body).content).response
+        assert again is not None
+        stored = raw.get(f"/responses/{again['id']}").json()
+        assert stored == again
