@@ -44,9 +44,44 @@ def encode_json(value: Any) -> str:
     return _UNSAFE.sub(_escape, _encoder.encode(value))
 
 
+# The shape of the events that make up most of a stream, as the builder writes them: framed
+# from a template, with the same bytes as encoding the whole dict (tests/test_sse.py holds it).
+_DELTA_KEYS = {
+    "response.output_text.delta": ("type", "sequence_number", "item_id", "output_index",
+                                   "content_index", "delta", "logprobs"),
+    "response.function_call_arguments.delta": ("type", "sequence_number", "item_id",
+                                               "output_index", "delta"),
+}
+
+
+def _delta_frame(event: Mapping[str, Any], kind: str) -> bytes | None:
+    keys = _DELTA_KEYS.get(kind)
+    if keys is None or tuple(event) != keys:
+        return None
+    number, index = event["sequence_number"], event["output_index"]
+    if type(number) is not int or type(index) is not int:
+        return None
+    item, delta = event["item_id"], event["delta"]
+    if type(item) is not str or type(delta) is not str:
+        return None
+    head = (f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{number},'
+            f'"item_id":{encode_json(item)},"output_index":{index},')
+    if len(keys) == 5:
+        return f'{head}"delta":{encode_json(delta)}}}\n\n'.encode()
+    part = event["content_index"]
+    if type(part) is not int or event["logprobs"] != []:
+        return None
+    return f'{head}"content_index":{part},"delta":{encode_json(delta)},"logprobs":[]}}\n\n'.encode()
+
+
 def frame_event(event: Mapping[str, Any]) -> bytes:
     """One event, framed whole: written in a single write, no reader sees half of it."""
-    return f"event: {event['type']}\ndata: {encode_json(event)}\n\n".encode()
+    kind = event["type"]
+    if kind in _DELTA_KEYS:
+        framed = _delta_frame(event, kind)
+        if framed is not None:
+            return framed
+    return f"event: {kind}\ndata: {encode_json(event)}\n\n".encode()
 
 
 @dataclass

@@ -255,3 +255,33 @@ def test_any_event_frames_into_exactly_one_parsable_message(
         type_, 1, False, True
     )
     assert json.loads(message.data) == event
+
+
+def _generic_frame(event: dict[str, Any]) -> bytes:
+    return f"event: {event['type']}\ndata: {encode_json(event)}\n\n".encode()
+
+
+@given(
+    kind=st.sampled_from(["response.output_text.delta", "response.function_call_arguments.delta"]),
+    number=st.integers(min_value=0, max_value=10**12),
+    index=st.integers(min_value=0, max_value=1000),
+    item=st.text(),
+    delta=st.text(),
+    extra=st.sampled_from([None, "obfuscation", "bool-index", "logprobs"]),
+)
+def test_delta_frames_from_the_template_equal_the_generic_encoding(
+    kind: str, number: int, index: int, item: str, delta: str, extra: str | None
+) -> None:
+    event: dict[str, Any] = {"type": kind, "sequence_number": number, "item_id": item,
+                             "output_index": index}
+    if kind == "response.output_text.delta":
+        event.update(content_index=index, delta=delta, logprobs=[])
+    else:
+        event["delta"] = delta
+    if extra == "obfuscation":
+        event["obfuscation"] = "x"
+    elif extra == "bool-index":
+        event["output_index"] = True
+    elif extra == "logprobs" and "logprobs" in event:
+        event["logprobs"] = [{"token": "a", "logprob": -0.1, "bytes": [97], "top_logprobs": []}]
+    assert frame_event(event) == _generic_frame(event)
