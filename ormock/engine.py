@@ -42,7 +42,7 @@ from .scenario import (
 from .scenario.replies import StepReply
 from .scenario.selection import Miss
 from .sse import encode_json
-from .stream_cache import RecordingIds, StreamCache, StreamTemplate
+from .stream_cache import RecordingIds, Same, StreamCache, StreamTemplate
 from .wire import Pacing
 
 __all__ = ["Engine", "Namespaces"]
@@ -307,7 +307,7 @@ class Engine:
         literal = step_reply is not None and step_reply.literal
         key = None
         if cached and not (faults or self.self_check or (pacing and pacing.paced) or literal):
-            key = (id(selection.scenario) if selection else None,
+            key = (Same(selection.scenario) if selection else None,
                    selection.step.index if selection else 0, seed, request.stream)
             template = self.cache.get(key)
             if template is not None:  # the same content as an earlier reply, fresh ids

@@ -19,7 +19,23 @@ from typing import Any
 from .journal import Sent
 from .protocol.ids import IdFactory
 
-__all__ = ["RecordingIds", "StreamCache", "StreamTemplate"]
+__all__ = ["RecordingIds", "Same", "StreamCache", "StreamTemplate"]
+
+
+class Same:
+    """A key part that hashes and compares by identity, and keeps its object alive while it is
+    a key (so that a freed object's id cannot come back as another's)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Same) and other.obj is self.obj
 
 
 class RecordingIds:
