@@ -269,6 +269,12 @@ class _CreateResponse:
         journals it with its error."""
         try:
             body = json.loads(raw, parse_constant=_no_constants)
+        except RecursionError:
+            raise OpenResponsesError(
+                "The request body nests too deeply to read; send a flatter JSON object.",
+                code="invalid_json",
+                param="body",
+            ) from None
         except ValueError as error:
             detail = getattr(error, "msg", str(error))
             where = (

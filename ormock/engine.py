@@ -189,6 +189,9 @@ class Engine:
             except OpenResponsesError as error:
                 entry.status, entry.error = error.status, error.envelope()["error"]
                 raise
+            except Exception:
+                entry.status = 500  # a bug: the server answers internal_error
+                raise
             _record(entry, reply)
         for hook in self.on_reply:
             hook(entry, reply)

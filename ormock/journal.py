@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from .protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
@@ -108,8 +108,10 @@ class JournalEntry:
         return list(self.sent.output_ids) if self.sent else []
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        del data["sent"]
+        """The entry as plain data (shallow: the request body is already plain JSON, however
+        deeply nested)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sent"}
+        data["headers"], data["faults"] = dict(self.headers), list(self.faults)
         data["events"] = self.events
         data["output_ids"] = self.output_ids
         return data

@@ -169,6 +169,8 @@ def parse_request(body: Any) -> ResponseRequest:
         echo["reasoning"] = _reasoning(body["reasoning"])
     if body.get("include") is not None:
         _expect(body["include"], list, "include", "an array of strings")
+        for index, value in enumerate(body["include"]):
+            _expect(value, str, f"include[{index}]", "a string")
     return ResponseRequest(
         body=body,
         model=model,

@@ -230,3 +230,19 @@ def test_a_bug_inside_the_server_is_a_500_envelope_and_reported(
         assert response.headers["x-request-id"].startswith("req_")
         assert raw.post("/v1/responses", json={"model": "m", "input": "x"}).status_code == 200
     assert "RuntimeError: boom" in engine.errors[-1]
+
+
+def test_deeply_nested_bodies_are_answered_and_journaled(
+    http: httpx.Client, base_url: str
+) -> None:
+    nested = b'{"model": "m", "input": "x", "include": ' + b"[" * 500 + b"]" * 500 + b"}"
+    accepted = http.post("/responses", content=nested,
+                         headers={"content-type": "application/json"})
+    assert accepted.status_code == 400  # include holds arrays, not strings
+    too_deep = b'{"include": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    refused = http.post("/responses", content=too_deep,
+                        headers={"content-type": "application/json"})
+    assert refused.status_code == 400 and _error(refused)["code"] == "invalid_json"
+    journal = http.get(base_url.replace("/v1", "/_ormock/journal"))
+    assert journal.status_code == 200
+    assert [e["status"] for e in journal.json()["data"]] == [400]  # refused JSON is not read
