@@ -107,7 +107,7 @@ class Driver:
 def ormock_app(case: str) -> App:
     """ormock's app as ``ormock serve --seed 0 [--scenario FILE]`` builds it."""
     from ormock.app import create_app
-    from ormock.engine import Namespaces
+    from ormock.namespaces import Namespaces
 
     namespaces = Namespaces(seed=cases.SEED)
     if case == "long-text":

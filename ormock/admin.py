@@ -28,8 +28,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .chaos import Chaos
-from .engine import Engine, Namespaces
+from .engine import Engine
 from .faults import parse_fault
+from .namespaces import Namespaces
 from .protocol.errors import OpenResponsesError
 from .scenario import ScenarioError, catalogue, load_scenario
 from .scenario.catalogue import load_file

@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from .admin import admin_routes
-from .engine import Namespaces
+from .namespaces import Namespaces
 from .protocol.checker import ProtocolError
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import IdFactory

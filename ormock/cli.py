@@ -22,7 +22,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .app import create_app
     from .chaos import Chaos
-    from .engine import Namespaces, preload
+    from .namespaces import Namespaces, preload
     from .plugins import REGISTRY, PluginError, load_entry_points, load_plugins
     from .scenario import ScenarioError
     from .server import best_loop

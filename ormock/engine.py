@@ -8,11 +8,10 @@ A reply is chosen in this order: loaded scenarios' ``match`` rules; the header
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,8 @@ from .chaos import Chaos
 from .embedded import content_seed, default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
-from .journal import JournalEntry, masked, on_the_wire, raw_ended, summarize
-from .protocol.checker import ProtocolError, check_stream
+from .journal import JournalEntry, final_response, masked, record, summarize
+from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
 from .protocol.response import new_response
@@ -42,39 +41,15 @@ from .scenario import (
 from .scenario.replies import StepReply
 from .scenario.selection import Miss
 from .sse import encode_json
+from .store import ResponseStore, Stored, check_call_outputs
 from .stream_cache import RecordingIds, Same, StreamCache, StreamTemplate
 from .wire import Pacing
 
-__all__ = ["Engine", "Namespaces"]
+__all__ = ["Engine"]
 
 Json = dict[str, Any]
 SCENARIO_HEADER = "x-ormock-scenario"
 MODEL_PREFIX = "ormock:"
-
-
-class _Stored:
-    """A stored response and its context (everything the model saw: the ancestors' inputs and
-    outputs, and its own input). A response issued from the stream cache is kept as its JSON,
-    and parsed only if something asks for it."""
-
-    __slots__ = ("_raw", "_response", "context")
-
-    def __init__(self, response: Json | None, context: list[Json], raw: bytes | None = None
-                 ) -> None:
-        self._response = response
-        self._raw = raw
-        self.context = context
-
-    @property
-    def response(self) -> Json:
-        if self._response is None:
-            assert self._raw is not None
-            self._response = json.loads(self._raw)
-        return self._response
-
-    @property
-    def raw(self) -> bytes:
-        return self._raw if self._raw is not None else encode_json(self.response).encode()
 
 
 class Engine:
@@ -118,7 +93,7 @@ class Engine:
             self.ids = IdFactory(self.seed)
             self.clock = Clock(self.clock_mode)
             self.rng = random.Random(f"ormock:faults:{self.seed}")
-            self.responses: dict[str, _Stored] = {}
+            self.responses = ResponseStore(self.store_limit)
             self.journal: list[JournalEntry] = []
             self.errors: list[str] = []  # tracebacks of failures inside the server
             self.started = time.monotonic()
@@ -192,14 +167,14 @@ class Engine:
             except Exception:
                 entry.status = 500  # a bug: the server answers internal_error
                 raise
-            _record(entry, reply)
+            record(entry, reply)
         for hook in self.on_reply:
             hook(entry, reply)
         return reply, entry
 
     def _context(
         self, request: ResponseRequest, local: dict[str, Any] | None = None
-    ) -> tuple[list[Json], _Stored | None]:
+    ) -> tuple[list[Json], Stored | None]:
         previous = request.previous_response_id
         if previous is None:
             return list(request.input), None
@@ -214,7 +189,7 @@ class Engine:
                 param="previous_response_id",
             )
         context = [*parent.context, *parent.response["output"]]
-        _check_call_outputs(context, request.input)
+        check_call_outputs(context, request.input)
         return [*context, *request.input], parent
 
     def _choose(self, request: ResponseRequest, headers: Mapping[str, str]) -> Selection | None:
@@ -317,7 +292,7 @@ class Engine:
                 body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
                 entry.response_id, entry.response_status = fresh[0], template.status
                 self._keep(selection, fresh[0], template.store,
-                           _Stored(None, context, final_raw), local)
+                           Stored(None, context, final_raw), local)
                 return Reply(events=[], stream=request.stream, seed=seed, body=body,
                              summary=summary)
         ids = RecordingIds(self.ids) if key is not None else self.ids
@@ -331,13 +306,13 @@ class Engine:
         if self.self_check and not literal:
             _self_check(reply.events)
         out = self._apply(reply, faults, entry)
-        final = _final(out.events) if isinstance(out, Reply) else None
+        final = final_response(out.events) if isinstance(out, Reply) else None
         if final is None or not isinstance(final.get("id"), str):
             return out
         if isinstance(ids, RecordingIds) and out is reply:
             self._remember(key, reply, final, ids, created, completed)
         self._keep(selection, final["id"], bool(final.get("store", True)),
-                   _Stored(final, context), local)
+                   Stored(final, context), local)
         return out
 
     def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
@@ -357,14 +332,12 @@ class Engine:
         ))
 
     def _keep(self, selection: Selection | None, response_id: str, store: bool,
-              stored: _Stored, local: dict[str, Any] | None) -> None:
+              stored: Stored, local: dict[str, Any] | None) -> None:
         """Remember a response: for ``step:N`` matching, and stored for continuations."""
         if selection is not None:
             self._set_of(selection.scenario).answered(selection, response_id)
         if store:
-            self.responses[response_id] = stored
-            if len(self.responses) > self.store_limit:
-                del self.responses[next(iter(self.responses))]
+            self.responses.keep(response_id, stored)
         elif local is not None:
             local[response_id] = stored
 
@@ -396,70 +369,6 @@ class Engine:
         result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
         entry.faults = applied
         return result
-
-
-def _check_call_outputs(context: list[Json], new_input: list[Json]) -> None:
-    """A continuation's tool outputs must answer calls the chain made, and all the calls of
-    the previous response that are still open must be answered at once."""
-    calls = {i.get("call_id") for i in context if i.get("type") == "function_call"}
-    answered = {i.get("call_id") for i in context if i.get("type") == "function_call_output"}
-    given = [(n, i) for n, i in enumerate(new_input) if i.get("type") == "function_call_output"]
-    for index, item in given:
-        if item.get("call_id") not in calls:
-            raise OpenResponsesError(
-                f"No tool call found for function call output with call_id "
-                f"{item.get('call_id')!r}: the previous responses made calls "
-                f"{', '.join(sorted(map(str, calls - answered))) or '(none)'}.",
-                code="invalid_value",
-                param=f"input[{index}].call_id",
-            )
-    pending = calls - answered - {i.get("call_id") for _, i in given}
-    if given and pending:
-        raise OpenResponsesError(
-            f"No tool output found for function call {sorted(map(str, pending))[0]!r}: answer "
-            "every pending function call of the previous response in one request.",
-            code="missing_tool_output",
-            param="input",
-        )
-
-
-def _final(events: list[Json]) -> Json | None:
-    """The terminal snapshot of a stream, if it has one."""
-    for event in reversed(events):
-        response = event.get("response")
-        if isinstance(response, dict) and response.get("status") in (
-            "completed", "incomplete", "failed"
-        ):
-            return response
-    return None
-
-
-def _record(entry: JournalEntry, reply: Reply | RawReply) -> None:
-    if reply.headers:
-        entry.reply_headers = dict(reply.headers)
-    if isinstance(reply, RawReply):
-        entry.status = reply.status
-        entry.ended = raw_ended(reply)
-        return
-    entry.status, entry.stream = 200, reply.stream
-    if reply.summary is not None:  # issued from the stream cache (response id set already)
-        entry.sent = reply.summary
-        return
-    if not reply.stream and reply.frames is None:
-        try:
-            reply.folded()
-        except ProtocolError:
-            entry.status = 500  # the app answers unfoldable_reply
-    final = _final(reply.events)
-    if final is not None:
-        entry.response_id, entry.response_status = final.get("id"), final.get("status")
-    if reply.frames is not None:  # a wire fault or a literal body: only what went out
-        entry.sent, entry.ended = on_the_wire(reply)
-        return
-    if reply.stream and final is None:
-        entry.ended = "truncated"
-    paced = reply.pacing is not None and reply.pacing.paced
-    entry.sent = summarize(reply.events, reply.delays() if paced else None)
 
 
 def _no_match(misses: list[Miss]) -> OpenResponsesError:
@@ -516,65 +425,3 @@ def _input_tokens(request: ResponseRequest, context: list[Json]) -> int:
     for tool in request.function_tools:
         total += count_tokens(encode_json(tool))
     return total
-
-
-def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
-    """Load ``scenarios`` (names or paths) into every engine; fail now if one does not load."""
-    dirs = namespaces.options.get("scenario_dirs", ())
-    loaded = [find_scenario(s, dirs) for s in scenarios]
-
-    def setup(engine: Engine) -> None:
-        for scenario in loaded:
-            engine.scenarios.add(scenario)
-
-    namespaces.setup.append(setup)
-
-
-class Namespaces:
-    """The engines of one server, one per namespace, made on first use with the same options."""
-
-    def __init__(self, **options: Any) -> None:
-        self.options = options
-        self._engines: dict[str, Engine] = {}
-        self._lock = threading.Lock()
-        self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
-        self._closed: set[str] = set()  # dropped: a late request must not bring them back
-        self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
-
-    @property
-    def seed(self) -> int:
-        return int(self.options.get("seed", 0))
-
-    def get(self, name: str = "") -> Engine:
-        """The engine of a namespace, made on first use; a dropped one answers 404."""
-        engine = self._engines.get(name)
-        if engine is None:
-            with self._lock:
-                engine = self._engines.get(name)
-                if name in self._closed:
-                    raise OpenResponsesError(
-                        f"The namespace {name!r} is closed: the test that owned it has ended. "
-                        "A request that arrives after its test is a leak in the code under "
-                        "test (a background thread or task still running).",
-                        type="not_found", code="namespace_closed", param="path",
-                    )
-                if engine is None:
-                    engine = Engine(**self.options)
-                    for setup in self.setup:
-                        setup(engine)
-                    self._engines[name] = engine
-        return engine
-
-    def find(self, name: str = "") -> Engine | None:
-        """The engine of a namespace if it exists; never makes one."""
-        return self._engines.get(name)
-
-    def drop(self, name: str) -> None:
-        """Forget a namespace for good: its engine goes, and later requests to it get 404."""
-        with self._lock:
-            self._engines.pop(name, None)
-            if name:
-                self._closed.add(name)
-
-    def names(self) -> list[str]:
-        return sorted(self._engines)

@@ -8,11 +8,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from .protocol.checker import ProtocolError
 from .protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from .reply import RawReply, Reply
 from .sse import SSEParser, json_events
 
-__all__ = ["Ended", "JournalEntry", "Sent", "masked", "on_the_wire", "raw_ended", "summarize"]
+__all__ = [
+    "Ended",
+    "JournalEntry",
+    "Sent",
+    "final_response",
+    "masked",
+    "on_the_wire",
+    "raw_ended",
+    "record",
+    "summarize",
+]
 
 # How an answer ended on the wire. whole: all of it went out (an error answer too);
 # truncated: the body ended cleanly but short (a stream with no terminal event, a JSON body
@@ -166,3 +177,42 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
     if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
     return summarize(events, delays), ended
+
+
+def final_response(events: list[Json]) -> Json | None:
+    """The terminal snapshot of a stream, if it has one."""
+    for event in reversed(events):
+        response = event.get("response")
+        if isinstance(response, dict) and response.get("status") in (
+            "completed", "incomplete", "failed"
+        ):
+            return response
+    return None
+
+
+def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
+    if reply.headers:
+        entry.reply_headers = dict(reply.headers)
+    if isinstance(reply, RawReply):
+        entry.status = reply.status
+        entry.ended = raw_ended(reply)
+        return
+    entry.status, entry.stream = 200, reply.stream
+    if reply.summary is not None:  # issued from the stream cache (response id set already)
+        entry.sent = reply.summary
+        return
+    if not reply.stream and reply.frames is None:
+        try:
+            reply.folded()
+        except ProtocolError:
+            entry.status = 500  # the app answers unfoldable_reply
+    final = final_response(reply.events)
+    if final is not None:
+        entry.response_id, entry.response_status = final.get("id"), final.get("status")
+    if reply.frames is not None:  # a wire fault or a literal body: only what went out
+        entry.sent, entry.ended = on_the_wire(reply)
+        return
+    if reply.stream and final is None:
+        entry.ended = "truncated"
+    paced = reply.pacing is not None and reply.pacing.paced
+    entry.sent = summarize(reply.events, reply.delays() if paced else None)

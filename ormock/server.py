@@ -17,7 +17,8 @@ import uvicorn
 
 from .app import DEFAULT_MAX_BODY, create_app
 from .chaos import Chaos
-from .engine import Engine, Namespaces, preload
+from .engine import Engine
+from .namespaces import Namespaces, preload
 from .plugins import REGISTRY, load_entry_points, load_plugins
 
 __all__ = ["OrmockServer"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .engine import Namespaces
+from .namespaces import Namespaces
 from .protocol.errors import OpenResponsesError
 from .reply import RawReply
 from .sse import encode_json

@@ -14,7 +14,7 @@ import pytest
 
 from ormock import OrmockServer
 from ormock.app import create_app
-from ormock.engine import Namespaces
+from ormock.namespaces import Namespaces
 from ormock.scenario import catalogue
 
 Json = dict[str, Any]
