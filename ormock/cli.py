@@ -41,7 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
     namespaces = Namespaces(
         seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
         scenario_dirs=(*(Path(d) for d in args.scenario_dir), *REGISTRY.scenario_dirs),
-        chaos=chaos,
+        chaos=chaos, profile=args.profile,
     )
     try:
         preload(namespaces, args.scenario)
@@ -216,6 +216,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--chaos", default=None, metavar="SPEC",
                        help="seeded random faults, e.g. "
                        "'rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect'")
+    serve.add_argument("--profile", choices=("openresponses", "openai"),
+                       default="openresponses",
+                       help="wire spellings: the official Open Responses schema (default), or "
+                       "OpenAI's where they differ (response.reasoning_text.*, the json_schema "
+                       "format echoed with its schema)")
     serve.add_argument("--clock", choices=("seeded", "real"), default="seeded",
                        help="timestamps: seeded (deterministic, default) or real")
     serve.add_argument("--api-key", default=None,

@@ -24,6 +24,7 @@ from .journal import JournalEntry, final_response, masked, record, summarize
 from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
+from .protocol.profile import Profile, get_profile
 from .protocol.response import new_response
 from .protocol.stream import build_events
 from .protocol.tokens import count_tokens
@@ -66,7 +67,9 @@ class Engine:
         chaos: Chaos | None = None,
         journal_limit: int = 1000,
         store_limit: int = 2000,
+        profile: Profile | str | None = None,
     ) -> None:
+        self.profile = get_profile(profile)
         self.journal_limit = journal_limit  # the oldest half is dropped past this
         self.store_limit = store_limit  # stored responses kept; the oldest go first
         self.seed = seed
@@ -252,6 +255,10 @@ class Engine:
         context, parent = self._context(request, local)
         selection = forced or self._choose(request, headers)
         echo = dict(request.echo)
+        text_format = echo.get("text", {}).get("format", {})
+        if self.profile.echo_json_schema and text_format.get("type") == "json_schema":
+            schema = request.body["text"]["format"]["schema"]
+            echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
         if request.model is None and parent is not None:
             echo["model"] = parent.response["model"]
         step_reply = selection.step.reply if selection else None
@@ -268,8 +275,10 @@ class Engine:
             tokens = _input_tokens(request, context)
             if selection is None:
                 plan = default_plan(request, context, self.faker, self.seed)
-                return build_events(plan, snapshot, ids, input_tokens=tokens,
-                                    completed_at=completed_at)
+                events = build_events(plan, snapshot, ids, input_tokens=tokens,
+                                      completed_at=completed_at)
+                self.profile.rename(events)
+                return events
             assert step_reply is not None
             self.faker.seed_instance(
                 content_seed(selection.scenario.seed + selection.step.index, request.body))
@@ -278,8 +287,11 @@ class Engine:
                       "previous_response_id": request.previous_response_id,
                       "tool_outputs": " ".join(input_text(i) for i in request.input
                                                if i.get("type") == "function_call_output")}
-            return step_reply.build(self.faker, fields, snapshot, ids, input_tokens=tokens,
-                                    completed_at=completed_at)
+            events = step_reply.build(self.faker, fields, snapshot, ids, input_tokens=tokens,
+                                      completed_at=completed_at)
+            if not step_reply.literal:  # literal events are sent as written
+                self.profile.rename(events)
+            return events
 
         pacing = step_reply.pacing if step_reply else None
         literal = step_reply is not None and step_reply.literal
@@ -304,7 +316,7 @@ class Engine:
                       and step_reply else None,
                       built=None if literal else events)
         if self.self_check and not literal:
-            _self_check(reply.events)
+            _self_check(reply.events, self.profile)
         out = self._apply(reply, faults, entry)
         final = final_response(out.events) if isinstance(out, Reply) else None
         if final is None or not isinstance(final.get("id"), str):
@@ -405,9 +417,9 @@ def _view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
     )
 
 
-def _self_check(events: list[Json]) -> None:
+def _self_check(events: list[Json], profile: Profile) -> None:
     """Refuse to send a planned stream that breaks the protocol or the official schema."""
-    report = check_stream(events, schema=True)
+    report = check_stream(events, schema=True, profile=profile)
     if not report.ok:
         raise OpenResponsesError(
             "ormock planned a stream that breaks the protocol (self-check is on): "

@@ -20,6 +20,7 @@ from .chaos import Chaos
 from .engine import Engine
 from .namespaces import Namespaces, preload
 from .plugins import REGISTRY, load_entry_points, load_plugins
+from .protocol.profile import get_profile
 
 __all__ = ["OrmockServer"]
 
@@ -51,6 +52,7 @@ class OrmockServer:
         max_body: int = DEFAULT_MAX_BODY,
         admin_hosts: Sequence[str] = (),
         chaos: Chaos | str | None = None,
+        profile: str = "openresponses",
         plugins: Sequence[str] = (),
         log_level: str = "warning",
     ) -> None:
@@ -60,6 +62,7 @@ class OrmockServer:
             seed=seed, clock=clock, self_check=self_check, speed=speed,
             scenario_dirs=(*(Path(d) for d in scenario_dirs), *REGISTRY.scenario_dirs),
             chaos=Chaos.parse(chaos) if isinstance(chaos, str) else chaos,
+            profile=get_profile(profile),
         )
         preload(self.namespaces, scenarios)
         self.app = create_app(self.namespaces, api_key=api_key, max_body=max_body,

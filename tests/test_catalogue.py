@@ -210,13 +210,6 @@ def test_reasoning(base_url: str, engine: Engine, how: str, stream: bool) -> Non
             "Paris is the capital of France.")
 
 
-@pytest.mark.xfail(reason="Open Responses names it response.reasoning.delta; the openai SDK's "
-                   "strict validation knows only response.reasoning_text.delta (reported)")
-def test_reasoning_stream_under_strict_openai_validation(client: openai.OpenAI,
-                                                         engine: Engine) -> None:
-    Answer(client, "reasoning", "model", True)
-
-
 def test_refusal(client: openai.OpenAI, engine: Engine, how: str, stream: bool) -> None:
     answer = Answer(client, "refusal", how, stream)
     (message,) = answer.response.output

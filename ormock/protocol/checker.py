@@ -16,6 +16,7 @@ from typing import Any
 from ormock.sse import SSEMessage, parse_sse
 
 from . import events as ev
+from .profile import Profile, get_profile
 from .schema import schema_errors
 
 __all__ = ["RULES", "ProtocolError", "StreamReport", "Violation", "check_stream", "fold_events"]
@@ -185,8 +186,9 @@ _IMPLIED_PART = {
 
 
 class _Checker:
-    def __init__(self, schema: bool) -> None:
+    def __init__(self, schema: bool, profile: Profile) -> None:
         self.schema = schema
+        self.profile = None if profile.plain else profile  # read its spellings
         self.report = StreamReport()
         self.prev: str | None = None
         self.seq: int | None = None
@@ -227,6 +229,8 @@ class _Checker:
             return
         self.index += 1
         self.report.events.append(event)
+        if self.profile is not None:
+            event = self.profile.canonical(event)
         type_ = event["type"]
         self._sequence(event)
         if self.report.done:
@@ -673,15 +677,19 @@ def _check_messages(checker: _Checker, messages: list[SSEMessage]) -> None:
 
 
 def check_stream(
-    source: bytes | str | Iterable[Json] | Iterable[SSEMessage], *, schema: bool = True
+    source: bytes | str | Iterable[Json] | Iterable[SSEMessage],
+    *,
+    schema: bool = True,
+    profile: Profile | str | None = None,
 ) -> StreamReport:
     """Check a stream against every rule of the protocol and fold it into a Response.
 
     ``source`` is a raw SSE body (bytes or str), a list of parsed ``SSEMessage``, or a list of
     event dicts (then framing and ``[DONE]`` are not checked). ``schema=False`` skips validation
-    against the official schema.
+    against the official schema. ``profile``: the wire spellings to read (``"openai"``: its
+    ``response.reasoning_text.*`` events are read as the Open Responses ones).
     """
-    checker = _Checker(schema)
+    checker = _Checker(schema, get_profile(profile))
     if isinstance(source, (bytes, str)):
         _check_messages(checker, parse_sse(source))
         return checker.finish(raw=True)
