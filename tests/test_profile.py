@@ -64,3 +64,21 @@ def test_the_default_profile_keeps_the_open_responses_names(http: httpx.Client) 
 def test_unknown_profiles_are_refused() -> None:
     with pytest.raises(ValueError, match="use one of openresponses, openai"):
         get_profile("anthropic")
+
+
+pytest_plugins = ["pytester"]
+
+
+def test_the_pytest_plugin_takes_a_profile(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\normock_profile = openai\n")
+    pytester.makepyfile("""
+        def test_strict(ormock):
+            client = ormock.openai(_strict_response_validation=True)
+            events = list(client.responses.create(model="ormock:reasoning", input="x",
+                                                  stream=True))
+            assert "response.reasoning_text.delta" in [e.type for e in events]
+    """)
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\normock_profile = anthropic\n")
+    result = pytester.runpytest()
+    result.stderr.fnmatch_lines(["*ini option ormock_profile: 'anthropic' is not a profile*"])

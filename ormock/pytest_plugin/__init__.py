@@ -85,6 +85,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   "with @pytest.mark.ormock(strict=False)", type="bool", default=True)
     parser.addini("ormock_seed", "default seed of the server and of every fake (default 0)",
                   type="string", default="")
+    parser.addini("ormock_profile", "wire spellings of the session's server: openresponses "
+                  "(default) or openai (for clients with strict openai validation)",
+                  type="string", default="openresponses")
 
 
 def _settings(config: pytest.Config) -> SessionSettings:
@@ -105,9 +108,21 @@ def _settings(config: pytest.Config) -> SessionSettings:
             ini_strict=strict,
             scenarios_dir=_folder(config),
             plugins=tuple(config.getini("ormock_plugins")),
+            profile=_profile(str(config.getini("ormock_profile")).strip()),
         )
     except OptionsError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def _profile(name: str) -> str:
+    if name == "openresponses":
+        return name  # the default: nothing to import at start-up
+    from ormock.protocol.profile import PROFILES
+
+    if name not in PROFILES:
+        raise OptionsError(f"ini option ormock_profile: {name!r} is not a profile; use one of "
+                           f"{', '.join(PROFILES)}")
+    return name
 
 
 def _folder(config: pytest.Config) -> Path | None:

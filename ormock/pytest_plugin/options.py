@@ -164,6 +164,7 @@ class SessionSettings:
     ini_strict: bool = True
     scenarios_dir: Path | None = None
     plugins: tuple[str, ...] = ()
+    profile: str = "openresponses"
 
     @property
     def seed(self) -> int:

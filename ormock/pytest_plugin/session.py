@@ -50,7 +50,8 @@ class OrmockSession:
 
                 dirs = (self.settings.scenarios_dir,) if self.settings.scenarios_dir else ()
                 server = OrmockServer(seed=self.settings.seed, speed=self.settings.speed,
-                                      scenario_dirs=dirs, self_check=False)
+                                      scenario_dirs=dirs, self_check=False,
+                                      profile=self.settings.profile)
                 server.namespaces.setup.append(self._watch)
                 self._server = server.start()
             return self._server
