@@ -152,7 +152,7 @@ def default_plan(
     request: ResponseRequest, context: list[Json], faker: Faker, seed: int
 ) -> ReplyPlan:
     """Plan the embedded default reply for ``request`` given its whole ``context``."""
-    content = content_seed(seed, request.body)
+    content = request.content_seed(seed)
     faker.seed_instance(content)
     prose = Prose(content)
     start = _last_user_index(context)

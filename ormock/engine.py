@@ -331,6 +331,7 @@ class Engine:
                   completed: int) -> None:
         """Keep the bytes of a reply for the next request of the same content."""
         reply.body = reply.sse_body() if reply.stream else reply.json_body()
+        reply.summary = summarize(reply.events, None)  # the journal's too
         self.cache.put(key, StreamTemplate(
             body=reply.body,
             final=reply.body if not reply.stream else encode_json(final).encode(),
@@ -338,7 +339,7 @@ class Engine:
             ids=tuple(ids.drawn),
             created=created,
             completed=completed if final.get("completed_at") is not None else None,
-            summary=summarize(reply.events, None),
+            summary=reply.summary,
             status=str(final.get("status")),
             store=bool(final.get("store", True)),
         ))

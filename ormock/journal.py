@@ -61,8 +61,8 @@ def summarize(events: list[Json], delays: list[float] | None) -> Sent:
             output_ids += [v for k in ("id", "call_id")
                            if isinstance(v := item.get(k), str) and v not in output_ids]
     return Sent(
-        types=tuple(str(e.get("type")) for e in events),
-        numbers=tuple(e.get("sequence_number") for e in events),
+        types=tuple([str(e.get("type")) for e in events]),
+        numbers=tuple([e.get("sequence_number") for e in events]),
         delays=tuple(delays) if delays is not None else None,
         output_ids=tuple(output_ids),
     )
@@ -198,8 +198,12 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
         entry.ended = raw_ended(reply)
         return
     entry.status, entry.stream = 200, reply.stream
-    if reply.summary is not None:  # issued from the stream cache (response id set already)
+    if reply.summary is not None:  # summarized by the stream cache already
         entry.sent = reply.summary
+        if reply.events:  # the first reply of its content (a later one set its id already)
+            final = final_response(reply.events)
+            if final is not None:
+                entry.response_id, entry.response_status = final.get("id"), final.get("status")
         return
     if not reply.stream and reply.frames is None:
         try:

@@ -113,8 +113,10 @@ def _item_events(
             output_index=index,
             item=function_call_item(item_id, "in_progress", call_id, item.name, ""),
         )
+        events = out.events  # the deltas, most of a stream, written out for speed
         for piece in chunk(item.arguments):
-            out.emit(ev.ARGS_DELTA, item_id=item_id, output_index=index, delta=piece)
+            events.append({"type": ev.ARGS_DELTA, "sequence_number": len(events),
+                           "item_id": item_id, "output_index": index, "delta": piece})
         out.emit(ev.ARGS_DONE, item_id=item_id, output_index=index, arguments=item.arguments)
         done = function_call_item(item_id, status, call_id, item.name, item.arguments)
         out.emit(ev.ITEM_DONE, output_index=index, item=done)
@@ -144,8 +146,11 @@ def _message(
         at = {**where, "content_index": content_index}
         if isinstance(part, TextPart):
             out.emit(ev.PART_ADDED, **at, part=output_text_part())
+            events = out.events  # the deltas, most of a stream, written out for speed
             for piece in chunk(part.text):
-                out.emit(ev.TEXT_DELTA, **at, delta=piece, logprobs=[])
+                events.append({"type": ev.TEXT_DELTA, "sequence_number": len(events),
+                               "item_id": item_id, "output_index": index,
+                               "content_index": content_index, "delta": piece, "logprobs": []})
             for annotation_index, annotation in enumerate(part.annotations):
                 out.emit(
                     ev.ANNOTATION_ADDED,
