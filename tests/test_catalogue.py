@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +12,7 @@ import jsonschema
 import openai
 import pytest
 import yaml
+from agent_runs import run_agent
 
 from ormock import Engine, OrmockServer, Reply, check_stream
 from ormock.protocol.tokens import count_tokens
@@ -302,7 +302,6 @@ def test_long_text_pacing_is_planned_at_200_tokens_per_second() -> None:
 
 def test_agents_runner_completes_a_two_tool_loop(base_url: str) -> None:
     agents = pytest.importorskip("agents")
-    agents.set_tracing_disabled(True)
     calls: list[tuple[str, str]] = []
 
     @agents.function_tool
@@ -317,20 +316,10 @@ def test_agents_runner_completes_a_two_tool_loop(base_url: str) -> None:
         calls.append(("get_time", city))
         return f"09:00 in {city}"
 
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
-    agent = agents.Agent(
-        name="travel",
-        instructions="Use the tools, then answer.",
-        tools=[get_weather, get_time],
-        model=agents.OpenAIResponsesModel(model="ormock:tool-roundtrip", openai_client=client),
-    )
-
-    async def run() -> str:
-        async with client:
-            result = await agents.Runner.run(agent, "What is the weather and time in Paris?")
-            return str(result.final_output)
-
-    final = asyncio.run(run())
+    final = str(run_agent(base_url, [get_weather, get_time],
+                          "What is the weather and time in Paris?",
+                          model="ormock:tool-roundtrip",
+                          instructions="Use the tools, then answer."))
     assert sorted(calls) == [("get_time", "Paris"), ("get_weather", "Paris")]
     assert "18C and mild in Paris" in final and "09:00 in Paris" in final
 

@@ -4,7 +4,6 @@ an openai-agents loop under 429s and a mid-stream failure."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from agent_runs import run_agent
 
 from ormock import Engine, JournalEntry, OpenResponsesError, OrmockServer
 from ormock.cli import main
@@ -359,7 +359,6 @@ FAULTS = [
 
 @pytest.fixture
 def agent_run(base_url: str, engine: Engine) -> Any:
-    agents.set_tracing_disabled(True)
     calls: list[str] = []
 
     @agents.function_tool  # type: ignore[untyped-decorator]
@@ -369,23 +368,9 @@ def agent_run(base_url: str, engine: Engine) -> Any:
         return f"It is 18 degrees in {city}."
 
     def run(streamed: bool, **client_options: Any) -> Any:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-test", **client_options)
-        agent = agents.Agent(
-            name="weather", instructions="Answer questions about the weather.",
-            tools=[get_weather],
-            model=agents.OpenAIResponsesModel(model="gpt-4o-mini", openai_client=client),
-        )
-
-        async def go() -> Any:
-            async with client:
-                if not streamed:
-                    return (await agents.Runner.run(agent, "Weather in Lisbon?")).final_output
-                result = agents.Runner.run_streamed(agent, "Weather in Lisbon?")
-                async for _ in result.stream_events():
-                    pass
-                return result.final_output
-
-        return asyncio.run(go())
+        client_options.setdefault("max_retries", openai.DEFAULT_MAX_RETRIES)
+        return run_agent(base_url, [get_weather], "Weather in Lisbon?", streamed=streamed,
+                         **client_options)
 
     for fault in FAULTS:
         engine.inject(fault)
@@ -440,31 +425,17 @@ BROKEN_TURNS: list[tuple[Json, bool, type[BaseException] | None, list[str]]] = [
                               for f, s, _, _ in BROKEN_TURNS])
 def test_agents_on_a_broken_turn(fault: Json, streamed: bool, raised: type[BaseException] | None,
                                  codes: list[str], base_url: str, engine: Engine) -> None:
-    agents.set_tracing_disabled(True)
 
     @agents.function_tool  # type: ignore[untyped-decorator]
     def get_weather(city: str) -> str:
         """Get the weather for a city."""
         return f"It is 18 degrees in {city}."
 
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-test")
-    agent = agents.Agent(name="weather", instructions="Answer.", tools=[get_weather],
-                         model=agents.OpenAIResponsesModel(model="gpt-4o-mini",
-                                                           openai_client=client))
     engine.inject(fault)
-
-    async def go() -> Any:
-        async with client:
-            if not streamed:
-                return (await agents.Runner.run(agent, "Weather in Lisbon?")).final_output
-            result = agents.Runner.run_streamed(agent, "Weather in Lisbon?")
-            async for _ in result.stream_events():
-                pass
-            return result.final_output
-
     error: BaseException | None = None
     try:
-        asyncio.run(go())
+        run_agent(base_url, [get_weather], "Weather in Lisbon?", instructions="Answer.",
+                  streamed=streamed, max_retries=openai.DEFAULT_MAX_RETRIES)
     except Exception as caught:
         error = caught
     assert (type(error) if error is not None else None) is raised, error
