@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .chaos import Chaos
-from .embedded import content_seed, default_plan, input_text
+from .embedded import default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
 from .journal import JournalEntry, final_response, masked, record, summarize
@@ -269,32 +269,30 @@ class Engine:
         seed = request.content_seed(self.seed)
         created, completed = self.clock.now(), self.clock.now()
         faults = self._faults_for(step_reply, selection.scenario if selection else None)
+        literal = step_reply is not None and step_reply.literal
 
         def build(ids: Any, created_at: int, completed_at: int) -> list[Json]:
             snapshot = new_response(ids.new("resp"), created_at, echo)
             tokens = _input_tokens(request, context)
-            if selection is None:
+            if selection is None or step_reply is None:
                 plan = default_plan(request, context, self.faker, self.seed)
                 events = build_events(plan, snapshot, ids, input_tokens=tokens,
                                       completed_at=completed_at)
-                self.profile.rename(events)
-                return events
-            assert step_reply is not None
-            self.faker.seed_instance(
-                content_seed(selection.scenario.seed + selection.step.index, request.body))
-            fields = {"model": echo.get("model"), "input": _new_input_text(request),
-                      "instructions": echo.get("instructions"),
-                      "previous_response_id": request.previous_response_id,
-                      "tool_outputs": " ".join(input_text(i) for i in request.input
-                                               if i.get("type") == "function_call_output")}
-            events = step_reply.build(self.faker, fields, snapshot, ids, input_tokens=tokens,
-                                      completed_at=completed_at)
-            if not step_reply.literal:  # literal events are sent as written
+            else:
+                self.faker.seed_instance(
+                    request.content_seed(selection.scenario.seed + selection.step.index))
+                fields = {"model": echo.get("model"), "input": _new_input_text(request),
+                          "instructions": echo.get("instructions"),
+                          "previous_response_id": request.previous_response_id,
+                          "tool_outputs": " ".join(input_text(i) for i in request.input
+                                                   if i.get("type") == "function_call_output")}
+                events = step_reply.build(self.faker, fields, snapshot, ids,
+                                          input_tokens=tokens, completed_at=completed_at)
+            if not literal:  # literal events are sent as written
                 self.profile.rename(events)
             return events
 
         pacing = step_reply.pacing if step_reply else None
-        literal = step_reply is not None and step_reply.literal
         key = None
         if cached and not (faults or self.self_check or (pacing and pacing.paced) or literal):
             key = (Same(selection.scenario) if selection else None,
@@ -312,8 +310,8 @@ class Engine:
         if self.speed != 1.0:  # carried even unpaced, for a slow fault
             pacing = replace(pacing or Pacing(), speed=self.speed)
         reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
-                      frames=step_reply.literal_frames() if literal and request.stream
-                      and step_reply else None,
+                      frames=step_reply.literal_frames()
+                      if step_reply is not None and literal and request.stream else None,
                       built=None if literal else events)
         if self.self_check and not literal:
             _self_check(reply.events, self.profile)
