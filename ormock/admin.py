@@ -89,7 +89,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                     type="permission_denied", code="admin_forbidden", status=403,
                 ))
             try:
-                engine = namespaces.get(request.path_params.get("namespace", ""))
+                engine = namespaces.serve(request.path_params.get("namespace", ""))
             except OpenResponsesError as error:
                 return _error(error)
             return await handler(request, engine)

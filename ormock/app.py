@@ -204,7 +204,7 @@ class _CreateResponse:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
+            engine = self.namespaces.serve(scope.get("path_params", {}).get("namespace", ""))
             self._authorize(headers)
             raw = await self._raw_body(headers, receive)
             body, request = self._read.get(raw) or self._parse(raw)
@@ -328,7 +328,7 @@ def create_app(
 
     async def get_response(request: Request) -> Response:
         try:
-            engine = namespaces.get(request.path_params.get("namespace", ""))
+            engine = namespaces.serve(request.path_params.get("namespace", ""))
         except OpenResponsesError as error:
             return error_response(error)
         response_id = request.path_params["response_id"]

@@ -1,9 +1,18 @@
 """The engines of one server: one per namespace (``/v1`` is the namespace ``""``,
-``/<name>/v1`` another), made on first use, and dropped for good when their test ends."""
+``/<name>/v1`` another).
+
+A request never creates a namespace: only trusted callers do (Python, the pytest plugin, the
+admin API), by ``open`` (the engine is made lazily, on first use) or ``get``. A request to a
+namespace nobody opened gets 404 ``unknown_namespace``; one to a dropped namespace 404
+``namespace_closed``. At most ``limit`` namespaces are open at once: past it the one used
+longest ago is dropped, so no sequence of calls grows memory without bound.
+"""
 
 from __future__ import annotations
 
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,7 +20,11 @@ from .engine import Engine
 from .protocol.errors import OpenResponsesError
 from .scenario import find_scenario
 
-__all__ = ["Namespaces", "preload"]
+__all__ = ["DEFAULT_NAMESPACE_LIMIT", "NAMESPACE_NAME", "Namespaces", "preload"]
+
+DEFAULT_NAMESPACE_LIMIT = 10_000
+NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed answer
 
 
 def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
@@ -26,40 +39,100 @@ def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
     namespaces.setup.append(setup)
 
 
-class Namespaces:
-    """The engines of one server, one per namespace, made on first use with the same options."""
+def check_name(name: str) -> str:
+    """A namespace name as a URL path segment: letters, digits, ``_ . -``, at most 64."""
+    if not NAMESPACE_NAME.match(name):
+        raise OpenResponsesError(
+            "A namespace name is 1 to 64 letters, digits, '_', '.' or '-', starting with a "
+            "letter or digit.",
+            code="invalid_namespace", param="name",
+        )
+    return name
 
-    def __init__(self, **options: Any) -> None:
+
+class Namespaces:
+    """The engines of one server, one per namespace, made with the same options."""
+
+    def __init__(self, *, limit: int = DEFAULT_NAMESPACE_LIMIT, **options: Any) -> None:
         self.options = options
-        self._engines: dict[str, Engine] = {}
+        self.limit = limit
+        # open namespaces, least recently used first; None: opened, engine not made yet
+        self._engines: OrderedDict[str, Engine | None] = OrderedDict()
         self._lock = threading.Lock()
         self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
-        self._closed: set[str] = set()  # dropped: a late request must not bring them back
+        self._closed: OrderedDict[str, None] = OrderedDict()  # a late request must not revive
         self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
 
     @property
     def seed(self) -> int:
         return int(self.options.get("seed", 0))
 
+    def open(self, name: str) -> None:
+        """Let requests reach ``name``; its engine is made by the first one (cheap to call)."""
+        if name in self._engines:
+            return
+        check_name(name)
+        with self._lock:
+            self._closed.pop(name, None)
+            self._engines.setdefault(name, None)
+            self._trim()
+
     def get(self, name: str = "") -> Engine:
-        """The engine of a namespace, made on first use; a dropped one answers 404."""
+        """The engine of a namespace, opened and made if need be (for trusted callers)."""
+        if name and name not in self._engines:
+            self.open(name)
+        return self._engine(name)
+
+    def serve(self, name: str = "") -> Engine:
+        """The engine a request to ``name`` reaches: 404 unless the namespace is open."""
+        if name and name not in self._engines:
+            raise self._unknown(name)
+        return self._engine(name)
+
+    def _engine(self, name: str) -> Engine:
         engine = self._engines.get(name)
-        if engine is None:
-            with self._lock:
-                engine = self._engines.get(name)
-                if name in self._closed:
-                    raise OpenResponsesError(
-                        f"The namespace {name!r} is closed: the test that owned it has ended. "
-                        "A request that arrives after its test is a leak in the code under "
-                        "test (a background thread or task still running).",
-                        type="not_found", code="namespace_closed", param="path",
-                    )
-                if engine is None:
-                    engine = Engine(**self.options)
-                    for setup in self.setup:
-                        setup(engine)
-                    self._engines[name] = engine
+        if engine is not None:
+            if name:
+                self._engines.move_to_end(name)
+            return engine
+        with self._lock:
+            engine = self._engines.get(name)
+            if engine is None:
+                if name and name not in self._engines:
+                    raise self._unknown(name)  # dropped meanwhile
+                engine = Engine(**self.options)
+                for setup in self.setup:
+                    setup(engine)
+                self._engines[name] = engine
+                self._trim()
         return engine
+
+    def _unknown(self, name: str) -> OpenResponsesError:
+        if name in self._closed:
+            return OpenResponsesError(
+                "This namespace is closed: the test that owned it has ended. A request that "
+                "arrives after its test is a leak in the code under test (a background thread "
+                "or task still running).",
+                type="not_found", code="namespace_closed", param="path",
+            )
+        return OpenResponsesError(
+            "No such namespace on this server: requests do not create namespaces. Open it "
+            "first (POST /_ormock/namespaces with {\"name\": ...}, server.engine(name) in "
+            "Python, or the pytest plugin's fixtures), or use /v1 without a prefix.",
+            type="not_found", code="unknown_namespace", param="path",
+        )
+
+    def _trim(self) -> None:
+        """Past the limit, drop the namespaces used longest ago (never the default one)."""
+        while len(self._engines) > self.limit + ("" in self._engines):
+            oldest = next(n for n in self._engines if n)
+            self._engines.pop(oldest)
+            self._remember_closed(oldest)
+
+    def _remember_closed(self, name: str) -> None:
+        self._closed[name] = None
+        while len(self._closed) > _CLOSED_REMEMBERED:
+            self._closed.popitem(last=False)
 
     def find(self, name: str = "") -> Engine | None:
         """The engine of a namespace if it exists; never makes one."""
@@ -70,7 +143,12 @@ class Namespaces:
         with self._lock:
             self._engines.pop(name, None)
             if name:
-                self._closed.add(name)
+                self._remember_closed(name)
 
     def names(self) -> list[str]:
-        return sorted(self._engines)
+        """The namespaces whose engine exists."""
+        return sorted(n for n, e in list(self._engines.items()) if e is not None)
+
+    def opened(self) -> list[str]:
+        """Every open namespace, made or not."""
+        return sorted(n for n in list(self._engines) if n)

@@ -49,7 +49,7 @@ class ResponsesSocket:
             await socket.close(code=1008, reason="invalid API key")
             return
         try:
-            engine = self.namespaces.get(scope.get("path_params", {}).get("namespace", ""))
+            engine = self.namespaces.serve(scope.get("path_params", {}).get("namespace", ""))
         except OpenResponsesError:
             await socket.close(code=1008, reason="namespace closed")
             return

@@ -27,7 +27,9 @@ def server() -> Iterator[OrmockServer]:
 @pytest.fixture
 def base_url(server: OrmockServer) -> str:
     """A base URL of a fresh namespace: nothing another test did is visible there."""
-    return f"{server.url}/t{next(_namespaces)}/v1"
+    name = f"t{next(_namespaces)}"
+    server.namespaces.open(name)
+    return f"{server.url}/{name}/v1"
 
 
 @pytest.fixture

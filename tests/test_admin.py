@@ -219,6 +219,7 @@ def test_namespaces_are_separate(server: OrmockServer, base_url: str,
                                  admin: httpx.Client) -> None:
     _load(admin, GOOD)
     namespace = namespace_of(base_url)
+    server.namespaces.open(f"{namespace}-other")
     with httpx.Client(base_url=server.url) as raw:
         other = raw.get(f"/{namespace}-other/_ormock/scenarios").json()["data"]
         assert other == []

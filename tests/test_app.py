@@ -150,6 +150,8 @@ def test_models_and_stored_responses(http: httpx.Client) -> None:
 
 
 def test_namespaces_are_isolated(server: OrmockServer) -> None:
+    server.namespaces.open("ns-a")
+    server.namespaces.open("ns-b")
     with httpx.Client(base_url=server.url) as raw:
         made = raw.post("/ns-a/v1/responses", json={"model": "m", "input": "x"}).json()
         assert raw.get(f"/ns-a/v1/responses/{made['id']}").status_code == 200

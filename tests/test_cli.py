@@ -273,5 +273,6 @@ def test_a_server_started_with_scenarios_serves_them(tmp_path: Path) -> None:
         second = raw.post("/responses", json={"model": "m", "input": "x"}).json()
         assert json.loads(second["output"][0]["content"][0]["text"])["city"] == "Paris"
         # every namespace starts with them loaded
+        fake.namespaces.open("ns")
         other = raw.post(fake.url + "/ns/v1/responses", json={"model": "m", "input": "x"})
         assert other.json()["output"][0]["content"][0]["text"] == "hi"

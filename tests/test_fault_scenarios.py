@@ -176,6 +176,7 @@ def test_rate_limited_retries_wait_the_retry_after(base_url: str, engine: Engine
 
 def test_rate_limited_once_counts_per_namespace(server: OrmockServer, base_url: str) -> None:
     other = f"{server.url}/{namespace_of(base_url)}-other/v1"
+    server.namespaces.open(f"{namespace_of(base_url)}-other")
     for url in (base_url, other):
         with openai.OpenAI(base_url=url, api_key="sk-test") as client:
             assert client.responses.create(model="ormock:rate-limited-once",

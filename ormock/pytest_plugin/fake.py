@@ -61,13 +61,18 @@ class OrmockFixture:
         self._origin = origin  # how the opt-outs are spelled in after-test reports
         self._engine: Engine | None = None
         self._closed = False
+        self._opened = False
         self._clients: list[Any] = []
 
     # -- where it is -----------------------------------------------------------------------------
     @property
     def server(self) -> OrmockServer:
         """The session's server (shared by every fake; each has its own namespace)."""
-        return self._session.server()
+        server = self._session.server()
+        if not self._opened and not self._closed:  # requests may reach the namespace from now
+            server.namespaces.open(self.namespace)
+            self._opened = True
+        return server
 
     @property
     def url(self) -> str:
@@ -329,7 +334,8 @@ class OrmockFixture:
         engine = self._existing_engine()
         if engine is not None:
             self._session.bad_replies.pop(engine, None)
-            self.server.namespaces.drop(self.namespace)
+        if engine is not None or self._opened:
+            self._session.server().namespaces.drop(self.namespace)
         self._engine = None
         self._closed = True
 
