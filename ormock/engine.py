@@ -36,6 +36,7 @@ from .scenario import (
     ScenarioSet,
     Selection,
     Step,
+    find_named,
     find_scenario,
     load_scenario,
 )
@@ -207,21 +208,20 @@ class Engine:
             if isinstance(chosen, Selection):
                 return chosen
             misses = chosen
-        name = header or (
-            request.model[len(MODEL_PREFIX):]
-            if request.model and request.model.startswith(MODEL_PREFIX) else None
-        )
-        if name:
+        name = header or (request.model[len(MODEL_PREFIX):]
+                          if named and request.model is not None else None)
+        if name is not None:
             scenario = self.scenarios.get(name) or self.named_by_request.get(name)
             if scenario is None:
                 try:
-                    scenario = find_scenario(name, self.scenario_dirs)
+                    scenario = find_named(name, self.scenario_dirs)
                 except ValueError as error:
                     raise OpenResponsesError(
                         str(error), code="unknown_scenario",
                         param=SCENARIO_HEADER if header else "model",
                     ) from None
-                # the name asked for may be a file name that differs from the scenario's own
+                # the file's name may differ from the scenario's own; only names of files that
+                # exist get here, so this stays as small as the folders
                 self.named_by_request[name] = scenario
                 self.named.add(scenario)
             chosen = self._set_of(scenario).select(view, only=scenario)

@@ -1,6 +1,6 @@
 """Scenarios: YAML scripts of replies, matched against requests."""
 
-from .catalogue import catalogue, catalogue_dir, find_scenario
+from .catalogue import UnknownScenario, catalogue, catalogue_dir, find_named, find_scenario
 from .matching import CHECKS, RequestView, register_check
 from .model import Scenario, Step, load_scenario
 from .schema import scenario_schema
@@ -16,8 +16,10 @@ __all__ = [
     "ScenarioSet",
     "Selection",
     "Step",
+    "UnknownScenario",
     "catalogue",
     "catalogue_dir",
+    "find_named",
     "find_scenario",
     "load_scenario",
     "register_check",

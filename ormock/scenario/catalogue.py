@@ -3,13 +3,21 @@ and finding a scenario by name or path."""
 
 from __future__ import annotations
 
+import difflib
+import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
 from .model import Scenario, load_scenario
 from .source import ScenarioError
 
-__all__ = ["catalogue", "catalogue_dir", "find_scenario"]
+__all__ = ["SCENARIO_NAME", "UnknownScenario", "catalogue", "catalogue_dir", "find_named",
+           "find_scenario", "named_scenarios"]
+
+# what a request may name (a header or ``model: ormock:NAME``): a plain name, never a path
+SCENARIO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_LISTED = 40  # names an unknown-scenario answer lists at most
 
 
 def catalogue_dir() -> Path:
@@ -58,11 +66,68 @@ def find_scenario(name_or_path: str, folders: tuple[Path, ...] = ()) -> Scenario
     known = catalogue()
     if name_or_path in known:
         return load_file(known[name_or_path])
-    import difflib
-
     close = difflib.get_close_matches(name_or_path, list(known), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ScenarioError(
         f"no scenario named {name_or_path!r}{hint}; the catalogue has "
         f"{', '.join(known) or 'nothing'} (`ormock scenarios` lists them)"
     )
+
+
+class UnknownScenario(ValueError):
+    """A request named a scenario that is not among those it may name."""
+
+
+def _folder_files(folder: Path) -> dict[str, Path]:
+    """The plain scenario files of a folder, by name; none that lead outside it."""
+    try:
+        return _listing(str(folder), os.stat(folder).st_mtime_ns)
+    except OSError:
+        return {}
+
+
+@lru_cache(maxsize=64)
+def _listing(folder: str, mtime: int) -> dict[str, Path]:
+    root = Path(folder).resolve()
+    found: dict[str, Path] = {}
+    for entry in sorted(os.scandir(root), key=lambda e: e.name, reverse=True):
+        stem, dot, suffix = entry.name.rpartition(".")
+        if not dot or suffix not in ("yaml", "yml") or not SCENARIO_NAME.match(stem):
+            continue
+        path = Path(entry.path).resolve()
+        if path.parent == root and path.is_file():  # a link out of the folder is not followed
+            found[stem] = path
+    return found
+
+
+def named_scenarios(folders: tuple[Path, ...] = ()) -> dict[str, Path]:
+    """Every scenario a request may name: the folders' files (the first folder wins), then the
+    catalogue."""
+    found = dict(catalogue())
+    for folder in reversed(folders):
+        found.update(_folder_files(folder))
+    return found
+
+
+def find_named(name: str, folders: tuple[Path, ...] = ()) -> Scenario:
+    """The scenario a request names: a catalogue entry or a file of the scenario folders, by its
+    plain name. A path, or a name of neither, is ``UnknownScenario``; its message lists what
+    may be named and reveals nothing else about the disk."""
+    known = named_scenarios(folders)
+    path = known.get(name) if SCENARIO_NAME.match(name) else None
+    if path is None:
+        shown = sorted(known)
+        close = difflib.get_close_matches(name[:100], shown, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        more = f" and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
+        raise UnknownScenario(
+            f"no scenario named {name[:100]!r}{hint}: a request names a scenario by its plain "
+            f"name (letters, digits, '_', '.', '-'; never a path). Available: "
+            f"{', '.join(shown[:_LISTED]) or 'none'}{more} (`ormock scenarios` lists them)."
+        )
+    try:
+        return load_file(path)
+    except ScenarioError as error:
+        raise ScenarioError(f"scenario {name!r} does not load ({error.message}); run "
+                            "`ormock check` on its file", file=path.name, line=error.line,
+                            key=error.key) from None

@@ -1,0 +1,131 @@
+"""Safe by default (issue 8): what a request can never make the server do. One test (or a
+parametrized group) per finding of the outside probe, named after it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ormock import OrmockServer
+from ormock.scenario import catalogue
+from ormock.scenario.catalogue import _load_file
+
+EVIL = """\
+name: evil
+steps:
+  - reply:
+      items:
+        - message: "served from outside the scenario folders: topsecret-value"
+"""
+MINE = """\
+name: mine
+steps:
+  - reply:
+      items:
+        - message: "mine"
+"""
+
+
+def _error(response: httpx.Response) -> dict[str, Any]:
+    body = response.json()
+    assert set(body) == {"error"}, body
+    error: dict[str, Any] = body["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    return error
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``root/scenarios/mine.yaml`` (the configured folder), ``root/outside/evil.yaml``, and a
+    link in the folder that leads outside it."""
+    root = tmp_path_factory.mktemp("layout")
+    (root / "scenarios").mkdir()
+    (root / "outside").mkdir()
+    (root / "scenarios" / "mine.yaml").write_text(MINE)
+    (root / "outside" / "evil.yaml").write_text(EVIL)
+    (root / "scenarios" / "linked.yaml").symlink_to(root / "outside" / "evil.yaml")
+    return root
+
+
+@pytest.fixture(scope="module")
+def folder_server(layout: Path) -> Iterator[OrmockServer]:
+    with OrmockServer(scenario_dirs=[layout / "scenarios"], speed=0) as running:
+        yield running
+
+
+@pytest.fixture
+def raw(folder_server: OrmockServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=folder_server.base_url, timeout=10) as client:
+        yield client
+
+
+def _spellings(layout: Path) -> list[str]:
+    evil = layout / "outside" / "evil.yaml"
+    return [str(evil), str(evil.with_suffix("")), "../outside/evil.yaml", "../outside/evil",
+            "../../outside/evil", f"{layout.name}/outside/evil", "linked", "linked.yaml",
+            "./mine", "mine.yaml", "scenarios/mine", "%2e%2e/outside/evil", "..", "", "x" * 300]
+
+
+@pytest.mark.parametrize("how", ["header", "model"])
+def test_finding1_request_chosen_scenario_names_never_read_a_path(
+    raw: httpx.Client, layout: Path, how: str
+) -> None:
+    for name in _spellings(layout):
+        request: dict[str, Any] = {"model": "m", "input": "x"}
+        headers = {}
+        if how == "header":
+            headers["X-Ormock-Scenario"] = name
+        else:
+            request["model"] = f"ormock:{name}"
+        response = raw.post("/responses", json=request, headers=headers)
+        text = response.text
+        if how == "header" and name == "":
+            assert response.status_code == 200  # an empty header names nothing: the default
+            continue
+        assert response.status_code == 400, (name, text)
+        error = _error(response)
+        assert error["code"] == "unknown_scenario"
+        assert error["param"] == ("x-ormock-scenario" if how == "header" else "model")
+        # it lists what may be named, and reveals nothing of the disk beyond the name asked
+        message = error["message"].replace(repr(name[:100]), "")
+        assert "mine" in message and "text" in message
+        for leak in ("topsecret", str(layout), os.getcwd(), "outside", "linked",
+                     "not found", "looked in"):
+            assert leak not in message, (name, leak, text)
+
+
+def test_finding1_plain_names_in_the_folders_and_the_catalogue_still_serve(
+    raw: httpx.Client
+) -> None:
+    mine = raw.post("/responses", json={"model": "ormock:mine", "input": "x"}).json()
+    assert mine["output"][0]["content"][0]["text"] == "mine"
+    text = raw.post("/responses", json={"model": "m", "input": "x"},
+                    headers={"X-Ormock-Scenario": "text"})
+    assert text.status_code == 200 and "text" in catalogue()
+
+
+def test_finding1_distinct_names_are_not_kept(
+    folder_server: OrmockServer, raw: httpx.Client
+) -> None:
+    engine = folder_server.engine()
+    before = _load_file.cache_info().currsize
+    for n in range(1, 300):
+        spelling = "./" * n + "mine"  # the same file, spelled anew each time
+        response = raw.post("/responses", json={"model": f"ormock:{spelling}", "input": "x"})
+        assert response.status_code == 400
+        response = raw.post("/responses", json={"model": f"ormock:no-such-{n}", "input": "x"})
+        assert response.status_code == 400
+    assert set(engine.named_by_request) <= {"mine", "text"}  # names of real files only
+    assert _load_file.cache_info().currsize == before
+
+
+def test_finding1_a_long_name_is_a_400_not_a_500(raw: httpx.Client) -> None:
+    for name in ("a" * 300, "a/" * 150, "é" * 300):
+        response = raw.post("/responses", json={"model": f"ormock:{name}", "input": "x"})
+        assert response.status_code == 400
+        assert _error(response)["code"] == "unknown_scenario"
