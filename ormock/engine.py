@@ -20,7 +20,7 @@ from .chaos import Chaos
 from .embedded import default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
-from .journal import JournalEntry, final_response, masked, record, summarize
+from .journal import JournalEntry, final_response, record, summarize
 from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
@@ -41,6 +41,7 @@ from .scenario import (
 )
 from .scenario.replies import StepReply
 from .scenario.selection import Miss
+from .secrets import mask_headers
 from .sse import encode_json
 from .store import ResponseStore, Stored, check_call_outputs
 from .stream_cache import RecordingIds, Same, StreamCache, StreamTemplate
@@ -156,7 +157,7 @@ class Engine:
         ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
         requests it has read).
         """
-        entry = JournalEntry("POST", path, masked(headers), body, at=self.elapsed())
+        entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed())
         with self._lock, FAKER_LOCK:
             self.journal.append(entry)
             if len(self.journal) > self.journal_limit:
