@@ -41,7 +41,7 @@ from .scenario import (
 )
 from .scenario.replies import StepReply
 from .scenario.selection import Miss
-from .secrets import mask_headers
+from .secrets import mask_headers, scrub
 from .sse import encode_json
 from .store import ResponseStore, Stored, check_call_outputs
 from .stream_cache import RecordingIds, Same, StreamCache, StreamTemplate
@@ -166,6 +166,8 @@ class Engine:
                 reply = self._respond(parsed or parse_request(body), headers, entry,
                                       local=local, cached=cached)
             except OpenResponsesError as error:
+                # no secret header value in the answer nor the journal, whoever wrote it
+                error.message = scrub(error.message, headers)
                 entry.status, entry.error = error.status, error.envelope()["error"]
                 raise
             except Exception:
