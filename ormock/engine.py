@@ -20,7 +20,7 @@ from .chaos import Chaos
 from .embedded import default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
-from .journal import JournalEntry, final_response, masked, record, summarize
+from .journal import JournalEntry, final_response, record, summarize
 from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
@@ -42,6 +42,7 @@ from .scenario import (
 )
 from .scenario.replies import StepReply
 from .scenario.selection import Miss
+from .secrets import mask_headers, scrub
 from .sse import encode_json
 from .store import ResponseStore, Stored, check_call_outputs
 from .stream_cache import RecordingIds, Same, StreamCache, StreamTemplate
@@ -157,7 +158,7 @@ class Engine:
         ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
         requests it has read).
         """
-        entry = JournalEntry("POST", path, masked(headers), body, at=self.elapsed())
+        entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed())
         with self._lock, FAKER_LOCK:
             self.journal.append(entry)
             if len(self.journal) > self.journal_limit:
@@ -166,6 +167,8 @@ class Engine:
                 reply = self._respond(parsed or parse_request(body), headers, entry,
                                       local=local, cached=cached)
             except OpenResponsesError as error:
+                # no secret header value in the answer nor the journal, whoever wrote it
+                error.message = scrub(error.message, headers)
                 entry.status, entry.error = error.status, error.envelope()["error"]
                 raise
             except Exception:

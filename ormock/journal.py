@@ -11,6 +11,8 @@ from typing import Any, Literal
 from .protocol.checker import ProtocolError
 from .protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from .reply import RawReply, Reply
+from .secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
+from .secrets import mask_headers
 from .sse import SSEParser, json_events
 
 __all__ = [
@@ -32,13 +34,10 @@ __all__ = [
 Ended = Literal["whole", "truncated", "closed", "reset", "stalled"]
 Json = dict[str, Any]
 
-SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "cookie", "set-cookie",
-                            "openai-organization", "openai-project", "proxy-authorization"})
-
 
 def masked(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers with secrets replaced, as the journal keeps them."""
-    return {k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+    """Headers with secrets replaced, as the journal keeps them (``ormock.secrets``)."""
+    return mask_headers(headers)
 
 
 @dataclass(frozen=True)

@@ -284,3 +284,26 @@ def test_root_namespace_admin_in_process() -> None:
     assert answered.json()["output"][0]["content"][0]["text"] == "Hello there!"
     assert listed.json()["data"][0]["steps"][0]["used"] == 1
     assert journal.json()["data"][0]["scenario"] == "greeter"
+
+
+def test_finding4_secret_not_in_journal(server: OrmockServer, base_url: str,
+                                        admin: httpx.Client, http: httpx.Client) -> None:
+    engine = server.engine(namespace_of(base_url))
+    engine.use({"name": "auth", "steps": [{"match": {"headers": {
+        "Authorization": "Bearer sk-test-*"}}, "reply": {"items": [{"message": "ok"}]}}]})
+    secrets = {"Authorization": "Bearer sk-secret-XYZ", "x-goog-api-key": "AIzaSecretGoog123",
+               "X-Auth-Token": "tok-secret-789", "my-service-key": "svc-secret-000",
+               "x-client-secret": "client-secret-111", "Cookie": "session=cookie-secret-456"}
+    answer = http.post("/responses", json={"model": "m", "input": "hi"},
+                       headers={**secrets, "X-Request-ID": "req-visible"})
+    assert answer.status_code == 400
+    (listed,) = admin.get("/journal").json()["data"]
+    (entry,) = engine.journal
+    for data in (listed, entry.to_dict()):
+        text = json.dumps(data)
+        assert not [v for v in secrets.values() if v in text or v[4:] in text], text
+        assert data["error"]["code"] == "no_matching_scenario"
+        assert "header 'Authorization' is 'Bearer sk-\u2026' (masked, 20 chars)" in (
+            data["error"]["message"])
+        assert {data["headers"][k.lower()] for k in secrets} == {"***"}
+        assert data["headers"]["x-request-id"] == "req-visible"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -558,3 +559,24 @@ def test_a_registered_check_can_be_used_in_a_scenario() -> None:
         del CHECKS["input_startswith"]
     assert "input_startswith" not in scenario_schema()["properties"]["steps"]["items"][
         "properties"]["match"]["properties"]
+
+
+
+def test_finding4_secret_not_in_near_miss_answer(server: OrmockServer, base_url: str) -> None:
+    engine = server.engine(namespace_of(base_url))
+    cases = [("Authorization", "Bearer sk-test-*", "Bearer sk-secret-XYZ",
+              "'Bearer sk-\u2026' (masked, 20 chars)"),
+             ("x-goog-api-key", "AIza-test-*", "AIzaSecretGoog123",
+              "'AIz\u2026' (masked, 17 chars)"),
+             ("Cookie", "session=test-*", "session=cookie-secret-456",
+              "'ses\u2026' (masked, 25 chars)")]
+    with httpx.Client(base_url=base_url, timeout=10) as http:
+        for name, pattern, value, shown in cases:
+            engine.use({"name": "auth", "steps": [_step({"headers": {name: pattern}})]})
+            answer = http.post("/responses", json={"model": "m", "input": "hi"},
+                               headers={name: value})
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["error"]["code"] == "no_matching_scenario"
+            assert value not in answer.text and value[4:] not in answer.text
+            assert (f"header {name!r} is {shown}, not {pattern!r}"
+                    in answer.json()["error"]["message"])

@@ -454,6 +454,36 @@ def test_a_failing_test_carries_the_report_instead_of_a_second_error(
                                  "1 step not used (docs/pytest.md)"])
 
 
+
+def test_finding4_secret_not_in_pytest_report(pytester: pytest.Pytester) -> None:
+    # the inner test builds the key from pieces, so its source lines never hold it whole
+    _write(pytester, """
+        import httpx
+
+        SECRET = "sk-" + "secret-" + "XYZ123"
+        AUTH = {"name": "auth", "steps": [{"match": {"headers": {
+            "Authorization": "Bearer sk-test-*"}}, "reply": {"items": [{"message": "ok"}]}}]}
+
+        @pytest.mark.ormock(scenario=AUTH)
+        def test_missed(ormock):
+            with pytest.raises(Exception):
+                ormock.openai(api_key=SECRET).responses.create(model="m", input="hi")
+            httpx.post(ormock.base_url + "/responses", json={"model": "m", "input": "hi"},
+                       headers={"x-goog-api-key": "AIza" + SECRET, "cookie": "s=" + SECRET})
+            assert ormock.engine.journal[0].headers["authorization"] == "***"
+
+        @pytest.mark.ormock(scenario=AUTH)
+        def test_failed(ormock):
+            ormock.openai(api_key=SECRET).responses.create(model="m", input="hi")
+    """)
+    result = pytester.runpytest("-vv", "-rA")
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    out = _out(result) + result.stderr.str()
+    assert "sk-secret-XYZ123" not in out and "secret-XYZ123" not in out
+    _contains(result, "ormock after-test checks: 2 requests matched no step",
+              "header 'Authorization' is 'Bearer sk-\u2026' (masked, 23 chars), not "
+              "'Bearer sk-test-*'")
+
 def test_ini_strict_is_the_default_and_a_marker_overrides_it(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\normock_strict = false\n")
     _write(pytester, """

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ormock.secrets import shown_value
+
 __all__ = ["CHECKS", "Check", "RequestView", "compile_check", "register_check"]
 
 
@@ -202,7 +204,7 @@ def _headers(view: RequestView, wanted: Mapping[str, str], _: StepResponses) -> 
         if value is None:
             return f"header {name!r} is missing"
         if not fnmatch.fnmatchcase(value, pattern):
-            return f"header {name!r} is {value!r}, not {pattern!r}"
+            return f"header {name!r} is {shown_value(name, value)}, not {pattern!r}"
     return None
 
 

@@ -1,0 +1,78 @@
+"""Which request headers carry secrets, and how ormock shows them: the one definition that the
+journal, near-miss messages, the admin API and the pytest reports all use.
+
+A header is secret when its lower-cased name is one of ``SECRET_HEADERS``, ends with ``-key``
+or ``-token``, or contains ``secret``, ``password`` or ``cookie``. The journal keeps a secret
+value as ``***``; a message about it shows at most the auth scheme and the first 3 characters
+of the credential, and its length: ``'Bearer sk-…' (masked, 20 chars)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = ["MASK", "SECRET_HEADERS", "is_secret_header", "mask_headers", "mask_value", "scrub",
+           "shown_value"]
+
+MASK = "***"
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key",
+    "x-auth-token", "openai-organization", "openai-project", "cookie", "set-cookie",
+})
+_SUFFIXES = ("-key", "-token")
+_PARTS = ("secret", "password", "cookie")
+# HTTP auth schemes kept in a masked value, so that a wrong scheme shows (lower case)
+_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "key",
+                      "ntlm", "oauth", "dpop", "hoba", "mutual"})
+_KEPT = 3  # characters of the credential itself a masked value keeps, at most
+_SCRUBBED = 8  # secret values at least this long are taken out of any message
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a header's value is a secret (names in any case)."""
+    lowered = name.strip().lower()
+    return (lowered in SECRET_HEADERS or lowered.endswith(_SUFFIXES)
+            or any(part in lowered for part in _PARTS))
+
+
+def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers with each secret value replaced by ``***`` (as the journal keeps them)."""
+    return {k: (MASK if is_secret_header(k) else v) for k, v in headers.items()}
+
+
+def _split(value: str) -> tuple[str, str]:
+    """``(scheme and its spaces, credential)``; no scheme unless it is a known auth scheme."""
+    word, space, rest = value.partition(" ")
+    if space and word.lower() in _SCHEMES:
+        stripped = rest.lstrip(" ")
+        return value[: len(value) - len(stripped)], stripped
+    return "", value
+
+
+def mask_value(name: str, value: str) -> str:
+    """The value to show for a header: itself, or for a secret the auth scheme and at most 3
+    characters of the credential (fewer for a short one) followed by ``…``."""
+    if not is_secret_header(name):
+        return value
+    scheme, credential = _split(value)
+    return scheme + credential[: min(_KEPT, len(credential) // 4)] + "\u2026"
+
+
+def shown_value(name: str, value: str) -> str:
+    """A header's value as a message quotes it: ``'acme-1'``, or for a secret
+    ``'Bearer sk-…' (masked, 20 chars)``."""
+    if not is_secret_header(name):
+        return repr(value)
+    return f"{mask_value(name, value)!r} (masked, {len(value)} chars)"
+
+
+def scrub(text: str, headers: Mapping[str, str]) -> str:
+    """``text`` with every secret header value of ``headers`` (and its credential without the
+    scheme) taken out, for messages built by code that did not mask them (a plugin's check)."""
+    found: set[str] = set()
+    for name, value in headers.items():
+        if is_secret_header(name):
+            found.update(v for v in (value, _split(value)[1]) if len(v) >= _SCRUBBED)
+    for value in sorted(found, key=len, reverse=True):
+        text = text.replace(value, MASK)
+    return text

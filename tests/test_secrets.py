@@ -1,0 +1,63 @@
+"""Secret headers (``ormock.secrets``): one list of names, masked everywhere ormock shows or
+keeps a header value (journal, near-miss messages, pytest reports)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ormock.journal import masked
+from ormock.scenario import RequestView, ScenarioSet, load_scenario
+from ormock.secrets import is_secret_header, mask_headers, mask_value, scrub, shown_value
+
+SECRET = "sk-secret-XYZ123456"
+
+
+@pytest.mark.parametrize(("name", "secret"), [
+    ("x-goog-api-key", True), ("X-Auth-Token", True), ("my-service-key", True),
+    ("refresh-token", True), ("x-client-secret", True), ("Cookie", True), ("set-cookie", True),
+    ("Authorization", True), ("OpenAI-Organization", True), ("proxy-authorization", True),
+    ("x-api-key", True), ("openai-project", True), ("x-db-password", True),
+    ("x-request-id", False), ("user-agent", False), ("content-type", False),
+    ("x-tenant", False),
+])
+def test_finding4_masked_header_names(name: str, secret: bool) -> None:
+    value = f"Bearer {SECRET}"
+    assert is_secret_header(name) is secret
+    assert masked({name: value}) == mask_headers({name: value})
+    assert (masked({name: value})[name] == "***") is secret
+    scenarios = ScenarioSet()
+    scenarios.add(load_scenario({"name": "s", "steps": [
+        {"match": {"headers": {name: "Bearer sk-test-*"}}, "reply": {"items": [
+            {"message": "ok"}]}}]}))
+    misses = scenarios.select(RequestView(model="m", input_text="hi",
+                                          headers={name.lower(): value}))
+    assert isinstance(misses, list)
+    described = misses[0].describe()
+    assert f"header {name!r} is " in described and "'Bearer sk-test-*'" in described
+    assert (SECRET in described) is not secret
+    if secret:
+        assert f"'Bearer sk-\u2026' (masked, {len(value)} chars)" in described
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("Bearer sk-secret-XYZ", "Bearer sk-\u2026"),  # the scheme and 3 characters
+    ("Basic   dXNlcjpwYXNz", "Basic   dXN\u2026"),
+    ("sk-abcdefghijkl", "sk-\u2026"),  # no scheme: 3 characters of the key
+    ("sk-secret with space", "sk-\u2026"),  # a first word that is no auth scheme is not kept
+    ("abcdefg", "a\u2026"),  # a short secret keeps fewer
+    ("abc", "\u2026"),
+    ("Bearer ", "Bearer \u2026"),
+    ("", "\u2026"),
+])
+def test_a_masked_value_keeps_at_most_the_scheme_and_3_characters(value: str, shown: str
+                                                                     ) -> None:
+    assert mask_value("authorization", value) == shown
+    assert shown_value("authorization", value) == f"{shown!r} (masked, {len(value)} chars)"
+    assert mask_value("x-tenant", value) == value and shown_value("x-tenant", value) == repr(value)
+
+
+def test_scrub_takes_secret_values_out_of_any_message() -> None:
+    headers = {"authorization": f"Bearer {SECRET}", "x-tenant": "acme-12345678",
+               "cookie": "a=1"}
+    text = f"got Bearer {SECRET} then {SECRET} for acme-12345678 with a=1"
+    assert scrub(text, headers) == "got *** then *** for acme-12345678 with a=1"
