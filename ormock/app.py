@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from .admin import admin_routes
+from .auth import ApiKeyGuard
 from .namespaces import Namespaces
 from .protocol.checker import ProtocolError
 from .protocol.errors import OpenResponsesError
@@ -195,9 +196,8 @@ def _no_constants(name: str) -> Any:
 class _CreateResponse:
     """``POST [/<namespace>]/v1/responses``."""
 
-    def __init__(self, namespaces: Namespaces, api_key: str | None, max_body: int) -> None:
+    def __init__(self, namespaces: Namespaces, max_body: int) -> None:
         self.namespaces = namespaces
-        self.api_key = api_key
         self.max_body = max_body
         self._read: OrderedDict[bytes, tuple[Any, ResponseRequest]] = OrderedDict()
 
@@ -205,7 +205,6 @@ class _CreateResponse:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
             engine = self.namespaces.serve(scope.get("path_params", {}).get("namespace", ""))
-            self._authorize(headers)
             raw = await self._raw_body(headers, receive)
             body, request = self._read.get(raw) or self._parse(raw)
             # the server's own path may issue a repeated content from the stream cache: it
@@ -221,19 +220,6 @@ class _CreateResponse:
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()
-
-    def _authorize(self, headers: dict[str, str]) -> None:
-        if self.api_key is None:
-            return
-        if headers.get("authorization") != f"Bearer {self.api_key}":
-            raise OpenResponsesError(
-                "Incorrect API key provided: this ormock server was started with --api-key; "
-                "send 'Authorization: Bearer <that key>'.",
-                type="authentication_error",
-                code="invalid_api_key",
-                param="authorization",
-                status=401,
-            )
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
@@ -317,8 +303,8 @@ def create_app(
 ) -> Any:
     """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options."""
     namespaces = namespaces or Namespaces()
-    create = _CreateResponse(namespaces, api_key, max_body)
-    socket = ResponsesSocket(namespaces, api_key)
+    create = _CreateResponse(namespaces, max_body)
+    socket = ResponsesSocket(namespaces)
 
     async def models(request: Request) -> Response:
         data = [{"id": m, "object": "model", "created": 1767225600, "owned_by": "ormock"}
@@ -377,4 +363,7 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    return _RequestIds(_CreateFirst(app, create), namespaces.seed)
+    served: Any = _CreateFirst(app, create)
+    if api_key is not None:
+        served = ApiKeyGuard(served, api_key)
+    return _RequestIds(served, namespaces.seed)

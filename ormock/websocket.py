@@ -37,17 +37,11 @@ def _error_event(status: int, error: Json) -> str:
 class ResponsesSocket:
     """The ASGI endpoint of ``[/<namespace>]/v1/responses`` for WebSocket connections."""
 
-    def __init__(self, namespaces: Namespaces, api_key: str | None) -> None:
+    def __init__(self, namespaces: Namespaces) -> None:
         self.namespaces = namespaces
-        self.api_key = api_key
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         socket = WebSocket(scope, receive, send)
-        if self.api_key is not None and socket.headers.get("authorization") != (
-            f"Bearer {self.api_key}"
-        ):
-            await socket.close(code=1008, reason="invalid API key")
-            return
         try:
             engine = self.namespaces.serve(scope.get("path_params", {}).get("namespace", ""))
         except OpenResponsesError:

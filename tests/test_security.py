@@ -129,3 +129,56 @@ def test_finding1_a_long_name_is_a_400_not_a_500(raw: httpx.Client) -> None:
         response = raw.post("/responses", json={"model": f"ormock:{name}", "input": "x"})
         assert response.status_code == 400
         assert _error(response)["code"] == "unknown_scenario"
+
+
+# -- finding 5: --api-key guards every /v1 endpoint ---------------------------------------------
+KEY = "sk-right-0123456789"
+
+
+@pytest.fixture(scope="module")
+def locked() -> Iterator[OrmockServer]:
+    with OrmockServer(api_key=KEY, speed=0) as running:
+        running.namespaces.open("ns")
+        yield running
+
+
+@pytest.mark.parametrize("prefix", ["", "/ns"])
+def test_finding5_api_key_guards_every_v1_endpoint(locked: OrmockServer, prefix: str) -> None:
+    good = {"Authorization": f"Bearer {KEY}"}
+    with httpx.Client(base_url=locked.url + prefix, timeout=10) as raw:
+        made = raw.post("/v1/responses", json={"model": "m", "input": "x"}, headers=good)
+        assert made.status_code == 200
+        response_id = made.json()["id"]
+        for method, path in [("GET", f"/v1/responses/{response_id}"), ("GET", "/v1/models"),
+                             ("POST", "/v1/responses"), ("GET", "/v1/responses/resp_none"),
+                             ("DELETE", f"/v1/responses/{response_id}")]:
+            for headers in ({}, {"Authorization": "Bearer sk-wrong-0123456789"},
+                            {"Authorization": KEY}):
+                refused = raw.request(method, path, headers=headers)
+                assert refused.status_code == 401, (method, path, refused.text)
+                error = _error(refused)
+                assert error["code"] == "invalid_api_key" and error["param"] == "authorization"
+                assert KEY not in refused.text and response_id not in refused.text
+        assert raw.get(f"/v1/responses/{response_id}", headers=good).json()["id"] == response_id
+        assert raw.get("/v1/models", headers=good).status_code == 200
+
+
+def test_finding5_api_key_guards_the_websocket_upgrade(locked: OrmockServer) -> None:
+    import openai
+
+    for key, works in (("sk-wrong-0123456789", False), (KEY, True)):
+        with openai.OpenAI(base_url=locked.base_url, api_key=key, max_retries=0) as client:
+            if works:
+                with client.responses.connect() as connection:
+                    connection.response.create(model="m", input="hi")
+                    types = []
+                    for event in connection:
+                        types.append(event.type)
+                        if event.type == "response.completed":
+                            break
+                assert types[0] == "response.created" and types[-1] == "response.completed"
+                continue
+            from websockets.exceptions import InvalidStatus
+
+            with pytest.raises(InvalidStatus, match="HTTP 403"):
+                client.responses.connect().enter()
