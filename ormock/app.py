@@ -210,7 +210,7 @@ class _CreateResponse:
             # the server's own path may issue a repeated content from the stream cache: it
             # writes bytes, and never looks at the events
             reply, entry = engine.answer(body, headers, scope["path"], cached=True,
-                                         parsed=request)
+                                         parsed=request, size=len(raw))
         except OpenResponsesError as error:
             await send_error(send, error)
             return

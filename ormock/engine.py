@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .capped import Capped
 from .chaos import Chaos
 from .embedded import default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
@@ -52,6 +53,9 @@ __all__ = ["Engine"]
 
 Json = dict[str, Any]
 SCENARIO_HEADER = "x-ormock-scenario"
+MIB = 1024 * 1024
+LOCAL_LIMIT, LOCAL_BYTES = 256, 64 * MIB  # a WebSocket connection's store: false responses
+ERROR_LIMIT, ERROR_BYTES = 100, MIB  # tracebacks kept
 MODEL_PREFIX = "ormock:"
 
 
@@ -68,12 +72,16 @@ class Engine:
         scenario_dirs: tuple[Path, ...] = (),
         chaos: Chaos | None = None,
         journal_limit: int = 1000,
+        journal_bytes: int = 64 * MIB,
         store_limit: int = 2000,
+        store_bytes: int = 256 * MIB,
         profile: Profile | str | None = None,
     ) -> None:
         self.profile = get_profile(profile)
-        self.journal_limit = journal_limit  # the oldest half is dropped past this
-        self.store_limit = store_limit  # stored responses kept; the oldest go first
+        # past a count the oldest half of the journal goes; past its bytes (request bodies as
+        # read), the oldest too. Stored responses likewise, oldest first.
+        self.journal_limit, self.journal_bytes = journal_limit, journal_bytes
+        self.store_limit, self.store_bytes = store_limit, store_bytes
         self.seed = seed
         self.self_check = self_check
         self.speed = speed
@@ -98,9 +106,11 @@ class Engine:
             self.ids = IdFactory(self.seed)
             self.clock = Clock(self.clock_mode)
             self.rng = random.Random(f"ormock:faults:{self.seed}")
-            self.responses = ResponseStore(self.store_limit)
-            self.journal: list[JournalEntry] = []
-            self.errors: list[str] = []  # tracebacks of failures inside the server
+            self.responses = ResponseStore(self.store_limit, self.store_bytes)
+            self.journal: Capped[JournalEntry] = Capped(
+                self.journal_limit, self.journal_bytes, _entry_size)
+            # tracebacks of failures inside the server, the newest ones
+            self.errors: Capped[str] = Capped(ERROR_LIMIT, ERROR_BYTES, len)
             self.started = time.monotonic()
             self.scenarios.clear()
             self.named.clear()
@@ -132,10 +142,11 @@ class Engine:
         """Answer a ``POST /v1/responses``; an ``OpenResponsesError`` is journaled and raised."""
         return self.answer(body, headers, path)[0]
 
-    def continuation_cache(self) -> dict[str, Any]:
+    def continuation_cache(self) -> ResponseStore:
         """A connection's own cache of ``store: false`` responses (WebSocket mode): pass it to
-        ``answer(local=...)`` so that they can be continued on that connection only."""
-        return {}
+        ``answer(local=...)`` so that they can be continued on that connection only. Capped
+        like the store: past its limits the oldest go."""
+        return ResponseStore(LOCAL_LIMIT, LOCAL_BYTES)
 
     def elapsed(self) -> float:
         """Seconds since the engine started (the journal's clock)."""
@@ -146,9 +157,10 @@ class Engine:
         body: Any,
         headers: Mapping[str, str],
         path: str = "/v1/responses",
-        local: dict[str, Any] | None = None,
+        local: ResponseStore | None = None,
         cached: bool = False,
         parsed: ResponseRequest | None = None,
+        size: int | None = None,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
@@ -156,13 +168,13 @@ class Engine:
         (``ormock.stream_cache``): the same bytes as a fresh build, but its ``events`` hold only
         the terminal event. The server asks for that; Python callers get every event.
         ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
-        requests it has read).
+        requests it has read). ``size``: the body's length in bytes, as read (the journal and
+        the store count it against their limits; measured when not given).
         """
-        entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed())
+        entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
+                             size=_body_size(body) if size is None else size)
         with self._lock, FAKER_LOCK:
             self.journal.append(entry)
-            if len(self.journal) > self.journal_limit:
-                del self.journal[: len(self.journal) - self.journal_limit // 2]
             try:
                 reply = self._respond(parsed or parse_request(body), headers, entry,
                                       local=local, cached=cached)
@@ -180,12 +192,14 @@ class Engine:
         return reply, entry
 
     def _context(
-        self, request: ResponseRequest, local: dict[str, Any] | None = None
+        self, request: ResponseRequest, local: ResponseStore | None = None
     ) -> tuple[list[Json], Stored | None]:
         previous = request.previous_response_id
         if previous is None:
             return list(request.input), None
-        parent = self.responses.get(previous) or (local or {}).get(previous)
+        parent = self.responses.get(previous)
+        if parent is None and local is not None:
+            parent = local.get(previous)
         if parent is None:
             raise OpenResponsesError(
                 f"Previous response with id {previous!r} not found: this server answers only "
@@ -198,6 +212,15 @@ class Engine:
         context = [*parent.context, *parent.response["output"]]
         check_call_outputs(context, request.input)
         return [*context, *request.input], parent
+
+    def _context_tokens(self, request: ResponseRequest, parent: Stored | None) -> int:
+        """The tokens of the context items: the parent's are kept, never counted again."""
+        new = _item_tokens(request.input)
+        if parent is None:
+            return new
+        if parent.chain_tokens is None:  # what a continuation of it adds: its output
+            parent.chain_tokens = parent.context_tokens + _item_tokens(parent.response["output"])
+        return parent.chain_tokens + new
 
     def _choose(self, request: ResponseRequest, headers: Mapping[str, str]) -> Selection | None:
         header = headers.get(SCENARIO_HEADER)
@@ -252,10 +275,11 @@ class Engine:
         headers: Mapping[str, str],
         entry: JournalEntry,
         forced: Selection | None = None,
-        local: dict[str, Any] | None = None,
+        local: ResponseStore | None = None,
         cached: bool = False,
     ) -> Reply | RawReply:
         context, parent = self._context(request, local)
+        context_tokens = self._context_tokens(request, parent)
         selection = forced or self._choose(request, headers)
         echo = dict(request.echo)
         text_format = echo.get("text", {}).get("format", {})
@@ -276,7 +300,7 @@ class Engine:
 
         def build(ids: Any, created_at: int, completed_at: int) -> list[Json]:
             snapshot = new_response(ids.new("resp"), created_at, echo)
-            tokens = _input_tokens(request, context)
+            tokens = _input_tokens(request, context_tokens)
             if selection is None or step_reply is None:
                 plan = default_plan(request, context, self.faker, self.seed)
                 events = build_events(plan, snapshot, ids, input_tokens=tokens,
@@ -305,7 +329,7 @@ class Engine:
                 body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
                 entry.response_id, entry.response_status = fresh[0], template.status
                 self._keep(selection, fresh[0], template.store,
-                           Stored(None, context, final_raw), local)
+                           Stored(None, context, final_raw, context_tokens, entry.size), local)
                 return Reply(events=[], stream=request.stream, seed=seed, body=body,
                              summary=summary)
         ids = RecordingIds(self.ids) if key is not None else self.ids
@@ -325,7 +349,7 @@ class Engine:
         if isinstance(ids, RecordingIds) and out is reply:
             self._remember(key, reply, final, ids, created, completed)
         self._keep(selection, final["id"], bool(final.get("store", True)),
-                   Stored(final, context), local)
+                   Stored(final, context, None, context_tokens, entry.size), local)
         return out
 
     def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
@@ -346,14 +370,14 @@ class Engine:
         ))
 
     def _keep(self, selection: Selection | None, response_id: str, store: bool,
-              stored: Stored, local: dict[str, Any] | None) -> None:
+              stored: Stored, local: ResponseStore | None) -> None:
         """Remember a response: for ``step:N`` matching, and stored for continuations."""
         if selection is not None:
             self._set_of(selection.scenario).answered(selection, response_id)
         if store:
             self.responses.keep(response_id, stored)
         elif local is not None:
-            local[response_id] = stored
+            local.keep(response_id, stored)
 
     def inject(self, fault: Fault | Mapping[str, Any] | str) -> Fault:
         """Apply a fault (object or spec such as ``{"http_error": 429, "when": {"nth": 1}}``)
@@ -432,10 +456,24 @@ def _self_check(events: list[Json], profile: Profile) -> None:
         )
 
 
-def _input_tokens(request: ResponseRequest, context: list[Json]) -> int:
-    total = count_tokens(request.echo.get("instructions") or "")
-    for item in context:
-        total += count_tokens(input_text(item))
+def _entry_size(entry: JournalEntry) -> int:
+    return entry.size + 512  # the entry's own fields, roughly
+
+
+def _item_tokens(items: list[Json]) -> int:
+    return sum(count_tokens(input_text(item)) for item in items)
+
+
+def _input_tokens(request: ResponseRequest, context_tokens: int) -> int:
+    total = context_tokens + count_tokens(request.echo.get("instructions") or "")
     for tool in request.function_tools:
         total += count_tokens(encode_json(tool))
     return total
+
+
+def _body_size(body: Any) -> int:
+    """A Python caller's body, measured as the server would have read it."""
+    try:
+        return len(encode_json(body))
+    except (TypeError, ValueError, RecursionError):
+        return 0

@@ -87,6 +87,7 @@ class JournalEntry:
     headers: dict[str, str]
     body: Any
     at: float = 0.0
+    size: int = 0  # the request body's length in bytes
     status: int = 0
     stream: bool = False
     response_id: str | None = None

@@ -104,7 +104,8 @@ class Namespaces:
                 for setup in self.setup:
                     setup(engine)
                 self._engines[name] = engine
-                self._trim()
+                if name:
+                    self._engines.move_to_end(name)
         return engine
 
     def _unknown(self, name: str) -> OpenResponsesError:

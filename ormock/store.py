@@ -17,15 +17,22 @@ Json = dict[str, Any]
 class Stored:
     """A stored response and its context (everything the model saw: the ancestors' inputs and
     outputs, and its own input). A response issued from the stream cache is kept as its JSON,
-    and parsed only if something asks for it."""
+    and parsed only if something asks for it. ``context_tokens``: the tokens of the context,
+    counted once; ``chain_tokens``: those of context and output, which a continuation starts
+    from (counted when first continued). ``size``: the bytes it holds, roughly."""
 
-    __slots__ = ("_raw", "_response", "context")
+    __slots__ = ("_raw", "_response", "chain_tokens", "context", "context_tokens", "size")
 
-    def __init__(self, response: Json | None, context: list[Json], raw: bytes | None = None
-                 ) -> None:
+    def __init__(self, response: Json | None, context: list[Json], raw: bytes | None = None,
+                 context_tokens: int = 0, request_size: int = 0) -> None:
         self._response = response
         self._raw = raw
         self.context = context
+        self.context_tokens = context_tokens
+        self.chain_tokens: int | None = None
+        # the request it answered, its JSON, and a reference per context item
+        self.size = request_size + (len(raw) if raw is not None else request_size) + 8 * len(
+            context)
 
     @property
     def response(self) -> Json:
@@ -40,16 +47,27 @@ class Stored:
 
 
 class ResponseStore(dict[str, Stored]):
-    """Stored responses by id, oldest first; past ``limit`` the oldest go."""
+    """Stored responses by id, oldest first; past ``limit`` responses or ``max_bytes`` (their
+    ``size``), the oldest go."""
 
-    def __init__(self, limit: int = 2000) -> None:
+    def __init__(self, limit: int = 2000, max_bytes: int = 256 * 1024 * 1024) -> None:
         super().__init__()
         self.limit = limit
+        self.max_bytes = max_bytes
+        self.bytes = 0
 
     def keep(self, response_id: str, stored: Stored) -> None:
+        self.pop(response_id, None)
         self[response_id] = stored
-        if len(self) > self.limit:
-            del self[next(iter(self))]
+        self.bytes += stored.size
+        while len(self) > 1 and (len(self) > self.limit or self.bytes > self.max_bytes):
+            self.bytes -= super().pop(next(iter(self))).size
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        stored = super().pop(key, default)
+        if isinstance(stored, Stored):
+            self.bytes -= stored.size
+        return stored
 
 
 def check_call_outputs(context: list[Json], new_input: list[Json]) -> None:

@@ -23,6 +23,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .namespaces import Namespaces
 from .protocol.errors import OpenResponsesError
 from .reply import RawReply
+from .store import ResponseStore
 from .sse import encode_json
 
 __all__ = ["ResponsesSocket"]
@@ -59,7 +60,7 @@ class ResponsesSocket:
             return
 
     async def _turn(self, socket: WebSocket, engine: Any, headers: dict[str, str],
-                    local: dict[str, Any], path: str, text: str) -> bool:
+                    local: ResponseStore, path: str, text: str) -> bool:
         """Answer one client message; False when the connection was closed."""
         try:
             message = json.loads(text)
@@ -78,7 +79,7 @@ class ResponsesSocket:
         body["stream"] = True
         previous = body.get("previous_response_id")
         try:
-            reply, _ = engine.answer(body, headers, path, local=local)
+            reply, _ = engine.answer(body, headers, path, local=local, size=len(text))
         except OpenResponsesError as error:
             if isinstance(previous, str):
                 local.pop(previous, None)

@@ -182,3 +182,102 @@ def test_finding5_api_key_guards_the_websocket_upgrade(locked: OrmockServer) -> 
 
             with pytest.raises(InvalidStatus, match="HTTP 403"):
                 client.responses.connect().enter()
+
+
+# -- finding 6: memory stays bounded --------------------------------------------------------------
+def test_finding6_requests_never_create_namespaces(server: OrmockServer) -> None:
+    before = server.namespaces.opened()
+    with httpx.Client(base_url=server.url, timeout=10) as raw:
+        for n in range(200):
+            response = raw.post(f"/probe-{n}/v1/responses", json={"model": "m", "input": "x"})
+            assert response.status_code == 404
+            assert _error(response)["code"] == "unknown_namespace"
+            assert raw.get(f"/probe-{n}/_ormock/journal").status_code == 404
+    assert server.namespaces.opened() == before
+
+
+def test_finding6_open_namespaces_are_capped_least_recently_used_first() -> None:
+    from ormock.namespaces import Namespaces
+
+    namespaces = Namespaces(limit=3)
+    for name in ("a", "b", "c"):
+        namespaces.open(name)
+    namespaces.serve("a")  # used: b is now the one used longest ago
+    namespaces.open("d")
+    assert namespaces.opened() == ["a", "c", "d"]
+    with pytest.raises(Exception, match="closed") as caught:
+        namespaces.serve("b")
+    assert getattr(caught.value, "code", None) == "namespace_closed"
+
+
+def test_finding6_the_journal_is_capped_in_bytes(server: OrmockServer) -> None:
+    from ormock import Engine
+
+    engine = Engine(journal_bytes=1_000_000, journal_limit=1000)
+    big = "x" * 200_000
+    for _ in range(30):
+        engine.respond({"model": "m", "input": big}, {})
+    assert engine.journal.bytes <= 1_000_000
+    assert 1 <= len(engine.journal) <= 5 and engine.journal.dropped >= 25
+    assert engine.responses.bytes <= engine.store_bytes
+
+
+def test_finding6_stored_responses_are_capped_in_bytes() -> None:
+    from ormock import Engine
+
+    engine = Engine(store_bytes=2_000_000)
+    for _ in range(40):
+        engine.respond({"model": "m", "input": "y" * 200_000}, {})
+    assert engine.responses.bytes <= 2_000_000 and len(engine.responses) < 10
+
+
+def test_finding6_server_errors_are_capped() -> None:
+    from ormock import Engine
+
+    engine = Engine()
+    for n in range(1000):
+        engine.errors.append(f"Traceback {n}\n" + "frame\n" * 100)
+    assert len(engine.errors) <= 100 and engine.errors.bytes <= 1024 * 1024
+    assert engine.errors[-1].startswith("Traceback 999")
+
+
+def test_finding6_the_websocket_store_false_cache_is_capped() -> None:
+    from ormock import Engine
+
+    engine = Engine()
+    local = engine.continuation_cache()
+    for n in range(300):
+        engine.answer({"model": "m", "input": f"turn {n}", "store": False, "stream": True}, {},
+                      local=local)
+    assert len(local) <= 256 and len(engine.responses) == 0
+
+
+def test_finding6_a_chain_counts_each_item_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ormock import Engine, engine as engine_module
+
+    counted: list[int] = []
+    real = engine_module.count_tokens
+
+    def counting(text: str) -> int:
+        counted.append(1)
+        return real(text)
+
+    monkeypatch.setattr(engine_module, "count_tokens", counting)
+    engine = Engine()
+    previous = None
+    per_turn, usage = [], []
+    for n in range(60):
+        counted.clear()
+        body: dict[str, Any] = {"model": "m", "input": f"turn {n} " * 3}
+        if previous is not None:
+            body["previous_response_id"] = previous
+        reply = engine.respond(body, {})
+        final = reply.events[-1]["response"]  # type: ignore[union-attr]
+        previous = final["id"]
+        per_turn.append(len(counted))
+        usage.append(final["usage"]["input_tokens"])
+    assert max(per_turn[2:]) <= per_turn[1] + 2  # not growing with the chain
+    # the kept counts are the counts: the whole context recounted at the end agrees
+    stored = engine.responses[previous]
+    recount = sum(real(engine_module.input_text(i)) for i in stored.context)
+    assert usage[-1] == recount and usage == sorted(usage)
