@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .body import DEFAULT_MAX_BODY, Message, read_body
 from .chaos import Chaos
 from .engine import Engine
 from .faults import parse_fault
@@ -79,7 +80,23 @@ def _describe(engine: Engine) -> list[dict[str, Any]]:
     return out
 
 
-def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset()) -> list[Route]:
+async def _bounded(request: Request, limit: int) -> Request:
+    """The request again, its body read with the server's size limit (413 past it)."""
+    raw = await read_body(request.receive, request.headers.get("content-length", ""), limit)
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await request.receive()
+        sent = True
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    return Request(request.scope, replay)
+
+
+def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset(),
+                 max_body: int = DEFAULT_MAX_BODY) -> list[Route]:
     def guarded(handler: Callable[[Request, Engine], Coroutine[Any, Any, Response]]) -> Endpoint:
         async def endpoint(request: Request) -> Response:
             if not _allowed(request, admin_hosts):
@@ -90,9 +107,9 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                 ))
             try:
                 engine = namespaces.get(request.path_params.get("namespace", ""))
+                return await handler(await _bounded(request, max_body), engine)
             except OpenResponsesError as error:
                 return _error(error)
-            return await handler(request, engine)
 
         return endpoint
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import uvicorn
 
-from .app import DEFAULT_MAX_BODY, create_app
+from .app import create_app
+from .body import DEFAULT_MAX_BODY
 from .chaos import Chaos
 from .engine import Engine
 from .namespaces import Namespaces, preload

@@ -283,3 +283,23 @@ def test_root_namespace_admin_in_process() -> None:
     assert answered.json()["output"][0]["content"][0]["text"] == "Hello there!"
     assert listed.json()["data"][0]["steps"][0]["used"] == 1
     assert journal.json()["data"][0]["scenario"] == "greeter"
+
+
+# -- findings of the security probe -------------------------------------------------------------
+
+
+def test_finding8_admin_body_limit() -> None:
+    yaml_body = {"content-type": "application/yaml"}
+    with OrmockServer(max_body=1024) as small, httpx.Client(base_url=small.url) as raw:
+        big = "name: big\n# " + "x" * 2000 + "\nsteps: []\n"
+        for path in ("/_ormock/scenarios", "/_ormock/faults", "/ns/_ormock/scenarios"):
+            declared = raw.post(path, content=big, headers=yaml_body)
+            assert _error(declared, 413, "request_too_large").endswith("--max-body.")
+            chunked = raw.post(path, content=iter([big.encode()[:1000], big.encode()[1000:]]),
+                               headers=yaml_body)
+            assert _error(chunked, 413, "request_too_large")
+            assert chunked.json()["error"]["param"] == "body"
+        assert raw.put("/_ormock/chaos", content="rate=0.1," * 200,
+                       headers=yaml_body).status_code == 413
+        # under the limit, still served
+        assert raw.post("/_ormock/scenarios", content=GOOD, headers=yaml_body).status_code == 201
