@@ -47,6 +47,17 @@ def _json(value: Any, status: int = 200) -> Response:
     return Response(encode_json(value), status_code=status, media_type="application/json")
 
 
+def _decode_json(raw: str) -> Any:
+    """A JSON body; one that nests too deeply to read is a 400 ``invalid_json``."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise OpenResponsesError(
+            "The request body nests too deeply to read; send a flatter JSON document.",
+            code="invalid_json", param="body",
+        ) from None
+
+
 def _error(error: OpenResponsesError) -> Response:
     return _json(error.envelope(), error.status)
 
@@ -118,7 +129,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         kind = request.headers.get("content-type", "").split(";")[0].strip()
         try:
             if kind == "application/json":
-                data = json.loads(raw)
+                data = _decode_json(raw)
                 scenario = engine.use(data if isinstance(data, dict) else {"steps": data})
             else:
                 scenario = engine.use(load_scenario(raw if "\n" in raw else raw + "\n"))
@@ -157,7 +168,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
     async def _spec(request: Request) -> Any:
         raw = (await request.body()).decode("utf-8", "replace")
         kind = request.headers.get("content-type", "").split(";")[0].strip()
-        return json.loads(raw) if kind == "application/json" else yaml.safe_load(raw)
+        return _decode_json(raw) if kind == "application/json" else yaml.safe_load(raw)
 
     async def add_faults(request: Request, engine: Engine) -> Response:
         try:

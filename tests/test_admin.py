@@ -303,3 +303,18 @@ def test_finding8_admin_body_limit() -> None:
                        headers=yaml_body).status_code == 413
         # under the limit, still served
         assert raw.post("/_ormock/scenarios", content=GOOD, headers=yaml_body).status_code == 201
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/scenarios"), ("POST", "/faults"), ("PUT", "/chaos")])
+def test_finding7_deep_json_admin_is_400(admin: httpx.Client, method: str, path: str) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    response = admin.request(method, path, content=deep,
+                             headers={"content-type": "application/json"})
+    assert _error(response, 400, "invalid_json").startswith("The request body nests too deeply")
+    assert response.json()["error"]["param"] == "body"
+    # nested, but readable: the usual refusal of what the body says
+    shallow = b"[" * 900 + b"]" * 900
+    answer = admin.request(method, path, content=shallow,
+                           headers={"content-type": "application/json"})
+    assert answer.status_code == 400 and answer.json()["error"]["code"] != "invalid_json"
