@@ -76,15 +76,27 @@ def _forbidden(message: str, param: str | None = None) -> OpenResponsesError:
                               param=param, status=403)
 
 
+def _address(text: str) -> str:
+    """One spelling of an address: an IPv4-mapped IPv6 one (``::ffff:127.0.0.1``, a dual-stack
+    server's IPv4 client) as its IPv4, IPv6 compressed, a name in lower case."""
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return text.lower()
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
 def _is_loopback(address: str) -> bool:
     try:
-        return ipaddress.ip_address(address).is_loopback
+        return ipaddress.ip_address(_address(address)).is_loopback
     except ValueError:
         return False
 
 
 def _allowed(request: Request, hosts: frozenset[str]) -> bool:
-    host = request.client.host if request.client else ""
+    host = _address(request.client.host if request.client else "")
     return host in hosts or _is_loopback(host)
 
 
@@ -100,7 +112,7 @@ def _authority(text: str) -> tuple[str, int] | None:
         host, port = text.rsplit(":", 1)
     if not host or (port and not port.isdigit()):
         return None
-    return host.lower(), int(port) if port else 80
+    return _address(host), int(port) if port else 80
 
 
 def _own_host(text: str, request: Request, hosts: frozenset[str]) -> bool:
@@ -113,7 +125,7 @@ def _own_host(text: str, request: Request, hosts: frozenset[str]) -> bool:
     if host == "localhost" or _is_loopback(host) or host in hosts:
         return True
     server = request.scope.get("server")
-    return server is not None and (host, port) == (str(server[0]).lower(), server[1])
+    return server is not None and (host, port) == (_address(str(server[0])), server[1])
 
 
 def _own_origin(origin: str, host: str | None, request: Request, hosts: frozenset[str]) -> bool:
@@ -187,7 +199,7 @@ async def _bounded(request: Request, limit: int) -> Request:
 
 def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset(),
                  max_body: int = DEFAULT_MAX_BODY) -> list[Route]:
-    hosts = frozenset(h.lower() for h in admin_hosts)
+    hosts = frozenset(_address(h) for h in admin_hosts)
 
     def guarded(handler: Callable[[Request, Engine], Coroutine[Any, Any, Response]]) -> Endpoint:
         async def endpoint(request: Request) -> Response:

@@ -408,3 +408,26 @@ def test_finding2_foreign_origin_refused(admin: httpx.Client, server: OrmockServ
         assert admin.get("/journal", headers={"origin": origin}).status_code == 200
     assert admin.post("/faults", json={"http_error": 429},
                       headers={"origin": f"http://localhost:{port}"}).status_code == 201
+
+
+def test_finding8_ipv4_mapped_loopback_allowed() -> None:
+    """A dual-stack server (bound to ``::``) sees a 127.0.0.1 client as ``::ffff:127.0.0.1``."""
+    try:
+        dual = OrmockServer(host="::")
+    except OSError as error:
+        pytest.skip(f"cannot bind :: on this machine ({error})")
+    with dual, httpx.Client(base_url=f"http://127.0.0.1:{dual.port}", timeout=10) as raw:
+        try:
+            answer = raw.get("/_ormock/journal")
+        except httpx.ConnectError as error:
+            pytest.skip(f"a server bound to :: takes no IPv4 clients here ({error})")
+        assert answer.status_code == 200, answer.text
+        assert raw.post("/_ormock/reset", headers=BODILESS).status_code == 200
+    for client, hosts, status in [("::ffff:127.0.0.1", frozenset(), 200),
+                                  ("::ffff:127.1.2.3", frozenset(), 200),
+                                  ("::ffff:10.0.0.5", frozenset({"10.0.0.5"}), 200),
+                                  ("::ffff:10.0.0.5", frozenset({"::ffff:10.0.0.5"}), 200),
+                                  ("::ffff:10.0.0.5", frozenset(), 403),
+                                  ("::ffff:10.0.0.6", frozenset({"10.0.0.5"}), 403)]:
+        (listed,) = _asgi(client, admin_hosts=hosts)
+        assert listed.status_code == status, client
