@@ -431,3 +431,15 @@ def test_finding8_ipv4_mapped_loopback_allowed() -> None:
                                   ("::ffff:10.0.0.6", frozenset({"10.0.0.5"}), 403)]:
         (listed,) = _asgi(client, admin_hosts=hosts)
         assert listed.status_code == status, client
+
+
+def test_finding8_proxy_headers_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With FORWARDED_ALLOW_IPS=* uvicorn would take X-Forwarded-For for the client: a remote
+    client could say 127.0.0.1. Here a loopback one says 10.1.2.3, and stays on loopback."""
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
+    with OrmockServer() as fake, httpx.Client(base_url=fake.url) as raw:
+        assert fake._config.proxy_headers is False
+        for header in ("x-forwarded-for", "forwarded"):
+            value = "10.1.2.3" if header == "x-forwarded-for" else "for=10.1.2.3"
+            answer = raw.get("/_ormock/journal", headers={header: value})
+            assert answer.status_code == 200, answer.text

@@ -275,3 +275,30 @@ def test_a_server_started_with_scenarios_serves_them(tmp_path: Path) -> None:
         # every namespace starts with them loaded
         other = raw.post(fake.url + "/ns/v1/responses", json={"model": "m", "input": "x"})
         assert other.json()["output"][0]["content"][0]["text"] == "hi"
+
+
+def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import uvicorn
+
+    seen: list[uvicorn.Config] = []
+
+    class Server:
+        started = True
+
+        def __init__(self, config: uvicorn.Config) -> None:
+            seen.append(config)
+
+        def run(self) -> None:
+            pass
+
+    def run_with_defaults(*args: object, **kwargs: object) -> None:
+        raise AssertionError("uvicorn.run reads proxy headers unless told not to")
+
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
+    monkeypatch.setattr(uvicorn, "Server", Server)
+    monkeypatch.setattr(uvicorn, "run", run_with_defaults)
+    status, _, _ = run(capsys, "serve", "--port", "0")
+    (config,) = seen
+    assert status == 0 and config.proxy_headers is False
+    assert (config.host, config.port) == ("127.0.0.1", 0)
