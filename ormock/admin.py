@@ -12,7 +12,11 @@
 - ``POST /_ormock/faults`` (a fault spec or a list, YAML or JSON), ``GET``, ``DELETE``: faults
   applied to every reply; ``PUT /_ormock/chaos`` (``rate=0.2,seed=7,faults=...``): seeded chaos.
 
-Only clients on loopback may use it, unless the server was started with ``--admin-host``.
+Only clients on loopback may use it, unless the server was started with ``--admin-host``; and
+no web page may (``refusal``, the one check of every route here): the ``Host`` must be a loopback
+name, an ``--admin-host`` or the server's own address and port (no DNS rebinding), an ``Origin``
+must be the server's own, and a change (any method but GET and HEAD) must have a JSON or YAML
+``Content-Type`` or, without a body, ``X-Ormock-Admin: 1`` (no cross-site form or ``text/plain``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .body import DEFAULT_MAX_BODY, Message, read_body
 from .chaos import Chaos
 from .engine import Engine
 from .faults import parse_fault
@@ -37,7 +42,7 @@ from .scenario.catalogue import load_file
 from .sse import encode_json
 from .verdict import judge, rules_from
 
-__all__ = ["admin_routes"]
+__all__ = ["admin_routes", "refusal"]
 
 Endpoint = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -46,18 +51,116 @@ def _json(value: Any, status: int = 200) -> Response:
     return Response(encode_json(value), status_code=status, media_type="application/json")
 
 
+def _decode_json(raw: str) -> Any:
+    """A JSON body; one that nests too deeply to read is a 400 ``invalid_json``."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise OpenResponsesError(
+            "The request body nests too deeply to read; send a flatter JSON document.",
+            code="invalid_json", param="body",
+        ) from None
+
+
 def _error(error: OpenResponsesError) -> Response:
     return _json(error.envelope(), error.status)
 
 
-def _allowed(request: Request, hosts: frozenset[str]) -> bool:
-    host = request.client.host if request.client else ""
-    if host in hosts:
-        return True
+_BODY_TYPES = frozenset({"application/json", "application/yaml", "application/x-yaml",
+                         "text/yaml"})
+_READS = frozenset({"GET", "HEAD"})
+
+
+def _forbidden(message: str, param: str | None = None) -> OpenResponsesError:
+    return OpenResponsesError(message, type="permission_denied", code="admin_forbidden",
+                              param=param, status=403)
+
+
+def _address(text: str) -> str:
+    """One spelling of an address: an IPv4-mapped IPv6 one (``::ffff:127.0.0.1``, a dual-stack
+    server's IPv4 client) as its IPv4, IPv6 compressed, a name in lower case."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return text.lower()
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(_address(address)).is_loopback
     except ValueError:
         return False
+
+
+def _allowed(request: Request, hosts: frozenset[str]) -> bool:
+    host = _address(request.client.host if request.client else "")
+    return host in hosts or _is_loopback(host)
+
+
+def _authority(text: str) -> tuple[str, int] | None:
+    """``host[:port]`` (as in a Host header or an origin) as (host, port), or None."""
+    host, port = text, ""
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or rest[:1] not in ("", ":"):
+            return None
+        port = rest[1:]
+    elif ":" in text:
+        host, port = text.rsplit(":", 1)
+    if not host or (port and not port.isdigit()):
+        return None
+    return _address(host), int(port) if port else 80
+
+
+def _own_host(text: str, request: Request, hosts: frozenset[str]) -> bool:
+    """A name this server answers to: loopback (any port), an --admin-host address, or the
+    address and port the request came in on."""
+    found = _authority(text)
+    if found is None:
+        return False
+    host, port = found
+    if host == "localhost" or _is_loopback(host) or host in hosts:
+        return True
+    server = request.scope.get("server")
+    return server is not None and (host, port) == (_address(str(server[0])), server[1])
+
+
+def _own_origin(origin: str, host: str | None, request: Request, hosts: frozenset[str]) -> bool:
+    """The server's own origin: http://, a name it answers to, the port of the Host header."""
+    scheme, _, rest = origin.partition("://")
+    theirs, own = _authority(rest), _authority(host or "")
+    return (scheme == "http" and theirs is not None and own is not None
+            and theirs[1] == own[1] and _own_host(rest, request, hosts))
+
+
+def refusal(request: Request, hosts: frozenset[str]) -> OpenResponsesError | None:
+    """Why the admin API (or any page under ``/_ormock/``) must not answer this request, or
+    None: a client off loopback; a foreign Host (DNS rebinding); a web page of another origin;
+    a body a browser could send cross-site without asking (a form, ``text/plain``)."""
+    if not _allowed(request, hosts):
+        return _forbidden("The admin API answers only clients on loopback; start the server "
+                          "with --admin-host ADDRESS to allow another.")
+    host = request.headers.get("host")
+    if host is not None and not _own_host(host, request, hosts):
+        return _forbidden("The admin API answers only requests addressed to this server by "
+                          "its own address or a loopback name (localhost, 127.0.0.1, [::1]); "
+                          "send the request to one of those.", "host")
+    origin = request.headers.get("origin")
+    if origin is not None and not _own_origin(origin, host, request, hosts):
+        return _forbidden("The admin API does not answer web pages of other origins; send the "
+                          "request without an Origin header (from a test, a script, curl).",
+                          "origin")
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if (request.method not in _READS and kind not in _BODY_TYPES
+            and request.headers.get("x-ormock-admin") != "1"):
+        return _forbidden("The admin API takes changes only with Content-Type: "
+                          "application/json or application/yaml (also application/x-yaml, "
+                          "text/yaml), or, without a body, the header 'X-Ormock-Admin: 1'.",
+                          "content-type")
+    return None
 
 
 def _describe(engine: Engine) -> list[dict[str, Any]]:
@@ -79,20 +182,35 @@ def _describe(engine: Engine) -> list[dict[str, Any]]:
     return out
 
 
-def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset()) -> list[Route]:
+async def _bounded(request: Request, limit: int) -> Request:
+    """The request again, its body read with the server's size limit (413 past it)."""
+    raw = await read_body(request.receive, request.headers.get("content-length", ""), limit)
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await request.receive()
+        sent = True
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    return Request(request.scope, replay)
+
+
+def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset(),
+                 max_body: int = DEFAULT_MAX_BODY) -> list[Route]:
+    hosts = frozenset(_address(h) for h in admin_hosts)
+
     def guarded(handler: Callable[[Request, Engine], Coroutine[Any, Any, Response]]) -> Endpoint:
         async def endpoint(request: Request) -> Response:
-            if not _allowed(request, admin_hosts):
-                return _error(OpenResponsesError(
-                    "The admin API answers only clients on loopback; start the server with "
-                    "--admin-host ADDRESS to allow another.",
-                    type="permission_denied", code="admin_forbidden", status=403,
-                ))
+            refused = refusal(request, hosts)
+            if refused is not None:
+                return _error(refused)
             try:
                 engine = namespaces.serve(request.path_params.get("namespace", ""))
+                return await handler(await _bounded(request, max_body), engine)
             except OpenResponsesError as error:
                 return _error(error)
-            return await handler(request, engine)
 
         return endpoint
 
@@ -101,7 +219,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         kind = request.headers.get("content-type", "").split(";")[0].strip()
         try:
             if kind == "application/json":
-                data = json.loads(raw)
+                data = _decode_json(raw)
                 scenario = engine.use(data if isinstance(data, dict) else {"steps": data})
             else:
                 scenario = engine.use(load_scenario(raw if "\n" in raw else raw + "\n"))
@@ -140,7 +258,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
     async def _spec(request: Request) -> Any:
         raw = (await request.body()).decode("utf-8", "replace")
         kind = request.headers.get("content-type", "").split(";")[0].strip()
-        return json.loads(raw) if kind == "application/json" else yaml.safe_load(raw)
+        return _decode_json(raw) if kind == "application/json" else yaml.safe_load(raw)
 
     async def add_faults(request: Request, engine: Engine) -> Response:
         try:
@@ -187,7 +305,39 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                                              param="query"))
         return _json(found.to_dict())
 
-    routes = []
+    async def open_namespace(request: Request, engine: Engine) -> Response:
+        try:
+            data = _decode_json((await request.body()).decode("utf-8", "replace"))
+        except ValueError as error:
+            return _error(OpenResponsesError(f"The body is not JSON ({error}); send "
+                                             '{"name": "NAME"}.', code="invalid_json",
+                                             param="body"))
+        name = data.get("name") if isinstance(data, dict) else None
+        if not isinstance(name, str):
+            return _error(OpenResponsesError('Send {"name": "NAME"}: the namespace to open.',
+                                             code="missing_required_parameter", param="name"))
+        try:
+            namespaces.open(name)
+        except OpenResponsesError as error:
+            return _error(error)
+        return _json({"name": name, "path": f"/{name}/v1"}, 201)
+
+    async def list_namespaces(request: Request, engine: Engine) -> Response:
+        return _json({"object": "list", "data": namespaces.opened(), "limit": namespaces.limit})
+
+    async def drop_namespace(request: Request, engine: Engine) -> Response:
+        name = request.path_params["name"]
+        if name not in namespaces.opened():
+            return _error(OpenResponsesError("No open namespace of that name.", type="not_found",
+                                             code="unknown_namespace", param="name"))
+        namespaces.drop(name)
+        return _json({"name": name, "deleted": True})
+
+    routes = [
+        Route("/_ormock/namespaces", guarded(open_namespace), methods=["POST"]),
+        Route("/_ormock/namespaces", guarded(list_namespaces), methods=["GET"]),
+        Route("/_ormock/namespaces/{name}", guarded(drop_namespace), methods=["DELETE"]),
+    ]
     for prefix in ("", "/{namespace:str}"):
         base = prefix + "/_ormock"
         routes += [

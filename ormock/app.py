@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from .admin import admin_routes
 from .auth import ApiKeyGuard
+from .body import DEFAULT_MAX_BODY, read_body
 from .namespaces import Namespaces
 from .protocol.checker import ProtocolError
 from .protocol.errors import OpenResponsesError
@@ -41,7 +42,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-DEFAULT_MAX_BODY = 16 * 1024 * 1024
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 _SSE_HEADERS = [
@@ -231,23 +231,7 @@ class _CreateResponse:
                 param="content-type",
                 status=415,
             )
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body:
-            raise self._too_large()
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body:
-                raise self._too_large()
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        return b"".join(chunks)
+        return await read_body(receive, headers.get("content-length", ""), self.max_body)
 
     def _parse(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:
         """Decode and check a body; a valid one is remembered by its bytes, so that a repeated
@@ -282,16 +266,6 @@ class _CreateResponse:
         if len(self._read) > 512:
             self._read.popitem(last=False)
         return body, request
-
-    def _too_large(self) -> OpenResponsesError:
-        return OpenResponsesError(
-            f"The request body is larger than this server's limit of {self.max_body} bytes; "
-            "send less input, or start the server with a larger --max-body.",
-            type="request_too_large",
-            code="request_too_large",
-            param="body",
-            status=413,
-        )
 
 
 def create_app(
@@ -351,7 +325,7 @@ def create_app(
             engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return error_response(_bug(exc))
 
-    routes: list[BaseRoute] = [*admin_routes(namespaces, admin_hosts)]
+    routes: list[BaseRoute] = [*admin_routes(namespaces, admin_hosts, max_body)]
     for prefix in ("", "/{namespace:str}"):
         routes += [
             Route(prefix + "/v1/responses", create, methods=["POST"]),

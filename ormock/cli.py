@@ -9,6 +9,7 @@ a client coped with the faults, from a journal file or a running server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .namespaces import Namespaces, preload
     from .plugins import REGISTRY, PluginError, load_entry_points, load_plugins
     from .scenario import ScenarioError
-    from .server import best_loop
+    from .server import uvicorn_config
 
     try:
         load_entry_points()
@@ -53,9 +54,12 @@ def _serve(args: argparse.Namespace) -> int:
     loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
     print(f"ormock serving Open Responses on http://{args.host}:{args.port}/v1 "
           f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                loop=best_loop(), access_log=args.access_log, lifespan="off")
-    return 0
+    server = uvicorn.Server(uvicorn_config(app, log_level=args.log_level,
+                                           access_log=args.access_log,
+                                           host=args.host, port=args.port))
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn re-raises it once stopped
+        server.run()
+    return 0 if server.started else 3  # uvicorn's own status when it cannot start
 
 
 def _scenarios(args: argparse.Namespace) -> int:

@@ -84,10 +84,10 @@ def load_plugins(names: Iterable[str]) -> list[ModuleType]:
             continue
         try:
             module = _import(name)
-        except PluginError:
+        except (PluginError, KeyboardInterrupt):
             raise
-        except Exception as error:
-            raise PluginError(f"plugin {name!r} failed to import: {error}") from error
+        except BaseException as error:  # SystemExit too: it must not end the server quietly
+            raise PluginError(f"plugin {name!r} failed to import: {_why(error)}") from error
         _register(name, module)
         modules.append(module)
     return modules
@@ -99,9 +99,17 @@ def _register(name: str, module: Any) -> None:
         raise PluginError(f"plugin {name!r} has no register(registry) function")
     try:
         register_fn(REGISTRY)
-    except Exception as error:
-        raise PluginError(f"plugin {name!r} failed to register: {error}") from error
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # SystemExit too: it must not end the server quietly
+        raise PluginError(f"plugin {name!r} failed to register: {_why(error)}") from error
     _loaded[name] = module
+
+
+def _why(error: BaseException) -> str:
+    """An exception's message; for SystemExit and the like, which have none to speak of, what
+    was raised."""
+    return str(error) if isinstance(error, Exception) else f"it raised {error!r}"
 
 
 def load_entry_points() -> list[str]:
@@ -112,9 +120,11 @@ def load_entry_points() -> list[str]:
         if key not in _loaded:
             try:
                 module = point.load()
-            except Exception as error:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:
                 raise PluginError(f"plugin {point.name!r} ({point.value}) failed to import: "
-                                  f"{error}") from error
+                                  f"{_why(error)}") from error
             _register(key, module)
         names.append(point.name)
     return names

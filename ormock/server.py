@@ -15,7 +15,8 @@ from typing import Any
 
 import uvicorn
 
-from .app import DEFAULT_MAX_BODY, create_app
+from .app import create_app
+from .body import DEFAULT_MAX_BODY
 from .chaos import Chaos
 from .engine import Engine
 from .namespaces import Namespaces, preload
@@ -32,6 +33,14 @@ def best_loop() -> str:
     except ImportError:
         return "asyncio"
     return "uvloop"
+
+
+def uvicorn_config(app: Any, *, log_level: str, access_log: bool, **where: Any) -> uvicorn.Config:
+    """How ``OrmockServer`` and ``ormock serve`` run under uvicorn. Proxy headers are never
+    read (whatever ``FORWARDED_ALLOW_IPS`` says): an ``X-Forwarded-For: 127.0.0.1`` must not
+    pass a remote client off as loopback to the admin API."""
+    return uvicorn.Config(app, log_level=log_level, access_log=access_log, loop=best_loop(),
+                          lifespan="off", proxy_headers=False, **where)
 
 
 class OrmockServer:
@@ -74,14 +83,8 @@ class OrmockServer:
         self._socket.bind((host, port))
         self.host = host
         self.port: int = self._socket.getsockname()[1]
-        self._config = uvicorn.Config(
-            self.app,
-            log_level=log_level,
-            loop=best_loop(),
-            lifespan="off",
-            access_log=False,
-            timeout_graceful_shutdown=1,
-        )
+        self._config = uvicorn_config(self.app, log_level=log_level, access_log=False,
+                                      timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(self._config)
         self._thread: threading.Thread | None = None
 

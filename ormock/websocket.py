@@ -23,8 +23,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .namespaces import Namespaces
 from .protocol.errors import OpenResponsesError
 from .reply import RawReply
-from .store import ResponseStore
 from .sse import encode_json
+from .store import ResponseStore
 
 __all__ = ["ResponsesSocket"]
 

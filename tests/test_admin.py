@@ -41,6 +41,10 @@ steps:
 """
 
 
+YAML = {"content-type": "application/yaml"}
+BODILESS = {"x-ormock-admin": "1"}  # a request without a body says it is no browser's form
+
+
 def namespace_of(base_url: str) -> str:
     return base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
 
@@ -53,7 +57,7 @@ def admin(server: OrmockServer, base_url: str) -> Iterator[httpx.Client]:
 
 
 def _load(admin: httpx.Client, text: str) -> httpx.Response:
-    return admin.post("/scenarios", content=text, headers={"content-type": "application/yaml"})
+    return admin.post("/scenarios", content=text, headers=YAML)
 
 
 def _error(response: httpx.Response, status: int, code: str) -> str:
@@ -82,7 +86,7 @@ def test_load_json(admin: httpx.Client, client: openai.OpenAI) -> None:
     (BAD, "application/yaml",
      "The scenario was not loaded: <scenario>:4: steps[0].match.input_contians: unknown key "
      "'input_contians' (did you mean 'input_contains'?)"),
-    ("name: x", "text/plain", "The scenario was not loaded: <scenario>:1: missing required key "
+    ("name: x", "text/yaml", "The scenario was not loaded: <scenario>:1: missing required key "
      "'steps'"),
     ("name: [unclosed", "application/yaml",
      "The scenario was not loaded: <scenario>:2: YAML syntax error"),
@@ -125,10 +129,12 @@ def test_list_shows_steps_and_uses(admin: httpx.Client, client: openai.OpenAI) -
 
 def test_delete(admin: httpx.Client, client: openai.OpenAI) -> None:
     _load(admin, GOOD)
-    assert admin.delete("/scenarios/greeter").json() == {"name": "greeter", "deleted": True}
+    deleted = admin.delete("/scenarios/greeter", headers=BODILESS)
+    assert deleted.json() == {"name": "greeter", "deleted": True}
     assert admin.get("/scenarios").json()["data"] == []
     assert client.responses.create(model="m", input="hello").output_text != "Hello there!"
-    message = _error(admin.delete("/scenarios/greeter"), 404, "unknown_scenario")
+    again = admin.delete("/scenarios/greeter", headers=BODILESS)
+    message = _error(again, 404, "unknown_scenario")
     assert message == "No loaded scenario named 'greeter'."
 
 
@@ -138,7 +144,8 @@ def test_reset_keeps_scenarios_with_fresh_counters(admin: httpx.Client, server: 
     _load(admin, GOOD)
     first = client.responses.create(model="m", input="hello")
     client.responses.create(model="m", input="hello")
-    assert admin.post("/reset").json() == {"reset": True, "scenarios_unloaded": False}
+    reset = admin.post("/reset", headers=BODILESS)
+    assert reset.json() == {"reset": True, "scenarios_unloaded": False}
     assert admin.get("/journal").json()["data"] == []
     assert admin.get("/scenarios").json()["data"][0]["steps"][0]["used"] == 0
     again = client.responses.create(model="m", input="hello")  # times: 2 counts from zero
@@ -149,7 +156,7 @@ def test_reset_keeps_scenarios_with_fresh_counters(admin: httpx.Client, server: 
 
 def test_reset_with_scenarios_unloads_them(admin: httpx.Client, client: openai.OpenAI) -> None:
     _load(admin, GOOD)
-    assert admin.post("/reset", params={"scenarios": "true"}).json() == {
+    assert admin.post("/reset", params={"scenarios": "true"}, headers=BODILESS).json() == {
         "reset": True, "scenarios_unloaded": True}
     assert admin.get("/scenarios").json()["data"] == []
     assert client.responses.create(model="m", input="hello").output_text != "Hello there!"
@@ -190,7 +197,7 @@ def test_journal_offsets_of_a_paced_reply(admin: httpx.Client, server: OrmockSer
     (entry,) = admin.get("/journal").json()["data"]
     assert entry["events"][0]["offset_ms"] == 0.0  # speed 0: sent at once
     server.engine(namespace_of(base_url)).speed = 1000
-    admin.post("/reset")
+    admin.post("/reset", headers=BODILESS)
     http.post("/responses", json={"model": "m", "input": "hello"})
     (entry,) = admin.get("/journal").json()["data"]
     assert entry["events"][0]["offset_ms"] == 0.25  # 250 ms / 1000
@@ -235,15 +242,15 @@ def _asgi(client_host: str, admin_hosts: frozenset[str] = frozenset(),
     transport = httpx.ASGITransport(app=app, client=(client_host, 123))
 
     async def run() -> list[httpx.Response]:
-        async with httpx.AsyncClient(transport=transport, base_url="http://ormock") as raw:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as raw:
             out = []
             for method, path in requests or [("GET", "/_ormock/scenarios")]:
                 if method == "POST" and path.endswith("/scenarios"):
-                    out.append(await raw.post(path, content=GOOD))
+                    out.append(await raw.post(path, content=GOOD, headers=YAML))
                 elif method == "POST" and path.endswith("/responses"):
                     out.append(await raw.post(path, json={"model": "m", "input": "hello"}))
                 else:
-                    out.append(await raw.request(method, path))
+                    out.append(await raw.request(method, path, headers=BODILESS))
             return out
 
     return asyncio.run(run())
@@ -307,3 +314,177 @@ def test_finding4_secret_not_in_journal(server: OrmockServer, base_url: str,
             data["error"]["message"])
         assert {data["headers"][k.lower()] for k in secrets} == {"***"}
         assert data["headers"]["x-request-id"] == "req-visible"
+
+
+# -- findings of the security probe -------------------------------------------------------------
+
+
+def test_finding8_admin_body_limit() -> None:
+    yaml_body = {"content-type": "application/yaml"}
+    with OrmockServer(max_body=1024) as small, httpx.Client(base_url=small.url) as raw:
+        small.namespaces.open("ns")
+        big = "name: big\n# " + "x" * 2000 + "\nsteps: []\n"
+        for path in ("/_ormock/scenarios", "/_ormock/faults", "/ns/_ormock/scenarios"):
+            declared = raw.post(path, content=big, headers=yaml_body)
+            assert _error(declared, 413, "request_too_large").endswith("--max-body.")
+            chunked = raw.post(path, content=iter([big.encode()[:1000], big.encode()[1000:]]),
+                               headers=yaml_body)
+            assert _error(chunked, 413, "request_too_large")
+            assert chunked.json()["error"]["param"] == "body"
+        assert raw.put("/_ormock/chaos", content="rate=0.1," * 200,
+                       headers=yaml_body).status_code == 413
+        # under the limit, still served
+        assert raw.post("/_ormock/scenarios", content=GOOD, headers=yaml_body).status_code == 201
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/scenarios"), ("POST", "/faults"), ("PUT", "/chaos")])
+def test_finding7_deep_json_admin_is_400(admin: httpx.Client, method: str, path: str) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    response = admin.request(method, path, content=deep,
+                             headers={"content-type": "application/json"})
+    assert _error(response, 400, "invalid_json").startswith("The request body nests too deeply")
+    assert response.json()["error"]["param"] == "body"
+    # nested, but readable: the usual refusal of what the body says
+    shallow = b"[" * 900 + b"]" * 900
+    answer = admin.request(method, path, content=shallow,
+                           headers={"content-type": "application/json"})
+    assert answer.status_code == 400 and answer.json()["error"]["code"] != "invalid_json"
+
+
+def _refused(response: httpx.Response, param: str) -> str:
+    message = _error(response, 403, "admin_forbidden")
+    assert response.json()["error"] == {"message": message, "type": "permission_denied",
+                                        "param": param, "code": "admin_forbidden"}
+    return message
+
+
+SPEC = json.dumps({"http_error": 429})
+CHANGES = [("POST", "/faults", SPEC), ("POST", "/scenarios", GOOD), ("PUT", "/chaos", "rate=1"),
+           ("POST", "/reset", ""), ("DELETE", "/faults", ""), ("DELETE", "/scenarios/x", "")]
+
+
+@pytest.mark.parametrize("kind", [
+    "text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x", None])
+def test_finding2_text_plain_post_is_refused(admin: httpx.Client, server: OrmockServer,
+                                             base_url: str, kind: str | None) -> None:
+    """What a web page may send cross-site without a preflight changes nothing."""
+    engine = server.engine(namespace_of(base_url))
+    for method, path, body in CHANGES:
+        headers = {} if kind is None else {"content-type": kind}
+        response = admin.request(method, path, content=body, headers=headers)
+        message = _refused(response, "content-type")
+        assert "'X-Ormock-Admin: 1'" in message and "application/json" in message
+        assert "text/plain" not in message and "form" not in message
+    assert engine.faults == [] and engine.chaos is None and engine.scenarios.scenarios == []
+    # the same without a browser's content type, or with the header, is answered
+    assert admin.post("/faults", content=SPEC, headers=YAML).status_code == 201
+    assert admin.post("/faults", json={"http_error": 500}).status_code == 201
+    assert admin.put("/chaos", content="rate=1", headers={"content-type": "text/yaml"}
+                     ).status_code == 201
+    assert admin.delete("/faults", headers=BODILESS).status_code == 200
+    assert admin.post("/reset", headers={**BODILESS, "content-type": "text/plain"}
+                      ).status_code == 200
+
+
+def test_finding2_foreign_host_cannot_read_journal(admin: httpx.Client,
+                                                   server: OrmockServer) -> None:
+    """DNS rebinding: a page of evil.example, resolved to 127.0.0.1, reads nothing."""
+    for host in ("evil.example:8787", "evil.example", f"evil.example:{server.port}",
+                 "localhost.evil.example", "127.0.0.1.evil.example", "[::1", "10.0.0.1:80",
+                 "127.0.0.1:port", ""):
+        for method, path in (("GET", "/journal"), ("GET", "/verdict"), ("POST", "/reset")):
+            response = admin.request(method, path, headers={"host": host, **BODILESS})
+            message = _refused(response, "host")
+            assert "evil" not in message and "localhost, 127.0.0.1, [::1]" in message
+    for host in (f"127.0.0.1:{server.port}", "localhost:1234", "LOCALHOST", "127.9.9.9:80",
+                 "[::1]:8787", "[::1]"):
+        assert admin.get("/journal", headers={"host": host}).status_code == 200, host
+
+
+def test_finding2_foreign_host_allowed_when_it_is_the_server_or_an_admin_host() -> None:
+    app = create_app(Namespaces(), admin_hosts=frozenset({"10.0.0.5"}))
+
+    async def status(url: str, host: str) -> int:
+        transport = httpx.ASGITransport(app=app, client=("10.0.0.5", 123))
+        async with httpx.AsyncClient(transport=transport) as raw:
+            answer = await raw.get(url + "/_ormock/journal", headers={"host": host})
+            return answer.status_code
+
+    assert asyncio.run(status("http://10.1.1.1:8787", "10.1.1.1:8787")) == 200  # the server's
+    assert asyncio.run(status("http://10.1.1.1:8787", "10.1.1.1:8788")) == 403  # not its port
+    assert asyncio.run(status("http://10.1.1.1:8787", "10.0.0.5:9")) == 200  # --admin-host
+    assert asyncio.run(status("http://10.1.1.1:8787", "10.0.0.6:8787")) == 403
+
+
+def test_finding2_foreign_origin_refused(admin: httpx.Client, server: OrmockServer,
+                                         base_url: str) -> None:
+    port = server.port
+    for origin in ("http://evil.example", f"http://evil.example:{port}", "null",
+                   f"https://127.0.0.1:{port}", f"http://127.0.0.1:{port + 1}",
+                   "http://127.0.0.1", f"file://127.0.0.1:{port}", f"127.0.0.1:{port}"):
+        read = admin.get("/journal", headers={"origin": origin})
+        assert "evil" not in _refused(read, "origin")
+        write = admin.post("/faults", json={"http_error": 429}, headers={"origin": origin})
+        _refused(write, "origin")
+    assert server.engine(namespace_of(base_url)).faults == []
+    for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):  # its own pages
+        assert admin.get("/journal", headers={"origin": origin}).status_code == 200
+    assert admin.post("/faults", json={"http_error": 429},
+                      headers={"origin": f"http://localhost:{port}"}).status_code == 201
+
+
+def test_finding8_ipv4_mapped_loopback_allowed() -> None:
+    """A dual-stack server (bound to ``::``) sees a 127.0.0.1 client as ``::ffff:127.0.0.1``."""
+    try:
+        dual = OrmockServer(host="::")
+    except OSError as error:
+        pytest.skip(f"cannot bind :: on this machine ({error})")
+    with dual, httpx.Client(base_url=f"http://127.0.0.1:{dual.port}", timeout=10) as raw:
+        try:
+            answer = raw.get("/_ormock/journal")
+        except httpx.ConnectError as error:
+            pytest.skip(f"a server bound to :: takes no IPv4 clients here ({error})")
+        assert answer.status_code == 200, answer.text
+        assert raw.post("/_ormock/reset", headers=BODILESS).status_code == 200
+    for client, hosts, status in [("::ffff:127.0.0.1", frozenset(), 200),
+                                  ("::ffff:127.1.2.3", frozenset(), 200),
+                                  ("::ffff:10.0.0.5", frozenset({"10.0.0.5"}), 200),
+                                  ("::ffff:10.0.0.5", frozenset({"::ffff:10.0.0.5"}), 200),
+                                  ("::ffff:10.0.0.5", frozenset(), 403),
+                                  ("::ffff:10.0.0.6", frozenset({"10.0.0.5"}), 403)]:
+        (listed,) = _asgi(client, admin_hosts=hosts)
+        assert listed.status_code == status, client
+
+
+def test_finding8_proxy_headers_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With FORWARDED_ALLOW_IPS=* uvicorn would take X-Forwarded-For for the client: a remote
+    client could say 127.0.0.1. Here a loopback one says 10.1.2.3, and stays on loopback."""
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
+    with OrmockServer() as fake, httpx.Client(base_url=fake.url) as raw:
+        assert fake._config.proxy_headers is False
+        for header in ("x-forwarded-for", "forwarded"):
+            value = "10.1.2.3" if header == "x-forwarded-for" else "for=10.1.2.3"
+            answer = raw.get("/_ormock/journal", headers={header: value})
+            assert answer.status_code == 200, answer.text
+
+
+def test_namespaces_are_opened_listed_and_dropped_through_the_admin_api(
+    server: OrmockServer, admin: httpx.Client
+) -> None:
+    with httpx.Client(base_url=server.url) as raw:
+        json_body = {"content-type": "application/json"}
+        opened = raw.post("/_ormock/namespaces", content='{"name": "opened-by-admin"}',
+                          headers=json_body)
+        assert opened.status_code == 201, opened.text
+        assert "opened-by-admin" in raw.get("/_ormock/namespaces").json()["data"]
+        made = raw.post("/opened-by-admin/v1/responses", json={"model": "m", "input": "x"})
+        assert made.status_code == 200
+        bad = raw.post("/_ormock/namespaces", content='{"name": "../x"}', headers=json_body)
+        assert _error(bad, 400, "invalid_namespace")
+        dropped = raw.delete("/_ormock/namespaces/opened-by-admin",
+                             headers={"X-Ormock-Admin": "1"})
+        assert dropped.status_code == 200
+        late = raw.post("/opened-by-admin/v1/responses", json={"model": "m", "input": "x"})
+        assert _error(late, 404, "namespace_closed")

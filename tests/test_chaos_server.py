@@ -77,6 +77,9 @@ def test_a_chaos_run_of_200_requests_replays_exactly() -> None:
     assert [r[1] for r in other] == expected_faults(SPEC.replace("seed=7", "seed=8"), 200)
 
 
+BODILESS = {"x-ormock-admin": "1"}  # the admin API's mark of a request without a body
+
+
 def namespace_of(base_url: str) -> str:
     return base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
 
@@ -86,7 +89,7 @@ def test_chaos_from_the_admin_api_replays_after_a_reset(
 ) -> None:
     admin = base_url.removesuffix("/v1") + "/_ormock"
     spec = "rate=0.5,seed=3,faults=http_error:503|truncate"
-    answer = httpx.put(admin + "/chaos", content=spec, headers={"content-type": "text/plain"})
+    answer = httpx.put(admin + "/chaos", content=spec, headers={"content-type": "application/yaml"})
     assert answer.status_code == 201 and answer.json() == {"chaos": spec}
     assert httpx.get(admin + "/faults").json()["chaos"] == spec
     engine = server.engine(namespace_of(base_url))
@@ -94,14 +97,16 @@ def test_chaos_from_the_admin_api_replays_after_a_reset(
         send(http, index)
     first = journal_run(engine)
     assert [r[1] for r in first] == expected_faults(spec, 40)
-    assert httpx.post(admin + "/reset").status_code == 200  # draws start again from the seed
+    # draws start again from the seed
+    assert httpx.post(admin + "/reset", headers=BODILESS).status_code == 200
     for index in range(40):
         send(http, index)
     assert journal_run(engine) == first
     # the journal over the admin API says the same
     data = httpx.get(admin + "/journal").json()["data"]
     assert [tuple(e["faults"]) for e in data] == [r[1] for r in first]
-    assert httpx.delete(admin + "/faults").json() == {"faults": [], "chaos": None}
+    cleared = httpx.delete(admin + "/faults", headers=BODILESS)
+    assert cleared.json() == {"faults": [], "chaos": None}
     send(http, 99)
     assert engine.journal[-1].faults == []
 

@@ -12,6 +12,7 @@ import pytest
 
 from ormock import OrmockServer, check_stream
 from ormock.cli import main
+from ormock.plugins import PluginError
 from ormock.scenario import catalogue
 from ormock.scenario.catalogue import load_file
 
@@ -276,3 +277,56 @@ def test_a_server_started_with_scenarios_serves_them(tmp_path: Path) -> None:
         fake.namespaces.open("ns")
         other = raw.post(fake.url + "/ns/v1/responses", json={"model": "m", "input": "x"})
         assert other.json()["output"][0]["content"][0]["text"] == "hi"
+
+
+def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import uvicorn
+
+    seen: list[uvicorn.Config] = []
+
+    class Server:
+        started = True
+
+        def __init__(self, config: uvicorn.Config) -> None:
+            seen.append(config)
+
+        def run(self) -> None:
+            pass
+
+    def run_with_defaults(*args: object, **kwargs: object) -> None:
+        raise AssertionError("uvicorn.run reads proxy headers unless told not to")
+
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
+    monkeypatch.setattr(uvicorn, "Server", Server)
+    monkeypatch.setattr(uvicorn, "run", run_with_defaults)
+    status, _, _ = run(capsys, "serve", "--port", "0")
+    (config,) = seen
+    assert status == 0 and config.proxy_headers is False
+    assert (config.host, config.port) == ("127.0.0.1", 0)
+
+
+@pytest.mark.parametrize(("where", "raised", "said"), [
+    ("register", "SystemExit()", "failed to register: it raised SystemExit()"),
+    ("register", "SystemExit(0)", "failed to register: it raised SystemExit(0)"),
+    ("register", "GeneratorExit()", "failed to register: it raised GeneratorExit()"),
+    ("import", "SystemExit(0)", "failed to import: it raised SystemExit(0)"),
+])
+def test_finding8_plugin_system_exit_fails_loudly(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str, raised: str, said: str
+) -> None:
+    plugin = tmp_path / "exits.py"  # a fresh path each time: never registered before
+    plugin.write_text(f"raise {raised}\n" if where == "import"
+                      else f"def register(registry):\n    raise {raised}\n")
+    status, out, err = run(capsys, "serve", "--port", "0", "--plugin", str(plugin))
+    assert status == 2 and out == ""
+    assert err == f"ormock: --plugin: plugin {str(plugin)!r} {said}\n"
+    with pytest.raises(PluginError, match=re.escape(f"plugin {str(plugin)!r} {said}")):
+        OrmockServer(plugins=[str(plugin)])
+
+
+def test_a_plugin_interrupted_by_ctrl_c_is_interrupted(tmp_path: Path) -> None:
+    plugin = tmp_path / "interrupted.py"
+    plugin.write_text("def register(registry):\n    raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        OrmockServer(plugins=[str(plugin)])

@@ -253,7 +253,8 @@ def test_finding6_the_websocket_store_false_cache_is_capped() -> None:
 
 
 def test_finding6_a_chain_counts_each_item_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ormock import Engine, engine as engine_module
+    from ormock import Engine
+    from ormock import engine as engine_module
 
     counted: list[int] = []
     real = engine_module.count_tokens
