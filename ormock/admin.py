@@ -22,7 +22,6 @@ must be the server's own, and a change (any method but GET and HEAD) must have a
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -31,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .body import DEFAULT_MAX_BODY, Message, read_body
+from .body import DEFAULT_MAX_BODY, Message, decode_json, read_body
 from .chaos import Chaos
 from .engine import Engine
 from .faults import parse_fault
@@ -52,14 +51,8 @@ def _json(value: Any, status: int = 200) -> Response:
 
 
 def _decode_json(raw: str) -> Any:
-    """A JSON body; one that nests too deeply to read is a 400 ``invalid_json``."""
-    try:
-        return json.loads(raw)
-    except RecursionError:
-        raise OpenResponsesError(
-            "The request body nests too deeply to read; send a flatter JSON document.",
-            code="invalid_json", param="body",
-        ) from None
+    """A JSON body, or a 400 ``invalid_json`` (``ormock.body.decode_json``)."""
+    return decode_json(raw)
 
 
 def _error(error: OpenResponsesError) -> Response:

@@ -9,7 +9,6 @@ coalesced into one write; no event is ever split across writes. Every response c
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import traceback
 from collections import OrderedDict
@@ -24,7 +23,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from .admin import admin_routes
 from .auth import ApiKeyGuard
-from .body import DEFAULT_MAX_BODY, read_body
+from .body import DEFAULT_MAX_BODY, decode_json, read_body
 from .namespaces import Namespaces
 from .protocol.checker import ProtocolError
 from .protocol.errors import OpenResponsesError
@@ -189,10 +188,6 @@ def _bug(exc: Exception) -> OpenResponsesError:
     )
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 class _CreateResponse:
     """``POST [/<namespace>]/v1/responses``."""
 
@@ -237,25 +232,7 @@ class _CreateResponse:
         """Decode and check a body; a valid one is remembered by its bytes, so that a repeated
         request is not decoded and checked again. An invalid one is left to the engine, which
         journals it with its error."""
-        try:
-            body = json.loads(raw, parse_constant=_no_constants)
-        except RecursionError:
-            raise OpenResponsesError(
-                "The request body nests too deeply to read; send a flatter JSON object.",
-                code="invalid_json",
-                param="body",
-            ) from None
-        except ValueError as error:
-            detail = getattr(error, "msg", str(error))
-            where = (
-                f" at line {error.lineno} column {error.colno}"
-                if isinstance(error, json.JSONDecodeError) else ""
-            )
-            raise OpenResponsesError(
-                f"The request body is not valid JSON ({detail}{where}); send a JSON object.",
-                code="invalid_json",
-                param="body",
-            ) from None
+        body = decode_json(raw)
         try:
             request = parse_request(body)
         except OpenResponsesError:

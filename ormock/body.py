@@ -1,13 +1,15 @@
-"""Reading a request body with a size limit: ``POST /v1/responses`` and the admin API share it."""
+"""Reading a request body with a size limit, and decoding it as JSON: ``POST /v1/responses``,
+WebSocket messages and the admin API share both."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from .protocol.errors import OpenResponsesError
 
-__all__ = ["DEFAULT_MAX_BODY", "read_body", "too_large"]
+__all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "too_large"]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 
@@ -45,3 +47,27 @@ def too_large(limit: int) -> OpenResponsesError:
         param="body",
         status=413,
     )
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def decode_json(raw: bytes | str, param: str = "body", what: str = "request body") -> Any:
+    """JSON (strict: no NaN or Infinity), or a 400 ``invalid_json`` naming ``param`` that says
+    where it broke; one that nests too deeply to read is refused the same way."""
+    try:
+        return json.loads(raw, parse_constant=_no_constants)
+    except RecursionError:
+        raise OpenResponsesError(
+            f"The {what} nests too deeply to read; send flatter JSON.",
+            code="invalid_json", param=param,
+        ) from None
+    except ValueError as error:  # JSONDecodeError, a bad constant, bytes that are not UTF-8
+        detail = getattr(error, "msg", None) or str(error)[:200]
+        where = (f" at line {error.lineno} column {error.colno}"
+                 if isinstance(error, json.JSONDecodeError) else "")
+        raise OpenResponsesError(
+            f"The {what} is not valid JSON ({detail}{where}); send a JSON object.",
+            code="invalid_json", param=param,
+        ) from None

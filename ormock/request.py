@@ -12,6 +12,7 @@ from typing import Any
 
 from .protocol.errors import invalid
 from .protocol.events import is_vendor_type
+from .tool_schema import check_parameters
 
 __all__ = ["ResponseRequest", "parse_request"]
 
@@ -253,6 +254,7 @@ def _tools(value: Any) -> list[Json]:
             params = tool.get("parameters")
             if params is not None:
                 _expect(params, dict, f"{param}.parameters", "a JSON Schema object")
+                check_parameters(params, f"{param}.parameters")
         elif not isinstance(tool.get("type"), str):
             raise invalid(f"'{param}.type' is required.", f"{param}.type",
                           "missing_required_parameter")

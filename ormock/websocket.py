@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import traceback
 from collections.abc import MutableMapping
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .body import decode_json
 from .namespaces import Namespaces
 from .protocol.errors import OpenResponsesError
 from .reply import RawReply
@@ -53,21 +55,41 @@ class ResponsesSocket:
         await socket.accept()
         try:
             while True:
-                text = await socket.receive_text()
-                if not await self._turn(socket, engine, headers, local, scope["path"], text):
+                message = await socket.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                text = message.get("text")
+                if text is None:  # a binary frame: not a message of this protocol
+                    await socket.close(code=1003, reason="send response.create as a text frame")
+                    return
+                if not await self._guarded_turn(socket, engine, headers, local, scope["path"],
+                                                text):
                     return
         except WebSocketDisconnect:
             return
+
+    async def _guarded_turn(self, socket: WebSocket, engine: Any, headers: dict[str, str],
+                            local: ResponseStore, path: str, text: str) -> bool:
+        """A turn; a bug inside it is an ``error`` event (and reported), not a dropped socket."""
+        try:
+            return await self._turn(socket, engine, headers, local, path, text)
+        except WebSocketDisconnect:
+            raise
+        except Exception as exc:
+            engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
+            await socket.send_text(_error_event(500, OpenResponsesError(
+                f"ormock failed on this message ({type(exc).__name__}); this is a bug in "
+                "ormock, please report it with the message.", type="server_error",
+                code="internal_error").envelope()["error"]))
+            return True
 
     async def _turn(self, socket: WebSocket, engine: Any, headers: dict[str, str],
                     local: ResponseStore, path: str, text: str) -> bool:
         """Answer one client message; False when the connection was closed."""
         try:
-            message = json.loads(text)
-        except ValueError as error:
-            await socket.send_text(_error_event(400, OpenResponsesError(
-                f"The message is not valid JSON ({error}); send a response.create event.",
-                code="invalid_json", param="message").envelope()["error"]))
+            message = decode_json(text, param="message", what="message")
+        except OpenResponsesError as error:
+            await socket.send_text(_error_event(400, error.envelope()["error"]))
             return True
         if not isinstance(message, dict) or message.get("type") != "response.create":
             kind = message.get("type") if isinstance(message, dict) else None

@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ormock import OrmockServer
 from ormock.scenario import catalogue
@@ -282,3 +284,100 @@ def test_finding6_a_chain_counts_each_item_once(monkeypatch: pytest.MonkeyPatch)
     stored = engine.responses[previous]
     recount = sum(real(engine_module.input_text(i)) for i in stored.context)
     assert usage[-1] == recount and usage == sorted(usage)
+
+
+# -- finding 7: bad input gets a clear answer -----------------------------------------------------
+@pytest.mark.parametrize(("parameters", "where"), [
+    ({"type": "object", "properties": 5}, "tools[0].parameters.properties"),
+    ({"type": "object", "properties": {"a": {"type": "nope"}}},
+     "tools[0].parameters.properties.a.type"),
+    ({"type": "object", "required": "city"}, "tools[0].parameters.required"),
+    ({"type": 7}, "tools[0].parameters.type"),
+])
+@pytest.mark.parametrize("tool_choice", ["required", "auto"])
+def test_finding7_invalid_tool_parameters_schema_is_a_400(
+    http: httpx.Client, parameters: dict[str, Any], where: str, tool_choice: str
+) -> None:
+    response = http.post("/responses", json={
+        "model": "m", "input": "x", "tool_choice": tool_choice,
+        "tools": [{"type": "function", "name": "f", "parameters": parameters}]})
+    assert response.status_code == 400, response.text
+    error = _error(response)
+    assert error["code"] == "invalid_function_parameters" and error["param"] == where
+    assert "not a valid JSON Schema" in error["message"]
+    assert http.post("/responses", json={"model": "m", "input": "x"}).status_code == 200
+
+
+schema_keywords = st.fixed_dictionaries({}, optional={
+    "type": st.sampled_from(["object", "string", "integer", "number", "boolean", "array",
+                             "null"]) | st.lists(st.sampled_from(["string", "null"]), max_size=2),
+    "enum": st.lists(st.integers() | st.text(max_size=3), min_size=1, max_size=3),
+    "const": st.integers() | st.text(max_size=3),
+    "minimum": st.integers(-5, 5), "maximum": st.integers(-5, 5),
+    "minLength": st.integers(0, 5), "maxLength": st.integers(0, 5),
+    "minItems": st.integers(0, 3), "maxItems": st.integers(0, 3),
+    "pattern": st.sampled_from(["^a+$", "[0-9]{2}", "x"]),
+    "format": st.sampled_from(["date", "email", "uuid", "date-time", "weird"]),
+    "$ref": st.sampled_from(["#", "#/properties/a", "#/$defs/x", "#/nowhere"]),
+    "additionalProperties": st.booleans(),
+})
+schemas = st.recursive(schema_keywords, lambda inner: st.fixed_dictionaries({}, optional={
+    "type": st.just("object"), "properties": st.dictionaries(st.sampled_from("abc"), inner,
+                                                             max_size=3),
+    "required": st.lists(st.sampled_from("abcd"), max_size=3, unique=True),
+    "items": inner, "anyOf": st.lists(inner, min_size=1, max_size=2),
+    "oneOf": st.lists(inner, min_size=1, max_size=2), "allOf": st.lists(inner, max_size=2),
+    "$defs": st.dictionaries(st.just("x"), inner, max_size=1), "not": inner,
+}), max_leaves=6)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parameters=schemas, stream=st.booleans())
+def test_finding7_no_tool_schema_crashes_the_server(
+    http: httpx.Client, parameters: dict[str, Any], stream: bool
+) -> None:
+    response = http.post("/responses", json={
+        "model": "m", "input": "x", "tool_choice": "required", "stream": stream,
+        "tools": [{"type": "function", "name": "f", "parameters": parameters}]})
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        assert _error(response)["code"] == "invalid_function_parameters"
+
+
+def _socket_url(server: OrmockServer) -> str:
+    return server.url.replace("http://", "ws://") + "/v1/responses"
+
+
+@pytest.mark.parametrize("frame", [
+    "[" * 100_000 + "]" * 100_000,
+    '{"type": "response.create", "model": "m", "input": ' + "[" * 50_000 + "]" * 50_000 + "}",
+    "{not json", '{"type": "response.create", "temperature": NaN}',
+])
+def test_finding7_a_bad_websocket_frame_is_an_error_event(server: OrmockServer,
+                                                          frame: str) -> None:
+    import json
+
+    from websockets.sync.client import connect
+
+    with connect(_socket_url(server)) as socket:
+        socket.send(frame)
+        answer = json.loads(socket.recv(timeout=10))
+        assert answer["type"] == "error" and answer["status"] == 400
+        assert answer["error"]["code"] == "invalid_json" and answer["error"]["param"] == "message"
+        socket.send('{"type": "response.create", "model": "m", "input": "still there?"}')
+        types = [json.loads(socket.recv(timeout=10))["type"]]
+        while types[-1] != "response.completed":
+            types.append(json.loads(socket.recv(timeout=10))["type"])
+        assert types[0] == "response.created"
+
+
+def test_finding7_a_binary_websocket_frame_is_closed_with_1003(server: OrmockServer) -> None:
+    from websockets.exceptions import ConnectionClosedError
+    from websockets.sync.client import connect
+
+    with connect(_socket_url(server)) as socket:
+        socket.send(b"\x00\x01 not text")
+        with pytest.raises(ConnectionClosedError) as closed:
+            socket.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1003
