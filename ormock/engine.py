@@ -329,7 +329,9 @@ class Engine:
                 body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
                 entry.response_id, entry.response_status = fresh[0], template.status
                 self._keep(selection, fresh[0], template.store,
-                           Stored(None, context, final_raw, context_tokens, entry.size), local)
+                           Stored(None, request.input, parent, raw=final_raw,
+                                  context_tokens=context_tokens,
+                                  request_size=entry.size), local)
                 return Reply(events=[], stream=request.stream, seed=seed, body=body,
                              summary=summary)
         ids = RecordingIds(self.ids) if key is not None else self.ids
@@ -349,7 +351,8 @@ class Engine:
         if isinstance(ids, RecordingIds) and out is reply:
             self._remember(key, reply, final, ids, created, completed)
         self._keep(selection, final["id"], bool(final.get("store", True)),
-                   Stored(final, context, None, context_tokens, entry.size), local)
+                   Stored(final, request.input, parent, context_tokens=context_tokens,
+                          request_size=entry.size), local)
         return out
 
     def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,

@@ -15,24 +15,43 @@ Json = dict[str, Any]
 
 
 class Stored:
-    """A stored response and its context (everything the model saw: the ancestors' inputs and
-    outputs, and its own input). A response issued from the stream cache is kept as its JSON,
-    and parsed only if something asks for it. ``context_tokens``: the tokens of the context,
-    counted once; ``chain_tokens``: those of context and output, which a continuation starts
-    from (counted when first continued). ``size``: the bytes it holds, roughly."""
+    """A stored response, the input it answered and its parent: its context (everything the
+    model saw: the ancestors' inputs and outputs, then its own input) is rebuilt from the chain
+    when asked for, so a chain of n turns holds n inputs, not n copies of the context. A
+    response issued from the stream cache is kept as its JSON, and parsed only if something
+    asks for it. ``context_tokens``: the tokens of the context, counted once;
+    ``chain_tokens``: those of context and output, which a continuation starts from (counted
+    when first continued). ``size``: the bytes it holds itself, roughly."""
 
-    __slots__ = ("_raw", "_response", "chain_tokens", "context", "context_tokens", "size")
+    __slots__ = ("_raw", "_response", "chain_tokens", "context_tokens", "input", "parent",
+                 "size")
 
-    def __init__(self, response: Json | None, context: list[Json], raw: bytes | None = None,
+    def __init__(self, response: Json | None, new_input: list[Json],
+                 parent: Stored | None = None, *, raw: bytes | None = None,
                  context_tokens: int = 0, request_size: int = 0) -> None:
         self._response = response
         self._raw = raw
-        self.context = context
+        self.parent = parent
+        self.input = new_input
         self.context_tokens = context_tokens
         self.chain_tokens: int | None = None
-        # the request it answered, its JSON, and a reference per context item
-        self.size = request_size + (len(raw) if raw is not None else request_size) + 8 * len(
-            context)
+        # the request it answered, and its own JSON (or a guess at it)
+        self.size = request_size + (len(raw) if raw is not None else 1024)
+
+    @property
+    def context(self) -> list[Json]:
+        """The ancestors' inputs and outputs, oldest first, then its own input."""
+        chain: list[Stored] = []
+        node: Stored | None = self
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        items: list[Json] = []
+        for node in reversed(chain[1:]):
+            items += node.input
+            items += node.response["output"]
+        items += self.input
+        return items
 
     @property
     def response(self) -> Json:

@@ -381,3 +381,22 @@ def test_finding7_a_binary_websocket_frame_is_closed_with_1003(server: OrmockSer
         with pytest.raises(ConnectionClosedError) as closed:
             socket.recv(timeout=10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1003
+
+
+def test_finding6_a_chain_holds_each_input_once() -> None:
+    from ormock import Engine
+
+    engine = Engine()
+    previous = None
+    for n in range(300):
+        body: dict[str, Any] = {"model": "m", "input": f"turn {n}"}
+        if previous is not None:
+            body["previous_response_id"] = previous
+        previous = engine.answer(body, {})[1].response_id
+    assert previous is not None
+    stored = list(engine.responses.values())
+    # each stored response holds its own input (one message), never a copy of the context
+    assert all(len(s.input) == 1 for s in stored)
+    context = engine.responses[previous].context
+    assert len(context) == 2 * 300 - 1
+    assert [i["content"] for i in context[::2]][:2] == ["turn 0", "turn 1"]
