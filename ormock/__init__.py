@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .engine import Engine
     from .journal import JournalEntry
+    from .limits import Limits
     from .protocol import (
         RULES,
         FunctionCallPlan,
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 _HOMES = {
     "Engine": "engine",
     "JournalEntry": "journal",
+    "Limits": "limits",
     "OpenResponsesError": "protocol.errors",
     "OrmockServer": "server",
     "RawReply": "reply",
@@ -62,6 +64,7 @@ __all__ = [
     "Engine",
     "FunctionCallPlan",
     "JournalEntry",
+    "Limits",
     "MessagePlan",
     "OpenResponsesError",
     "OrmockServer",

@@ -7,11 +7,12 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from .limits import Limits
 from .protocol.errors import OpenResponsesError
 
 __all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "too_large"]
 
-DEFAULT_MAX_BODY = 16 * 1024 * 1024
+DEFAULT_MAX_BODY = Limits().max_body
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]

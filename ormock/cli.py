@@ -13,7 +13,10 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
+
+from .limits import Limits
 
 __all__ = ["main"]
 
@@ -39,17 +42,22 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"ormock: --chaos: {error}", file=sys.stderr)
         return 2
+    try:
+        limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
+    except ValueError as error:
+        print(f"ormock: {error}", file=sys.stderr)
+        return 2
     namespaces = Namespaces(
         seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
         scenario_dirs=(*(Path(d) for d in args.scenario_dir), *REGISTRY.scenario_dirs),
-        chaos=chaos, profile=args.profile,
+        chaos=chaos, profile=args.profile, limits=limits,
     )
     try:
         preload(namespaces, args.scenario)
     except ScenarioError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    app = create_app(namespaces, api_key=args.api_key, max_body=args.max_body,
+    app = create_app(namespaces, api_key=args.api_key, max_body=limits.max_body,
                      admin_hosts=frozenset(args.admin_host))
     loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
     print(f"ormock serving Open Responses on http://{args.host}:{args.port}/v1 "
@@ -60,6 +68,29 @@ def _serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn re-raises it once stopped
         server.run()
     return 0 if server.started else 3  # uvicorn's own status when it cannot start
+
+
+_LIMIT_HELP = {
+    "max_body": "largest request body in bytes; larger gets 413",
+    "journal_entries": "requests each namespace's journal keeps",
+    "journal_bytes": "request bytes each journal keeps",
+    "store_responses": "stored responses each namespace keeps",
+    "store_bytes": "bytes of stored responses each namespace keeps",
+    "namespaces": "namespaces open at once",
+    "socket_responses": "store: false responses a WebSocket connection keeps",
+    "socket_bytes": "bytes of those",
+    "errors": "tracebacks of failures inside the server kept",
+    "error_bytes": "bytes of those",
+}
+
+
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    """A flag per ``Limits`` field (``--journal-bytes``), defaulting to its value."""
+    group = parser.add_argument_group("limits (what the server keeps at most; oldest go first)")
+    for field in fields(Limits):
+        default = getattr(Limits(), field.name)
+        group.add_argument(Limits.option(field.name), type=int, default=default,
+                           metavar="N", help=f"{_LIMIT_HELP[field.name]} (default {default:,})")
 
 
 def _scenarios(args: argparse.Namespace) -> int:
@@ -229,8 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="timestamps: seeded (deterministic, default) or real")
     serve.add_argument("--api-key", default=None,
                        help="accept only 'Authorization: Bearer KEY' (default: any key)")
-    serve.add_argument("--max-body", type=int, default=16 * 1024 * 1024,
-                       help="largest request body in bytes (default 16 MiB); larger gets 413")
+    _limit_options(serve)
     serve.add_argument("--admin-host", action="append", default=[], metavar="ADDRESS",
                        help="allow the admin API (/_ormock/) from this client address too")
     serve.add_argument("--self-check", action="store_true",

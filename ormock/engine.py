@@ -22,6 +22,7 @@ from .embedded import default_plan, input_text
 from .fakes import FAKER_LOCK, shared_faker
 from .faults import Fault, apply_faults, parse_fault
 from .journal import JournalEntry, final_response, record, summarize
+from .limits import Limits
 from .protocol.checker import check_stream
 from .protocol.errors import OpenResponsesError
 from .protocol.ids import Clock, IdFactory
@@ -53,9 +54,6 @@ __all__ = ["Engine"]
 
 Json = dict[str, Any]
 SCENARIO_HEADER = "x-ormock-scenario"
-MIB = 1024 * 1024
-LOCAL_LIMIT, LOCAL_BYTES = 256, 64 * MIB  # a WebSocket connection's store: false responses
-ERROR_LIMIT, ERROR_BYTES = 100, MIB  # tracebacks kept
 MODEL_PREFIX = "ormock:"
 
 
@@ -71,17 +69,11 @@ class Engine:
         speed: float = 1.0,
         scenario_dirs: tuple[Path, ...] = (),
         chaos: Chaos | None = None,
-        journal_limit: int = 1000,
-        journal_bytes: int = 64 * MIB,
-        store_limit: int = 2000,
-        store_bytes: int = 256 * MIB,
+        limits: Limits | None = None,
         profile: Profile | str | None = None,
     ) -> None:
         self.profile = get_profile(profile)
-        # past a count the oldest half of the journal goes; past its bytes (request bodies as
-        # read), the oldest too. Stored responses likewise, oldest first.
-        self.journal_limit, self.journal_bytes = journal_limit, journal_bytes
-        self.store_limit, self.store_bytes = store_limit, store_bytes
+        self.limits = limits or Limits()  # what the journal, store and errors keep at most
         self.seed = seed
         self.self_check = self_check
         self.speed = speed
@@ -106,11 +98,12 @@ class Engine:
             self.ids = IdFactory(self.seed)
             self.clock = Clock(self.clock_mode)
             self.rng = random.Random(f"ormock:faults:{self.seed}")
-            self.responses = ResponseStore(self.store_limit, self.store_bytes)
+            limits = self.limits
+            self.responses = ResponseStore(limits.store_responses, limits.store_bytes)
             self.journal: Capped[JournalEntry] = Capped(
-                self.journal_limit, self.journal_bytes, _entry_size)
+                limits.journal_entries, limits.journal_bytes, _entry_size)
             # tracebacks of failures inside the server, the newest ones
-            self.errors: Capped[str] = Capped(ERROR_LIMIT, ERROR_BYTES, len)
+            self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
             self.started = time.monotonic()
             self.scenarios.clear()
             self.named.clear()
@@ -146,7 +139,7 @@ class Engine:
         """A connection's own cache of ``store: false`` responses (WebSocket mode): pass it to
         ``answer(local=...)`` so that they can be continued on that connection only. Capped
         like the store: past its limits the oldest go."""
-        return ResponseStore(LOCAL_LIMIT, LOCAL_BYTES)
+        return ResponseStore(self.limits.socket_responses, self.limits.socket_bytes)
 
     def elapsed(self) -> float:
         """Seconds since the engine started (the journal's clock)."""

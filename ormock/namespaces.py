@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .engine import Engine
+from .limits import Limits
 from .protocol.errors import OpenResponsesError
 from .scenario import find_scenario
 
 __all__ = ["DEFAULT_NAMESPACE_LIMIT", "NAMESPACE_NAME", "Namespaces", "preload"]
 
-DEFAULT_NAMESPACE_LIMIT = 10_000
+DEFAULT_NAMESPACE_LIMIT = Limits().namespaces
 NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed answer
 
@@ -53,9 +54,10 @@ def check_name(name: str) -> str:
 class Namespaces:
     """The engines of one server, one per namespace, made with the same options."""
 
-    def __init__(self, *, limit: int = DEFAULT_NAMESPACE_LIMIT, **options: Any) -> None:
-        self.options = options
-        self.limit = limit
+    def __init__(self, **options: Any) -> None:
+        self.options = options  # Engine's keywords; ``limits`` (``Limits``) bounds them too
+        limits = options.get("limits")
+        self.limit: int = limits.namespaces if limits is not None else DEFAULT_NAMESPACE_LIMIT
         # open namespaces, least recently used first; None: opened, engine not made yet
         self._engines: OrderedDict[str, Engine | None] = OrderedDict()
         self._lock = threading.Lock()

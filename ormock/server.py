@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -16,9 +17,9 @@ from typing import Any
 import uvicorn
 
 from .app import create_app
-from .body import DEFAULT_MAX_BODY
 from .chaos import Chaos
 from .engine import Engine
+from .limits import Limits
 from .namespaces import Namespaces, preload
 from .plugins import REGISTRY, load_entry_points, load_plugins
 from .protocol.profile import get_profile
@@ -58,7 +59,8 @@ class OrmockServer:
         scenarios: Sequence[str] = (),
         scenario_dirs: Sequence[str | Path] = (),
         api_key: str | None = None,
-        max_body: int = DEFAULT_MAX_BODY,
+        max_body: int | None = None,
+        limits: Limits | None = None,
         admin_hosts: Sequence[str] = (),
         chaos: Chaos | str | None = None,
         profile: str = "openresponses",
@@ -67,14 +69,18 @@ class OrmockServer:
     ) -> None:
         load_entry_points()
         load_plugins(plugins)
+        limits = limits or Limits()
+        if max_body is not None:
+            limits = replace(limits, max_body=max_body)
+        self.limits = limits
         self.namespaces = Namespaces(
             seed=seed, clock=clock, self_check=self_check, speed=speed,
             scenario_dirs=(*(Path(d) for d in scenario_dirs), *REGISTRY.scenario_dirs),
             chaos=Chaos.parse(chaos) if isinstance(chaos, str) else chaos,
-            profile=get_profile(profile),
+            profile=get_profile(profile), limits=limits,
         )
         preload(self.namespaces, scenarios)
-        self.app = create_app(self.namespaces, api_key=api_key, max_body=max_body,
+        self.app = create_app(self.namespaces, api_key=api_key, max_body=limits.max_body,
                               admin_hosts=frozenset(admin_hosts))
         self._socket = socket.socket(
             socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM

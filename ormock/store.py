@@ -69,7 +69,7 @@ class ResponseStore(dict[str, Stored]):
     """Stored responses by id, oldest first; past ``limit`` responses or ``max_bytes`` (their
     ``size``), the oldest go."""
 
-    def __init__(self, limit: int = 2000, max_bytes: int = 256 * 1024 * 1024) -> None:
+    def __init__(self, limit: int = 2000, max_bytes: int = 128 * 1024 * 1024) -> None:
         super().__init__()
         self.limit = limit
         self.max_bytes = max_bytes

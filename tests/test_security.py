@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ormock import OrmockServer
+from ormock.limits import Limits
 from ormock.scenario import catalogue
 from ormock.scenario.catalogue import _load_file
 
@@ -201,7 +202,7 @@ def test_finding6_requests_never_create_namespaces(server: OrmockServer) -> None
 def test_finding6_open_namespaces_are_capped_least_recently_used_first() -> None:
     from ormock.namespaces import Namespaces
 
-    namespaces = Namespaces(limit=3)
+    namespaces = Namespaces(limits=Limits(namespaces=3))
     for name in ("a", "b", "c"):
         namespaces.open(name)
     namespaces.serve("a")  # used: b is now the one used longest ago
@@ -215,19 +216,19 @@ def test_finding6_open_namespaces_are_capped_least_recently_used_first() -> None
 def test_finding6_the_journal_is_capped_in_bytes(server: OrmockServer) -> None:
     from ormock import Engine
 
-    engine = Engine(journal_bytes=1_000_000, journal_limit=1000)
+    engine = Engine(limits=Limits(journal_bytes=1_000_000, journal_entries=1000))
     big = "x" * 200_000
     for _ in range(30):
         engine.respond({"model": "m", "input": big}, {})
     assert engine.journal.bytes <= 1_000_000
     assert 1 <= len(engine.journal) <= 5 and engine.journal.dropped >= 25
-    assert engine.responses.bytes <= engine.store_bytes
+    assert engine.responses.bytes <= engine.limits.store_bytes
 
 
 def test_finding6_stored_responses_are_capped_in_bytes() -> None:
     from ormock import Engine
 
-    engine = Engine(store_bytes=2_000_000)
+    engine = Engine(limits=Limits(store_bytes=2_000_000))
     for _ in range(40):
         engine.respond({"model": "m", "input": "y" * 200_000}, {})
     assert engine.responses.bytes <= 2_000_000 and len(engine.responses) < 10

@@ -1,0 +1,40 @@
+"""How much one ormock server keeps: the bounds that make sure nothing a client sends grows
+memory without bound. One typed object, from ``OrmockServer(limits=...)`` or the command line
+(``ormock serve --journal-bytes ...``); ``docs/server.md`` (Security) lists them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+__all__ = ["MIB", "Limits"]
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per namespace, but for ``namespaces`` and ``max_body``. Past a count or a size the
+    oldest entries go (the newest one always stays)."""
+
+    max_body: int = 16 * MIB  # bytes of one request body (HTTP and admin API); larger is 413
+    journal_entries: int = 1000  # requests the journal keeps (past it, the oldest half goes)
+    journal_bytes: int = 32 * MIB  # request bytes the journal keeps
+    store_responses: int = 2000  # stored responses (previous_response_id, GET /v1/responses/ID)
+    store_bytes: int = 128 * MIB  # bytes of stored responses and the requests they answered
+    namespaces: int = 10_000  # namespaces open at once (past it the least recently used goes)
+    socket_responses: int = 256  # store: false responses a WebSocket connection keeps
+    socket_bytes: int = 64 * MIB
+    errors: int = 100  # tracebacks of failures inside the server
+    error_bytes: int = MIB
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"limit {field.name} must be a whole number of at least 1, "
+                                 f"not {value!r}")
+
+    @classmethod
+    def option(cls, name: str) -> str:
+        """The command-line flag of a limit: ``journal_bytes`` -> ``--journal-bytes``."""
+        return "--" + name.replace("_", "-")
