@@ -233,8 +233,8 @@ def json_document(text: str, file: str | None = None) -> Any:
     except RecursionError:
         raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels; flatten the document",
                             file=file) from None
-    except ValueError as error:
-        raise ScenarioError(f"not JSON: {error}", file=file) from None
+    except ValueError as error:  # the decoder's message says where
+        raise ScenarioError(str(error), file=file) from None
     bound_data(data, file)
     return data
 
