@@ -25,7 +25,6 @@ import ipaddress
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import yaml
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -38,6 +37,7 @@ from .namespaces import Namespaces
 from .protocol.errors import OpenResponsesError
 from .scenario import ScenarioError, catalogue, load_scenario
 from .scenario.catalogue import load_file
+from .scenario.source import bound_data, safe_document
 from .sse import encode_json
 from .verdict import judge, rules_from
 
@@ -51,8 +51,11 @@ def _json(value: Any, status: int = 200) -> Response:
 
 
 def _decode_json(raw: str) -> Any:
-    """A JSON body, or a 400 ``invalid_json`` (``ormock.body.decode_json``)."""
-    return decode_json(raw)
+    """A JSON body, or a 400 ``invalid_json`` (``ormock.body.decode_json``), held to the bounds
+    of scenario documents (``bound_data``: a ``ScenarioError`` past them)."""
+    data = decode_json(raw)
+    bound_data(data, "body")
+    return data
 
 
 def _error(error: OpenResponsesError) -> Response:
@@ -216,7 +219,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                 scenario = engine.use(data if isinstance(data, dict) else {"steps": data})
             else:
                 scenario = engine.use(load_scenario(raw if "\n" in raw else raw + "\n"))
-        except (ScenarioError, ValueError, yaml.YAMLError) as error:
+        except ValueError as error:  # ScenarioError too
             return _error(OpenResponsesError(f"The scenario was not loaded: {error}",
                                              code="invalid_scenario", param="body"))
         return _json({"name": scenario.name, "steps": len(scenario.steps)}, 201)
@@ -251,14 +254,14 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
     async def _spec(request: Request) -> Any:
         raw = (await request.body()).decode("utf-8", "replace")
         kind = request.headers.get("content-type", "").split(";")[0].strip()
-        return _decode_json(raw) if kind == "application/json" else yaml.safe_load(raw)
+        return _decode_json(raw) if kind == "application/json" else safe_document(raw, "body")
 
     async def add_faults(request: Request, engine: Engine) -> Response:
         try:
             spec = await _spec(request)
             specs = spec if isinstance(spec, list) else [spec]
             faults = [parse_fault(s, f"faults[{i}]") for i, s in enumerate(specs)]
-        except (ValueError, yaml.YAMLError) as error:
+        except ValueError as error:  # ScenarioError too
             return _error(OpenResponsesError(f"The fault was not added: {error}",
                                              code="invalid_fault", param="body"))
         for fault in faults:
@@ -277,9 +280,16 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
     async def set_chaos(request: Request, engine: Engine) -> Response:
         try:
             spec = await _spec(request)
-            engine.chaos = (Chaos.from_mapping(spec) if isinstance(spec, dict)
-                            else Chaos.parse(str(spec)))
-        except (ValueError, yaml.YAMLError) as error:
+            if isinstance(spec, dict):
+                engine.chaos = Chaos.from_mapping(spec)
+            elif isinstance(spec, str):
+                engine.chaos = Chaos.parse(spec)
+            else:  # never str() a parsed document: a list of aliases can be gigabytes
+                kind = {list: "a list", int: "a number", float: "a number", bool: "a boolean",
+                        type(None): "an empty body"}.get(type(spec), type(spec).__name__)
+                raise ValueError("chaos is a mapping {rate, seed, faults} or a string such as "
+                                 f"rate=0.2,seed=7,faults=http_error:429|disconnect, not {kind}")
+        except ValueError as error:  # ScenarioError too
             return _error(OpenResponsesError(f"Chaos was not set: {error}",
                                              code="invalid_chaos", param="body"))
         return _json({"chaos": str(engine.chaos)}, 201)

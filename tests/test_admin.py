@@ -495,3 +495,50 @@ def test_namespaces_are_opened_listed_and_dropped_through_the_admin_api(
         assert dropped.status_code == 200
         late = raw.post("/opened-by-admin/v1/responses", json={"model": "m", "input": "x"})
         assert _error(late, 404, "namespace_closed")
+
+
+def _bomb(item: str = "") -> str:
+    """A "billion laughs" of nine anchors, each a list of nine aliases of the one before."""
+    rows = [f'{item}&a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    rows += [f"{item}&a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    return "\n".join(rows) + "\n"
+
+
+DEEP_JSON = "[" * 5000 + "]" * 5000
+CHAOS_KINDS = "chaos is a mapping {rate, seed, faults} or a string such as rate=0.2,seed=7,"
+
+
+@pytest.mark.parametrize(("method", "path", "body", "kind", "code", "message"), [
+    ("POST", "/scenarios", "name: bomb\nsteps:\n" + _bomb("  - reply: "), "application/yaml",
+     "invalid_scenario",
+     "The scenario was not loaded: <scenario>:8: the document grows past 100000 nodes here"),
+    ("POST", "/scenarios", DEEP_JSON, "application/json", "invalid_json",
+     "The request body nests too deeply to read"),
+    ("PUT", "/chaos", _bomb("- "), "application/yaml", "invalid_chaos",
+     "Chaos was not set: body:6: the document grows past 100000 nodes here (aliases count every "
+     "time they are used); write it without so many nested aliases"),
+    ("PUT", "/chaos", "[1, 2]", "application/yaml", "invalid_chaos",
+     f"Chaos was not set: {CHAOS_KINDS}faults=http_error:429|disconnect, not a list"),
+    ("PUT", "/chaos", "42", "application/json", "invalid_chaos",
+     f"Chaos was not set: {CHAOS_KINDS}faults=http_error:429|disconnect, not a number"),
+    ("PUT", "/chaos", DEEP_JSON, "application/json", "invalid_json",
+     "The request body nests too deeply to read"),
+    ("PUT", "/chaos", "[" * 100 + "]" * 100, "application/json", "invalid_chaos",
+     "Chaos was not set: body: "),
+    ("POST", "/faults", _bomb("- "), "application/yaml", "invalid_fault",
+     "The fault was not added: body:6: the document grows past 100000 nodes here"),
+    ("POST", "/faults", "[" * 5000, "application/yaml", "invalid_fault",
+     "The fault was not added: body:1: nested deeper than 64 levels"),
+], ids=["scenario bomb", "scenario deep json", "chaos bomb", "chaos list", "chaos number",
+        "chaos deep json", "chaos 100 deep json", "faults bomb", "faults deep yaml"])
+def test_finding3_admin_refuses_alias_bombs_and_keeps_serving(
+    admin: httpx.Client, client: openai.OpenAI, method: str, path: str, body: str, kind: str,
+    code: str, message: str,
+) -> None:
+    response = admin.request(method, path, content=body, headers={"content-type": kind})
+    assert _error(response, 400, code).startswith(message)
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"} and error["param"] == "body"
+    assert admin.get("/faults").json() == {"faults": [], "chaos": None}
+    assert _load(admin, GOOD).status_code == 201  # the server goes on serving
+    assert client.responses.create(model="m", input="hello").output_text == "Hello there!"

@@ -203,6 +203,24 @@ def test_check_good_and_bad_scenarios(capsys: pytest.CaptureFixture[str],
     ]
 
 
+def test_finding7_check_goes_on_after_bad_files(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    latin, deep, nested, good = (tmp_path / n for n in ("latin.yaml", "deep.yaml",
+                                                         "nested.yaml", "good.yaml"))
+    latin.write_bytes(b"name: caf\xe9\n")
+    deep.write_text("[" * 5000)
+    nested.write_text("".join(f"{' ' * i}k{i}:\n" for i in range(5000)))
+    good.write_text(GOOD)
+    status, out, err = run(capsys, "check", str(latin), str(deep), str(nested), str(good))
+    assert (status, err) == (1, "")
+    assert out.splitlines() == [
+        f"{latin}:1: not UTF-8 text: byte 0xe9 at offset 9; save the file as UTF-8",
+        f"{deep}:1: nested deeper than 64 levels; flatten this part of the document",
+        f"{nested}:64: nested deeper than 64 levels; flatten this part of the document",
+        f"{good}: ok (scenario 'good', 1 step)",
+    ]
+
+
 def test_check_every_catalogue_file(capsys: pytest.CaptureFixture[str]) -> None:
     paths = [str(p) for p in catalogue().values()]
     status, out, _ = run(capsys, "check", *paths)
@@ -261,6 +279,16 @@ def test_serve_refuses_to_start_with_a_bad_scenario(capsys: pytest.CaptureFixtur
     assert err.startswith(f"ormock: {bad}:4: steps[0].reply.itmes: unknown key 'itmes'")
     status, _, err = run(capsys, "serve", "--port", "0", "--scenario", "no-such-thing")
     assert status == 2 and "no scenario named 'no-such-thing'" in err
+
+
+def test_finding7_serve_names_a_non_utf8_scenario(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"name: x\nsteps: []\n# caf\xe9\n")
+    status, out, err = run(capsys, "serve", "--port", "0", "--scenario", str(latin))
+    assert (status, out) == (2, "")
+    assert err == (f"ormock: {latin}:3: not UTF-8 text: byte 0xe9 at offset 23; save the file "
+                   "as UTF-8\n")
 
 
 def test_a_server_started_with_scenarios_serves_them(tmp_path: Path) -> None:

@@ -108,6 +108,99 @@ def test_yaml_is_read_with_the_safe_loader(tmp_path: Path) -> None:
     assert message.startswith("bad.yaml:1: YAML syntax error: could not determine a constructor")
 
 
+def alias_bomb(levels: int = 9) -> str:
+    """A "billion laughs": each anchor a list of nine aliases of the one before."""
+    rows = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    rows += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(rows) + "\n"
+
+
+@pytest.fixture
+def never_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail if the loader walks a document at all: the bounds must refuse it while composing."""
+    from ormock.scenario import source
+
+    def walk(*args: Any) -> None:
+        del args  # a traceback would print the nodes, expanding every alias
+        raise AssertionError("the expanded document was walked")
+
+    monkeypatch.setattr(source, "_walk", walk)
+
+
+@pytest.mark.usefixtures("never_walked")
+def test_finding3_alias_bomb_is_refused_fast(tmp_path: Path) -> None:
+    assert _error(alias_bomb(), tmp_path) == (
+        "bad.yaml:6: the document grows past 100000 nodes here (aliases count every time they "
+        "are used); write it without so many nested aliases")
+
+
+@pytest.mark.usefixtures("never_walked")
+def test_finding3_alias_bomb_is_refused_as_text_too() -> None:
+    from ormock.scenario.source import safe_document
+
+    with pytest.raises(ScenarioError, match=r"^<scenario>:6: the document grows past 100000"):
+        load_scenario(alias_bomb())
+    with pytest.raises(ScenarioError, match=r"^<scenario>:6: the document grows past 100000"):
+        Engine().use(alias_bomb())
+    with pytest.raises(ScenarioError, match=r"^body:6: the document grows past 100000"):
+        safe_document(alias_bomb(), "body")
+
+
+@pytest.mark.usefixtures("never_walked")
+@pytest.mark.parametrize(("text", "message"), [
+    ("a: &x 1\nb: [" + ", ".join(["*x"] * 10_001) + "]\n",
+     "bad.yaml:2: more than 10000 aliases; repeat less, or write the parts out"),
+    ("a: &x [*x]\n",
+     "bad.yaml:1: the alias *x is used inside its own anchor; a scenario cannot refer to itself"),
+    ("a: &x " + "[" * 40 + "]" * 40 + "\nb: " + "[" * 40 + "*x" + "]" * 40 + "\n",
+     "bad.yaml:2: this alias nests the document deeper than 64 levels; flatten the aliased part"),
+])
+def test_finding3_aliases_are_bounded(tmp_path: Path, text: str, message: str) -> None:
+    assert _error(text, tmp_path) == message
+
+
+def test_finding3_a_mapping_with_shared_lists_is_bounded() -> None:
+    laughs: list[Any] = ["lol"] * 9
+    for _ in range(5):  # half a million values, from six small lists
+        laughs = [laughs] * 9
+    vendor = {"vendor_item": {"type": "acme:x", "fields": {"lol": laughs}}}
+    with pytest.raises(ScenarioError, match=r"^steps\[0\]\.reply\.items\[0\]\.vendor_item\."
+                       r"fields\.lol\S*: more than 100000 keys, values and items"):
+        Engine().use({"name": "big", "steps": [{"reply": {"items": [vendor]}}]})
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("[" * 5000, 1),
+    ("".join(f"{' ' * i}k{i}:\n" for i in range(5000)) + " " * 5000 + "v\n", 64),
+])
+def test_finding7_deep_yaml_is_refused_with_file_and_line(tmp_path: Path, text: str,
+                                                          line: int) -> None:
+    assert _error(text, tmp_path) == (
+        f"bad.yaml:{line}: nested deeper than 64 levels; flatten this part of the document")
+
+
+def test_finding7_non_utf8_scenario_named_with_file(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: caf\xe9\nsteps: []\n".encode("latin-1"))
+    for load in (load_scenario, Engine().use):
+        with pytest.raises(ScenarioError) as caught:
+            load(path if load is load_scenario else str(path))
+        assert str(caught.value) == (
+            f"{path}:1: not UTF-8 text: byte 0xe9 at offset 9; save the file as UTF-8")
+
+
+def test_finding7_deep_mapping_through_engine_use() -> None:
+    deep: Json = {"x": 1}
+    for _ in range(5000):
+        deep = {"a": deep}
+    vendor = {"vendor_item": {"type": "acme:x", "fields": deep}}
+    with pytest.raises(ScenarioError) as caught:
+        Engine().use({"name": "deep", "steps": [{"reply": {"items": [vendor]}}]})
+    assert str(caught.value) == (
+        "steps[0].reply.items[0].vendor_item.fields" + ".a" * 57
+        + ": nested deeper than 64 levels; flatten this part")
+
+
 # -- one clear message per mistake, with file and line ---------------------------------------
 
 

@@ -4,6 +4,7 @@ time, rendered with a seeded Faker so the same seed and requests give the same b
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from faker import Faker
 
 from ormock import Engine, OrmockServer, Reply
-from ormock.scenario import ScenarioError, load_scenario
+from ormock.scenario import ScenarioError, load_scenario, templates
 from ormock.scenario.templates import TemplateError, compile_template, has_template
 
 Json = dict[str, Any]
@@ -207,3 +208,76 @@ def test_templates_through_the_sdk(server: OrmockServer, base_url: str,
     assert json.loads(call.arguments) == {"query": "Where is Paris?", "limit": 3}
     again = client.responses.create(model="gpt-5", input="Where is Paris?")
     assert again.output_text == response.output_text
+
+
+@pytest.mark.parametrize("call", [
+    r"pystr_format('\x7b\x7bseed_instance\x7d\x7d')", "parse('x')", "format('seed_instance')",
+    "pylist(value_types=['seed_instance'])", "json()", "seed_instance(3)",
+])
+def test_finding8_faker_provider_outside_allow_list_refused(call: str) -> None:
+    name = call.split("(")[0]
+    with pytest.raises(TemplateError) as caught:
+        compile_template(f"{{{{ faker.{call} }}}}")
+    message = str(caught.value)
+    assert message.startswith(f"faker has no provider {name!r} that templates may call (it is "
+                              "not deterministic, or runs other providers); use one of ")
+    allowed = message.split("use one of ")[1].split(", ")
+    assert allowed == sorted(allowed) and {"sentence", "name", "uuid4"} <= set(allowed)
+    assert len(allowed) == len(templates.ALLOWED_PROVIDERS)
+
+
+def test_finding8_a_refused_provider_is_named_with_file_and_line() -> None:
+    text = "name: t\nsteps:\n  - reply:\n      items:\n        - message: \"{{ faker.json() }}\"\n"
+    with pytest.raises(ScenarioError, match=r"^<scenario>:5: steps\[0\]\.reply\.items\[0\]\."
+                       r"message: template error: faker has no provider 'json' that templates"):
+        load_scenario(text)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    ("pystr(min_chars=100000000)", "faker.pystr(...): min_chars is 100000000, more than 10000; "
+     "use a smaller number"),
+    ("paragraphs(nb=20000)", "faker.paragraphs(...): nb is 20000, more than 10000"),
+    ("password(1000000)", "faker.password(...): length is 1000000, more than 10000"),
+    ("random_int(max=10000000000000)", "faker.random_int(...): max is 10000000000000, more "
+     "than 1000000000000"),
+    (f"bothify(text='{'#' * 1001}')", "faker.bothify(...): text is 1001 characters long, more "
+     "than 1000"),
+    (f"random_element(elements=[{'0, ' * 1001}])", "faker.random_element(...): elements has "
+     "more than 1000 items"),
+    ("date(end_datetime='now')", "faker.date(...): give end_datetime as a Unix timestamp (a "
+     "number), so the text is the same on every day"),
+    ("words(nb=3, nope=1)", "faker.words(...) fails: got an unexpected keyword argument 'nope'"),
+])
+def test_finding8_huge_faker_arguments_refused(call: str, message: str) -> None:
+    with pytest.raises(TemplateError) as caught:
+        compile_template(f"{{{{ faker.{call} }}}}")
+    assert str(caught.value).startswith(message)
+
+
+def test_finding8_a_template_draws_at_most_a_million_characters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    piece = "{{ faker.pystr(min_chars=10000, max_chars=10000) }}"
+    with pytest.raises(TemplateError) as caught:
+        compile_template(" ".join([piece] * 101))
+    assert str(caught.value) == ("this template draws 1010000 characters from faker, more than "
+                                 "1000000; ask for less text")
+    template = compile_template(" ".join([piece] * 50))  # and when rendering, too
+    assert len(template.render(Faker(), {})) == 500_049
+    monkeypatch.setattr(templates, "MAX_RENDERED", 400_000)
+    with pytest.raises(TemplateError, match=r"^this template draws 410000 characters from faker"):
+        template.render(Faker(), {})
+
+
+def test_finding8_dates_are_the_same_on_every_day() -> None:
+    pinned = _render("{{ faker.iso8601(end_datetime=1735689600) }}")
+    assert _render("{{ faker.iso8601() }}") == pinned and pinned < "2025-01-01"
+
+
+def test_finding8_docs_list_the_allowed_providers() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text()
+    listing = docs[docs.index("The providers a template may call"):docs.index(
+        "Arguments are bounded")]
+    listing = listing[listing.index("\n- text:"):]
+    named = {n for n in re.findall(r"`([a-z0-9_]+)`", listing) if n != "end_datetime"}
+    assert named == templates.ALLOWED_PROVIDERS

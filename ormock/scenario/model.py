@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ormock.chaos import Chaos
@@ -22,7 +21,7 @@ from ormock.protocol.response import new_response
 from .matching import Check, compile_check
 from .replies import StepReply, compile_reply
 from .schema import validate
-from .source import Lines, ScenarioError, load_yaml
+from .source import Lines, ScenarioError, bound_data, load_yaml, read_text
 from .templates import TemplateError
 
 __all__ = ["Scenario", "Step", "load_scenario"]
@@ -139,6 +138,7 @@ def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any], *, name: s
     """Load a scenario from a file path, YAML text, or a mapping; errors are ``ScenarioError``."""
     file = None
     if isinstance(source, Mapping):
+        bound_data(source)  # deep or huge mappings are refused before anything walks them
         data: Any = dict(source)
         lines = Lines()
     else:
@@ -147,11 +147,7 @@ def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any], *, name: s
             "\n" not in text and text.endswith((".yaml", ".yml"))
         ):
             file = str(source)
-            try:
-                text = Path(file).read_text(encoding="utf-8")
-            except OSError as error:
-                raise ScenarioError(f"cannot read the scenario file ({error.strerror})",
-                                    file=file) from None
+            text = read_text(file)
         data, lines = load_yaml(text, file)
     if name is not None and isinstance(data, dict):
         data.setdefault("name", name)

@@ -1,17 +1,31 @@
 """Reading scenario YAML safely, remembering where every key and value stood.
 
-Only ``yaml.SafeLoader`` is used. ``load_yaml`` returns the data and a ``Lines`` map from a path
-(``("steps", 0, "reply")``) to its 1-based line, so every later error can name file, line and key.
+Only ``yaml.SafeLoader`` is used, and every YAML text ormock reads (scenario files, admin bodies)
+goes through ``load_yaml`` or ``safe_document``. ``load_yaml`` returns the data and a ``Lines``
+map from a path (``("steps", 0, "reply")``) to its 1-based line, so every later error can name
+file, line and key.
+
+A document is bounded while it is composed: at most ``MAX_NODES`` nodes counting an aliased
+subtree each time it is reached (so a "billion laughs" of nested aliases is refused at the alias
+that crosses the bound, before anything is built), at most ``MAX_ALIASES`` alias references, and
+at most ``MAX_DEPTH`` levels of nesting. ``bound_data`` holds parsed JSON and mappings to the
+same bounds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path as FilePath
 from typing import Any
 
 import yaml
 
-__all__ = ["Lines", "ScenarioError", "load_yaml", "path_text"]
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_NODES", "Lines", "ScenarioError", "bound_data",
+           "load_yaml", "path_text", "read_text", "safe_document"]
+
+MAX_NODES = 100_000  # keys, values and items, an aliased subtree counted each time it is used
+MAX_ALIASES = 10_000  # '*name' references
+MAX_DEPTH = 64  # levels of nested mappings and lists
 
 Path = tuple[str | int, ...]
 
@@ -108,9 +122,88 @@ def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None)
             _walk(value, (*path, index), lines, file)
 
 
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader, counting nodes as the document is composed (see the module docstring)."""
+
+    def __init__(self, text: str, file: str | None) -> None:
+        super().__init__(text)
+        self.file = file
+        self.nodes = 0
+        self.aliases = 0
+        self.depth = 0
+        self.sizes: dict[yaml.Node, tuple[int, int]] = {}  # node -> (nodes, levels) expanded
+
+    def refuse(self, message: str, mark: Any) -> ScenarioError:  # a yaml Mark, or None
+        return ScenarioError(message, file=self.file, line=mark.line + 1 if mark else None)
+
+    def next_event(self) -> Any:
+        return self.peek_event()  # type: ignore[no-untyped-call]  # untyped in the stubs
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            self.count_alias(self.next_event())
+            return super().compose_node(parent, index)
+        mark = self.next_event().start_mark
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.refuse(f"nested deeper than {MAX_DEPTH} levels; flatten this part of "
+                              "the document", mark)
+        before = self.nodes
+        self.count(1, mark)
+        node = super().compose_node(parent, index)
+        self.depth -= 1
+        if node is not None:
+            self.sizes[node] = (self.nodes - before, 1 + max(
+                (self.sizes[child][1] for child in _children(node)), default=0))
+        return node
+
+    def count(self, nodes: int, mark: Any) -> None:
+        self.nodes += nodes
+        if self.nodes > MAX_NODES:
+            raise self.refuse(f"the document grows past {MAX_NODES} nodes here (aliases "
+                              "count every time they are used); write it without so many "
+                              "nested aliases", mark)
+
+    def count_alias(self, event: Any) -> None:
+        node = self.anchors.get(event.anchor)
+        if node is None:
+            return  # yaml reports the undefined alias
+        mark = event.start_mark
+        if node not in self.sizes:
+            raise self.refuse(f"the alias *{event.anchor} is used inside its "
+                              "own anchor; a scenario cannot refer to itself", mark)
+        self.aliases += 1
+        if self.aliases > MAX_ALIASES:
+            raise self.refuse(f"more than {MAX_ALIASES} aliases; repeat less, or write the "
+                              "parts out", mark)
+        nodes, levels = self.sizes[node]
+        if self.depth + levels > MAX_DEPTH:
+            raise self.refuse(f"this alias nests the document deeper than {MAX_DEPTH} levels; "
+                              "flatten the aliased part", mark)
+        self.count(nodes, mark)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _syntax_error(error: yaml.MarkedYAMLError, file: str | None) -> ScenarioError:
+    mark = error.problem_mark or error.context_mark
+    problem = error.problem or "invalid YAML"
+    hint = ""
+    if "mapping values are not allowed" in problem or "expected <block end>" in problem:
+        hint = " (check the indentation of this line and the one before it)"
+    return ScenarioError(f"YAML syntax error: {problem}{hint}", file=file,
+                         line=mark.line + 1 if mark else None)
+
+
 def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
-    """Parse one YAML document with the safe loader; syntax errors name file and line."""
-    loader = yaml.SafeLoader(text)
+    """Parse one YAML document with the bounded safe loader; errors name file and line."""
+    loader = _BoundedLoader(text, file)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -119,18 +212,50 @@ def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
         _walk(node, (), lines, file)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = error.problem or "invalid YAML"
-        hint = ""
-        if "mapping values are not allowed" in problem or "expected <block end>" in problem:
-            hint = " (check the indentation of this line and the one before it)"
-        raise ScenarioError(
-            f"YAML syntax error: {problem}{hint}",
-            file=file,
-            line=mark.line + 1 if mark else None,
-        ) from None
+        raise _syntax_error(error, file) from None
     except yaml.YAMLError as error:
         raise ScenarioError(f"YAML error: {error}", file=file) from None
     finally:
         loader.dispose()
     return data, Lines(file, lines)
+
+
+def safe_document(text: str, file: str | None = None) -> Any:
+    """A YAML document (an admin body, say) through the same bounded loader, without lines."""
+    return load_yaml(text, file)[0]
+
+
+def bound_data(data: Any, file: str | None = None) -> None:
+    """Refuse parsed data (a mapping given to ``load_scenario``, a JSON body) nested deeper
+    than ``MAX_DEPTH`` or larger than ``MAX_NODES``; walks without recursion."""
+    stack: list[tuple[Any, Path]] = [(data, ())]
+    nodes = 1
+    while stack:
+        value, path = stack.pop()
+        if not isinstance(value, (dict, list, tuple)):
+            continue
+        if len(path) >= MAX_DEPTH:
+            raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels; flatten this part",
+                                file=file, key=path_text(path))
+        nodes += len(value)  # counted before any is pushed: a huge list costs nothing
+        if nodes > MAX_NODES:
+            raise ScenarioError(f"more than {MAX_NODES} keys, values and items; make the "
+                                "scenario smaller", file=file, key=path_text(path))
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend((v, (*path, k if isinstance(k, int) else str(k))) for k, v in pairs)
+
+
+def read_text(file: str | FilePath) -> str:
+    """A scenario file's text; unreadable or non-UTF-8 files are a ``ScenarioError``."""
+    name = str(file)
+    try:
+        raw = FilePath(file).read_bytes()
+    except OSError as error:
+        raise ScenarioError(f"cannot read the scenario file ({error.strerror})",
+                            file=name) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioError(f"not UTF-8 text: byte 0x{raw[error.start]:02x} at offset "
+                            f"{error.start}; save the file as UTF-8", file=name,
+                            line=raw.count(b"\n", 0, error.start) + 1) from None

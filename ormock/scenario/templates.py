@@ -3,11 +3,15 @@
 A deliberately small language, compiled at load time so mistakes are found early: an expression
 is ``faker.<provider>`` with optional literal arguments, or ``request.<field>``. Nothing is
 evaluated with ``eval``. Faker is seeded per reply, so the same scenario seed gives the same bytes.
+
+Only the providers of ``ALLOWED_PROVIDERS`` may be called, and their arguments are bounded
+(numbers, string lengths, list items), as is the text Faker draws for one template.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,16 +21,37 @@ from faker import Faker
 
 from ormock.fakes import FAKER_LOCK, shared_faker
 
-__all__ = ["Template", "TemplateError", "compile_template", "has_template"]
+__all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]
 
 _EXPR = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 REQUEST_FIELDS = ("model", "input", "instructions", "previous_response_id", "tool_outputs")
-# methods of Faker itself, not providers: a template must not reseed or reconfigure it
-_NOT_PROVIDERS = frozenset({
-    "seed", "seed_instance", "seed_locale", "add_provider", "get_providers", "provider",
-    "set_formatter", "get_formatter", "set_arguments", "get_arguments", "del_arguments",
-    "format", "parse",
+# The Faker providers a template may call: each gives the same text for the same seed, and none
+# expands a format string from its arguments (pystr_format, json, pylist and the like can call
+# any method of Faker, seed_instance too). docs/scenarios.md lists them.
+ALLOWED_PROVIDERS = frozenset({
+    "word", "words", "sentence", "sentences", "paragraph", "paragraphs", "text",
+    "name", "first_name", "last_name", "prefix", "suffix", "user_name",
+    "address", "street_address", "street_name", "city", "state", "postcode", "country",
+    "country_code", "latitude", "longitude",
+    "company", "company_suffix", "catch_phrase", "bs", "job",
+    "email", "safe_email", "free_email", "domain_name", "hostname", "url", "uri", "slug", "ipv4",
+    "ipv6", "mac_address", "phone_number",
+    "uuid4", "md5", "sha1", "sha256",
+    "random_int", "random_digit", "random_number", "pyint", "pyfloat", "pydecimal", "boolean",
+    "pybool",
+    "pystr", "random_letter", "random_letters", "lexify", "numerify", "bothify", "hexify",
+    "password", "random_element", "random_elements",
+    "date", "date_time", "iso8601", "time", "unix_time",
+    "color_name", "hex_color",
 })
+MAX_NUMBER = 10_000  # counts and lengths: nb, nb_words, max_nb_chars, length, digits, ...
+MAX_VALUE = 10**12  # the range arguments below, and the *_datetime timestamps
+_VALUE_ARGUMENTS = frozenset({"min", "max", "step", "min_value", "max_value", "end_datetime",
+                              "start_datetime"})
+MAX_STRING = 1_000  # characters in one string argument
+MAX_ITEMS = 1_000  # items in the lists (and mappings) of one argument
+MAX_RENDERED = 1_000_000  # characters Faker draws for one template
+END_OF_DATES = 1_735_689_600  # 2025-01-01T00:00:00Z: dates are drawn up to it, not up to today
 
 
 class TemplateError(ValueError):
@@ -40,13 +65,40 @@ def has_template(text: str) -> bool:
 Render = Callable[[Faker, Mapping[str, Any]], str]
 
 
+class _FakerCall:
+    """One ``faker.<provider>(...)``, its arguments checked; ``drawn`` is a trial's length."""
+
+    def __init__(self, name: str, bound: inspect.BoundArguments) -> None:
+        self.name = name
+        self.args = bound.args
+        self.kwargs = bound.kwargs
+        self.drawn = 0
+
+    def __call__(self, faker: Faker, request: Mapping[str, Any]) -> str:
+        return str(getattr(faker, self.name)(*self.args, **self.kwargs))
+
+
+def _too_long(drawn: int) -> TemplateError:
+    return TemplateError(f"this template draws {drawn} characters from faker, more than "
+                         f"{MAX_RENDERED}; ask for less text")
+
+
 @dataclass(frozen=True)
 class Template:
     source: str
     pieces: tuple[str | Render, ...]
 
     def render(self, faker: Faker, request: Mapping[str, Any]) -> str:
-        return "".join(p if isinstance(p, str) else p(faker, request) for p in self.pieces)
+        out = []
+        drawn = 0
+        for piece in self.pieces:
+            text = piece if isinstance(piece, str) else piece(faker, request)
+            if isinstance(piece, _FakerCall):
+                drawn += len(text)
+                if drawn > MAX_RENDERED:
+                    raise _too_long(drawn)
+            out.append(text)
+        return "".join(out)
 
 
 def _literal(node: ast.expr) -> Any:
@@ -54,6 +106,59 @@ def _literal(node: ast.expr) -> Any:
         return ast.literal_eval(node)
     except ValueError:
         raise TemplateError("arguments must be literals (numbers, strings, lists)") from None
+
+
+def _check_number(call: str, argument: str, value: complex) -> None:
+    limit = MAX_VALUE if argument in _VALUE_ARGUMENTS else MAX_NUMBER
+    if abs(value) > limit:
+        raise TemplateError(f"{call}: {argument} is {value}, more than {limit}; use a smaller "
+                            "number")
+
+
+def _check_argument(call: str, argument: str, value: Any) -> None:
+    """Bound one argument: its numbers, the length of its strings, the items of its lists."""
+    if argument.endswith("_datetime") and type(value) is not int:
+        raise TemplateError(f"{call}: give {argument} as a Unix timestamp (a number), so the "
+                            "text is the same on every day")
+    items = 0
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+            _check_number(call, argument, value)
+        elif isinstance(value, (str, bytes)) and len(value) > MAX_STRING:
+            raise TemplateError(f"{call}: {argument} is {len(value)} characters long, more "
+                                f"than {MAX_STRING}")
+        elif isinstance(value, (list, tuple, set, frozenset, dict)):
+            items += len(value)
+            if items > MAX_ITEMS:
+                raise TemplateError(f"{call}: {argument} has more than {MAX_ITEMS} items")
+            stack.extend([*value.keys(), *value.values()] if isinstance(value, dict) else value)
+
+
+def _faker_call(name: str, args: list[Any], kwargs: dict[str, Any]) -> _FakerCall:
+    if name not in ALLOWED_PROVIDERS:
+        try:
+            known = not name.startswith("_") and callable(getattr(shared_faker(), name, None))
+        except Exception:  # Faker's proxy raises for some names (seed)
+            known = False
+        if not known:
+            raise TemplateError(f"faker has no provider {name!r} (try sentence, word, name, "
+                                "city)")
+        raise TemplateError(f"faker has no provider {name!r} that templates may call (it is "
+                            "not deterministic, or runs other providers); use one of "
+                            + ", ".join(sorted(ALLOWED_PROVIDERS)))
+    call = f"faker.{name}(...)"
+    signature = inspect.signature(getattr(shared_faker(), name))
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise TemplateError(f"{call} fails: {error}") from None
+    if "end_datetime" in signature.parameters:
+        bound.arguments.setdefault("end_datetime", END_OF_DATES)
+    for argument, value in bound.arguments.items():
+        _check_argument(call, argument, value)
+    return _FakerCall(name, bound)
 
 
 def _compile_expr(text: str) -> Render:
@@ -80,20 +185,10 @@ def _compile_expr(text: str) -> Render:
         return lambda faker, request: str(request.get(name) or "")
     if owner != "faker":
         raise TemplateError(f"unknown name {owner!r}: templates know 'faker' and 'request'")
-    try:
-        provider = None if name.startswith("_") or name in _NOT_PROVIDERS else getattr(
-            shared_faker(), name, None)
-    except Exception:  # Faker's proxy raises for some names (seed)
-        provider = None
-    if not callable(provider):
-        raise TemplateError(f"faker has no provider {name!r} (try sentence, word, name, city)")
-
-    def render(faker: Faker, request: Mapping[str, Any]) -> str:
-        return str(getattr(faker, name)(*call_args, **call_kwargs))
-
+    render = _faker_call(name, call_args, call_kwargs)
     try:  # arguments that fail are found now, not on the first request
         with FAKER_LOCK:
-            render(shared_faker(), {})
+            render.drawn = len(render(shared_faker(), {}))
     except Exception as error:
         raise TemplateError(f"faker.{name}(...) fails: {error}") from None
     return render
@@ -112,4 +207,7 @@ def compile_template(text: str) -> Template:
         raise TemplateError("unbalanced '{{' or '}}' in a template")
     if rest:
         pieces.append(rest)
+    drawn = sum(p.drawn for p in pieces if isinstance(p, _FakerCall))
+    if drawn > MAX_RENDERED:
+        raise _too_long(drawn)
     return Template(text, tuple(pieces))
