@@ -812,3 +812,9 @@ def test_docs_nth_example(server: OrmockServer, base_url: str, client: openai.Op
     assert first.status == "failed" and first.error is not None
     assert first.error.code == "server_error"
     assert second.status == "completed" and second.output_text == "Fine now."
+
+
+def test_finding7_a_control_character_is_named_with_its_line() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario("name: x\nsteps:\n  - reply: {items: [{message: \"a\x1fb\"}]}\n")
+    assert str(caught.value).startswith("<scenario>:3: character '\\x1f' is not allowed in YAML")

@@ -203,7 +203,14 @@ def _syntax_error(error: yaml.MarkedYAMLError, file: str | None) -> ScenarioErro
 
 def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
     """Parse one YAML document with the bounded safe loader; errors name file and line."""
-    loader = _BoundedLoader(text, file)
+    try:
+        loader = _BoundedLoader(text, file)
+    except yaml.reader.ReaderError as error:  # a character YAML does not allow
+        line = text.count("\n", 0, error.position) + 1
+        char = chr(error.character) if isinstance(error.character, int) else error.character
+        raise ScenarioError(f"character {char!r} is not allowed in YAML; take it out "
+                            "or write it as an escape in a double-quoted string", file=file,
+                            line=line) from None
     try:
         node = loader.get_single_node()
         if node is None:
