@@ -12,6 +12,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from layouts import scenario_layout
 
 from ormock import OrmockServer
 from ormock.limits import Limits
@@ -46,13 +47,7 @@ def _error(response: httpx.Response) -> dict[str, Any]:
 def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``root/scenarios/mine.yaml`` (the configured folder), ``root/outside/evil.yaml``, and a
     link in the folder that leads outside it."""
-    root = tmp_path_factory.mktemp("layout")
-    (root / "scenarios").mkdir()
-    (root / "outside").mkdir()
-    (root / "scenarios" / "mine.yaml").write_text(MINE)
-    (root / "outside" / "evil.yaml").write_text(EVIL)
-    (root / "scenarios" / "linked.yaml").symlink_to(root / "outside" / "evil.yaml")
-    return root
+    return scenario_layout(tmp_path_factory.mktemp("layout"), MINE, EVIL)
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from layouts import scenario_layout
 
 import ormock
 from ormock import OrmockServer
@@ -175,13 +176,7 @@ ADMIN = "adm"  # the namespace the admin bodies go to: faults they add never rea
 def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``root/scenarios/mine.yaml`` (the configured folder), ``root/outside/evil.yaml`` (the
     secret), and ``root/scenarios/linked.yaml``, a link that leads to it."""
-    root = tmp_path_factory.mktemp("props")
-    (root / "scenarios").mkdir()
-    (root / "outside").mkdir()
-    (root / "scenarios" / "mine.yaml").write_text(MINE)
-    (root / "outside" / "evil.yaml").write_text(EVIL)
-    (root / "scenarios" / "linked.yaml").symlink_to(root / "outside" / "evil.yaml")
-    return root
+    return scenario_layout(tmp_path_factory.mktemp("props"), MINE, EVIL)
 
 
 @pytest.fixture(scope="module")
