@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ormock.server import best_loop
+from ormock.server.runner import best_loop
 
 
 def create_bare_app(case: str = "short", writes: str = "event") -> Starlette:

@@ -106,8 +106,8 @@ class Driver:
 
 def ormock_app(case: str) -> App:
     """ormock's app as ``ormock serve --seed 0 [--scenario FILE]`` builds it."""
-    from ormock.app import create_app
-    from ormock.namespaces import Namespaces
+    from ormock.engine.namespaces import Namespaces
+    from ormock.server.app import create_app
 
     namespaces = Namespaces(seed=cases.SEED)
     if case == "long-text":
@@ -122,7 +122,7 @@ def ormock_app(case: str) -> App:
 
 
 def new_engine(case: str) -> Any:
-    from ormock.engine import Engine
+    from ormock.engine.core import Engine
 
     engine = Engine(seed=cases.SEED)
     if case == "long-text":

@@ -10,10 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine import Engine
-    from .journal import JournalEntry
-    from .limits import Limits
-    from .protocol import (
+    from ormock.engine.core import Engine
+    from ormock.engine.journal import JournalEntry
+    from ormock.engine.limits import Limits
+    from ormock.engine.reply import RawReply, Reply
+    from ormock.engine.verdict import Verdict, assert_resilient, judge
+    from ormock.protocol import (
         RULES,
         FunctionCallPlan,
         MessagePlan,
@@ -29,28 +31,26 @@ if TYPE_CHECKING:
         check_stream,
         fold_events,
     )
-    from .protocol.errors import OpenResponsesError
-    from .reply import RawReply, Reply
-    from .server import OrmockServer
-    from .sse import SSEMessage, SSEParser, parse_sse
-    from .verdict import Verdict, assert_resilient, judge
+    from ormock.protocol.errors import OpenResponsesError
+    from ormock.protocol.sse import SSEMessage, SSEParser, parse_sse
+    from ormock.server.runner import OrmockServer
 
 __version__ = "0.1.0"
 
 _HOMES = {
-    "Engine": "engine",
-    "JournalEntry": "journal",
-    "Limits": "limits",
+    "Engine": "engine.core",
+    "JournalEntry": "engine.journal",
+    "Limits": "engine.limits",
     "OpenResponsesError": "protocol.errors",
-    "OrmockServer": "server",
-    "RawReply": "reply",
-    "Reply": "reply",
-    "SSEMessage": "sse",
-    "SSEParser": "sse",
-    "parse_sse": "sse",
-    "Verdict": "verdict",
-    "assert_resilient": "verdict",
-    "judge": "verdict",
+    "OrmockServer": "server.runner",
+    "RawReply": "engine.reply",
+    "Reply": "engine.reply",
+    "SSEMessage": "protocol.sse",
+    "SSEParser": "protocol.sse",
+    "parse_sse": "protocol.sse",
+    "Verdict": "engine.verdict",
+    "assert_resilient": "engine.verdict",
+    "judge": "engine.verdict",
     **dict.fromkeys(
         ["RULES", "FunctionCallPlan", "MessagePlan", "ProtocolError", "ReasoningPlan",
          "RefusalPart", "ReplyPlan", "StreamReport", "TextPart", "VendorItemPlan", "Violation",

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
-from .limits import Limits
+from ormock.engine.limits import Limits
 
 __all__ = ["main"]
 
@@ -24,12 +24,12 @@ __all__ = ["main"]
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .app import create_app
-    from .chaos import Chaos
-    from .namespaces import Namespaces, preload
-    from .plugins import REGISTRY, PluginError, load_entry_points, load_plugins
-    from .scenario import ScenarioError
-    from .server import uvicorn_config
+    from ormock.engine.namespaces import Namespaces, preload
+    from ormock.faults.chaos import Chaos
+    from ormock.plugins import REGISTRY, PluginError, load_entry_points, load_plugins
+    from ormock.scenario import ScenarioError
+    from ormock.server.app import create_app
+    from ormock.server.runner import uvicorn_config
 
     try:
         load_entry_points()
@@ -94,9 +94,9 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _scenarios(args: argparse.Namespace) -> int:
-    from .scenario import ScenarioError, catalogue
-    from .scenario.catalogue import load_file
-    from .scenario.schema import schema_text
+    from ormock.scenario import ScenarioError, catalogue
+    from ormock.scenario.catalogue import load_file
+    from ormock.scenario.schema import schema_text
 
     if args.schema:
         sys.stdout.write(schema_text())
@@ -114,10 +114,10 @@ def _scenarios(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .engine import Engine
-    from .reply import Reply
-    from .scenario import ScenarioError, find_scenario
-    from .wire import coalesced
+    from ormock.engine.core import Engine
+    from ormock.engine.reply import Reply
+    from ormock.engine.wire import coalesced
+    from ormock.scenario import ScenarioError, find_scenario
 
     try:
         scenario = find_scenario(args.name)
@@ -149,8 +149,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .protocol.checker import check_stream
-    from .scenario import ScenarioError, load_scenario
+    from ormock.protocol.checker import check_stream
+    from ormock.scenario import ScenarioError, load_scenario
 
     failed = False
     for path in args.files:
@@ -185,7 +185,7 @@ def _check(args: argparse.Namespace) -> int:
 def _verdict(args: argparse.Namespace) -> int:
     import json
 
-    from .verdict import judge, rules_from
+    from ormock.engine.verdict import judge, rules_from
 
     rules = {name: str(value) for name, value in (
         ("min_backoff", args.min_backoff), ("storm_retries", args.storm_retries),

@@ -26,8 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from .faults import Fault, register
-from .scenario.matching import CheckFn, Prepare, register_check
+from ormock.faults import Fault, register
+from ormock.scenario.matching import CheckFn, Prepare, register_check
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginError", "Registry", "load_entry_points", "load_plugins"]
 

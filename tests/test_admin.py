@@ -13,9 +13,9 @@ import openai
 import pytest
 
 from ormock import OrmockServer
-from ormock.app import create_app
-from ormock.namespaces import Namespaces
+from ormock.engine.namespaces import Namespaces
 from ormock.scenario import catalogue
+from ormock.server.app import create_app
 
 Json = dict[str, Any]
 GOOD = """\
@@ -222,7 +222,8 @@ def test_catalogue_says_which_entry_does_not_load(admin: httpx.Client,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text(BAD)
-    monkeypatch.setattr("ormock.admin.catalogue", lambda: {"broken": tmp_path / "broken.yaml"})
+    monkeypatch.setattr("ormock.server.admin.catalogue",
+                        lambda: {"broken": tmp_path / "broken.yaml"})
     (entry,) = admin.get("/catalogue").json()["data"]
     assert entry["name"] == "broken"
     assert entry["description"].startswith(

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from ormock import Engine, OrmockServer
-from ormock.chaos import Chaos
+from ormock.faults.chaos import Chaos
 
 SPEC = "rate=0.3,seed=7,faults=http_error:429|fail_midstream|disconnect:reset|truncate|stall:0.01"
 Run = list[tuple[Any, ...]]

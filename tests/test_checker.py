@@ -36,7 +36,7 @@ from ormock.protocol import (
 )
 from ormock.protocol.events import CORE_EVENT_TYPES, TERMINAL_EVENTS
 from ormock.protocol.items import url_citation
-from ormock.sse import DONE_FRAME, frame_event, parse_sse
+from ormock.protocol.sse import DONE_FRAME, frame_event, parse_sse
 
 Json = dict[str, Any]
 Status = str

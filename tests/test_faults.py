@@ -19,8 +19,9 @@ import openai
 import pytest
 import uvicorn
 
-from ormock.app import send_reply
-from ormock.engine import Engine
+from ormock.engine.core import Engine
+from ormock.engine.reply import RawReply, Reply
+from ormock.engine.wire import Frame
 from ormock.faults import (
     FAULT_SCHEMA,
     FAULTS,
@@ -47,9 +48,8 @@ from ormock.protocol import (
     check_stream,
     new_response,
 )
-from ormock.reply import RawReply, Reply
-from ormock.server import best_loop
-from ormock.wire import Frame
+from ormock.server.app import send_reply
+from ormock.server.runner import best_loop
 
 Json = dict[str, Any]
 

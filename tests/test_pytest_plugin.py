@@ -660,7 +660,8 @@ def test_seed_and_speed_precedence(
 
         @pytest.mark.ormock(seed=6, speed=2)
         def test_marker(ormock):
-            assert (ormock.engine.seed, ormock.engine.speed) == ((9, 0.5) if CLI else (6, 2))
+            assert (ormock.engine.seed, ormock.engine.speed) == (
+                (9, 0.5) if CLI else (6, 2))
     """)
     pytester.runpytest().assert_outcomes(passed=2)
     monkeypatch.setenv("CLI", "1")

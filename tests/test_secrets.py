@@ -1,13 +1,13 @@
-"""Secret headers (``ormock.secrets``): one list of names, masked everywhere ormock shows or
-keeps a header value (journal, near-miss messages, pytest reports)."""
+"""Secret headers (``ormock.protocol.secrets``): one list of names, masked everywhere ormock
+shows or keeps a header value (journal, near-miss messages, pytest reports)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ormock.journal import masked
+from ormock.engine.journal import masked
+from ormock.protocol.secrets import is_secret_header, mask_headers, mask_value, scrub, shown_value
 from ormock.scenario import RequestView, ScenarioSet, load_scenario
-from ormock.secrets import is_secret_header, mask_headers, mask_value, scrub, shown_value
 
 SECRET = "sk-secret-XYZ123456"
 

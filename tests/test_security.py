@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from layouts import scenario_layout
 
 from ormock import OrmockServer
-from ormock.limits import Limits
+from ormock.engine.limits import Limits
 from ormock.scenario import catalogue
 from ormock.scenario.catalogue import _load_file
 
@@ -195,7 +195,7 @@ def test_finding6_requests_never_create_namespaces(server: OrmockServer) -> None
 
 
 def test_finding6_open_namespaces_are_capped_least_recently_used_first() -> None:
-    from ormock.namespaces import Namespaces
+    from ormock.engine.namespaces import Namespaces
 
     namespaces = Namespaces(limits=Limits(namespaces=3))
     for name in ("a", "b", "c"):
@@ -252,7 +252,7 @@ def test_finding6_the_websocket_store_false_cache_is_capped() -> None:
 
 def test_finding6_a_chain_counts_each_item_once(monkeypatch: pytest.MonkeyPatch) -> None:
     from ormock import Engine
-    from ormock import engine as engine_module
+    from ormock.engine import core as engine_module
 
     counted: list[int] = []
     real = engine_module.count_tokens

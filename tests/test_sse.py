@@ -11,7 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ormock.sse import DONE_FRAME, SSEMessage, SSEParser, encode_json, frame_event, parse_sse
+from ormock.protocol.sse import (
+    DONE_FRAME,
+    SSEMessage,
+    SSEParser,
+    encode_json,
+    frame_event,
+    parse_sse,
+)
 
 
 def feed_in(chunks: list[bytes]) -> list[SSEMessage]:

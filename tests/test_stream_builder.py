@@ -32,8 +32,8 @@ from ormock.protocol import (
 )
 from ormock.protocol.ids import PREFIXES, SEEDED_EPOCH
 from ormock.protocol.items import url_citation
+from ormock.protocol.sse import DONE_FRAME, frame_event
 from ormock.protocol.tokens import chunker, count_tokens, split_tokens
-from ormock.sse import DONE_FRAME, frame_event
 
 Json = dict[str, Any]
 

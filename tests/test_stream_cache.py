@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 
 from ormock import OrmockServer, check_stream
-from ormock.engine import Engine
-from ormock.reply import Reply
+from ormock.engine.core import Engine
+from ormock.engine.reply import Reply
 
 TOOLS = [{"type": "function", "name": "get_weather",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]

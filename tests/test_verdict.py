@@ -15,7 +15,7 @@ from agent_runs import run_agent
 
 from ormock import Engine, JournalEntry, OpenResponsesError, OrmockServer
 from ormock.cli import main
-from ormock.verdict import CODES, Rules, Verdict, assert_resilient, judge, rules_from
+from ormock.engine.verdict import CODES, Rules, Verdict, assert_resilient, judge, rules_from
 
 Json = dict[str, Any]
 BODY: Json = {"model": "gpt-4o-mini", "input": "Hi"}
@@ -190,10 +190,10 @@ def test_assert_resilient_lists_each_finding_and_how_to_allow_it() -> None:
 
 def test_every_code_is_documented() -> None:
     docs = (Path(__file__).resolve().parent.parent / "docs" / "faults.md").read_text()
-    import ormock.verdict
+    import ormock.engine.verdict
 
     for code in CODES:
-        assert f"`{code}`" in docs and code in (ormock.verdict.__doc__ or "")
+        assert f"`{code}`" in docs and code in (ormock.engine.verdict.__doc__ or "")
 
 
 def test_rules_from_strings() -> None:

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from ormock import OrmockServer
-from ormock.wire import Frame, Pacing, coalesced, frames_for
+from ormock.engine.wire import Frame, Pacing, coalesced, frames_for
 
 
 def test_unpaced_frames_coalesce_into_one_write() -> None:

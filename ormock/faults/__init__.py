@@ -23,14 +23,14 @@ truncate           the body ends cleanly with no terminal event (JSON: a cut bod
 
 On a JSON request, ``disconnect`` and ``stall`` return a ``Reply`` with ``stream=False`` and
 ``frames`` set: the frames are the JSON body's, to be sent after the status line (no
-Content-Length) with ``ormock.wire.send_frames``.
+Content-Length) with ``ormock.engine.wire.send_frames``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import (
+from ormock.faults.base import (
     EVENTS,
     FAULTS,
     HTTP,
@@ -44,12 +44,12 @@ from .base import (
     apply_faults,
     register,
 )
-from .endings import FailMidstream, Incomplete
-from .extensions import BrokenSequence, VendorEvent, VendorItem
-from .framing import Malformed
-from .http import HttpError
-from .spec import TRIGGER_SCHEMA, fault_schema, parse_fault, parse_trigger
-from .transport import Disconnect, NoDone, Slow, Stall, Truncate
+from ormock.faults.endings import FailMidstream, Incomplete
+from ormock.faults.extensions import BrokenSequence, VendorEvent, VendorItem
+from ormock.faults.framing import Malformed
+from ormock.faults.http import HttpError
+from ormock.faults.spec import TRIGGER_SCHEMA, fault_schema, parse_fault, parse_trigger
+from ormock.faults.transport import Disconnect, NoDone, Slow, Stall, Truncate
 
 __all__ = [
     "EVENTS",

@@ -15,9 +15,9 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar
 
+from ormock.engine.reply import RawReply, Reply
 from ormock.protocol.events import is_vendor_type
-from ormock.reply import RawReply, Reply
-from ormock.sse import encode_json
+from ormock.protocol.sse import encode_json
 
 __all__ = [
     "EVENTS",

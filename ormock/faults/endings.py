@@ -11,14 +11,13 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ormock.engine.reply import RawReply, Reply
+from ormock.faults.base import Fault, Param, register
 from ormock.protocol import events as ev
 from ormock.protocol.errors import ERROR_STATUS
 from ormock.protocol.response import usage_object
+from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
-from ormock.reply import RawReply, Reply
-from ormock.sse import encode_json
-
-from .base import Fault, Param, register
 
 __all__ = ["FailMidstream", "Incomplete", "body_end", "final_response", "renumbered"]
 

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from ormock.wire import Frame
+from ormock.engine.wire import Frame
 
 __all__ = [
     "FRAME",

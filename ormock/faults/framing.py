@@ -5,13 +5,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from ormock.reply import RawReply, Reply
-from ormock.sse import encode_json
-from ormock.wire import Frame
-
-from .base import WIRE, Fault, Param, register
-from .extensions import delta_pairs, pick_pair
-from .frames import FRAME, event_indexes, event_of, renumber_frame
+from ormock.engine.reply import RawReply, Reply
+from ormock.engine.wire import Frame
+from ormock.faults.base import WIRE, Fault, Param, register
+from ormock.faults.extensions import delta_pairs, pick_pair
+from ormock.faults.frames import FRAME, event_indexes, event_of, renumber_frame
+from ormock.protocol.sse import encode_json
 
 __all__ = ["Malformed"]
 

@@ -6,11 +6,10 @@ import http
 import random
 from dataclasses import dataclass, field
 
+from ormock.engine.reply import RawReply, Reply
+from ormock.faults.base import HTTP, Fault, Param, register
 from ormock.protocol.errors import ERROR_STATUS
-from ormock.reply import RawReply, Reply
-from ormock.sse import encode_json
-
-from .base import HTTP, Fault, Param, register
+from ormock.protocol.sse import encode_json
 
 __all__ = ["HttpError", "error_type_for"]
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from .base import FAULTS, Fault, FaultSpecError, Trigger, _default, _suggest
+from ormock.faults.base import FAULTS, Fault, FaultSpecError, Trigger, _default, _suggest
 
 __all__ = ["TRIGGER_SCHEMA", "fault_schema", "parse_fault", "parse_trigger"]
 

@@ -13,11 +13,10 @@ import math
 import random
 from dataclasses import dataclass, replace
 
-from ormock.reply import RawReply, Reply
-from ormock.wire import Frame, Pacing
-
-from .base import PACING, WIRE, Fault, Param, register
-from .frames import data_span, event_indexes, is_done, split_after
+from ormock.engine.reply import RawReply, Reply
+from ormock.engine.wire import Frame, Pacing
+from ormock.faults.base import PACING, WIRE, Fault, Param, register
+from ormock.faults.frames import data_span, event_indexes, is_done, split_after
 
 __all__ = ["Disconnect", "NoDone", "Slow", "Stall", "Truncate", "cut_bytes"]
 
@@ -137,7 +136,7 @@ class Stall(Fault):
 class Slow(Fault):
     """A slow model: time to first event, a token rate, a delay per event, jitter.
 
-    Sets the reply's pacing (``ormock.wire.Pacing``; seconds; jitter from the reply's seed;
+    Sets the reply's pacing (``ormock.engine.wire.Pacing``; seconds; jitter from the reply's seed;
     the server's ``--speed`` still divides it). ``first_event``: before the first event
     (time to first byte). ``tokens_per_second``: each delta waits for its tokens (``null``:
     no token rate). ``per_event``: between events. ``jitter``: each delay scaled by a factor in

@@ -1,8 +1,15 @@
 """The Open Responses model: items, events, ids, the stream builder and the checker/folder."""
 
-from .checker import RULES, ProtocolError, StreamReport, Violation, check_stream, fold_events
-from .ids import Clock, IdFactory
-from .plan import (
+from ormock.protocol.checker import (
+    RULES,
+    ProtocolError,
+    StreamReport,
+    Violation,
+    check_stream,
+    fold_events,
+)
+from ormock.protocol.ids import Clock, IdFactory
+from ormock.protocol.plan import (
     FunctionCallPlan,
     ItemPlan,
     MessagePlan,
@@ -12,8 +19,8 @@ from .plan import (
     TextPart,
     VendorItemPlan,
 )
-from .response import new_response, usage_object
-from .stream import build_events
+from ormock.protocol.response import new_response, usage_object
+from ormock.protocol.stream import build_events
 
 __all__ = [
     "RULES",

@@ -13,11 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ormock.sse import SSEMessage, parse_sse
-
-from . import events as ev
-from .profile import Profile, get_profile
-from .schema import schema_errors
+from ormock.protocol import events as ev
+from ormock.protocol.profile import Profile, get_profile
+from ormock.protocol.schema import schema_errors
+from ormock.protocol.sse import SSEMessage, parse_sse
 
 __all__ = ["RULES", "ProtocolError", "StreamReport", "Violation", "check_stream", "fold_events"]
 

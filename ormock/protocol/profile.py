@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import events as ev
+from ormock.protocol import events as ev
 
 __all__ = ["PROFILES", "Profile", "get_profile"]
 

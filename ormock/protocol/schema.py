@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from . import events as ev
+from ormock.protocol import events as ev
 
 __all__ = ["schema_errors", "validate_response"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import events as ev
-from .ids import IdFactory
-from .items import (
+from ormock.protocol import events as ev
+from ormock.protocol.ids import IdFactory
+from ormock.protocol.items import (
     function_call_item,
     message_item,
     output_text_part,
@@ -16,7 +16,7 @@ from .items import (
     summary_text_part,
     vendor_item,
 )
-from .plan import (
+from ormock.protocol.plan import (
     FunctionCallPlan,
     ItemPlan,
     MessagePlan,
@@ -25,8 +25,8 @@ from .plan import (
     ReplyPlan,
     TextPart,
 )
-from .response import usage_object
-from .tokens import Chunker, chunker, count_tokens
+from ormock.protocol.response import usage_object
+from ormock.protocol.tokens import Chunker, chunker, count_tokens
 
 __all__ = ["build_events"]
 

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .checks import after_test_report
-from .fake import API_KEY, OrmockFixture
-from .options import (
+from ormock.pytest_plugin.checks import after_test_report
+from ormock.pytest_plugin.fake import API_KEY, OrmockFixture
+from ormock.pytest_plugin.options import (
     KEYS,
     RECORD_MODES,
     OptionsError,
@@ -34,10 +34,10 @@ from .options import (
     resolve,
     validate,
 )
-from .session import OrmockSession
+from ormock.pytest_plugin.session import OrmockSession
 
 if TYPE_CHECKING:
-    from ormock.server import OrmockServer
+    from ormock.server.runner import OrmockServer
 
 __all__ = ["OrmockFixture", "OrmockOptions"]
 

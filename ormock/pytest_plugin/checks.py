@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .conditions import describe
-from .fake import OrmockFixture
+from ormock.pytest_plugin.conditions import describe
+from ormock.pytest_plugin.fake import OrmockFixture
 
 __all__ = ["after_test_report", "fake_problems"]
 

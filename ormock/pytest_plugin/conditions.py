@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ormock.journal import JournalEntry
+    from ormock.engine.journal import JournalEntry
 
 __all__ = ["call_outputs", "describe", "input_text", "listing", "mismatch", "plural"]
 

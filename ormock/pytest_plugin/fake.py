@@ -12,19 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .conditions import describe, listing, mismatch, plural
-from .options import OrmockOptions
-from .session import OrmockSession
+from ormock.pytest_plugin.conditions import describe, listing, mismatch, plural
+from ormock.pytest_plugin.options import OrmockOptions
+from ormock.pytest_plugin.session import OrmockSession
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAI
 
-    from ormock.engine import Engine
+    from ormock.engine.core import Engine
+    from ormock.engine.journal import JournalEntry
+    from ormock.engine.verdict import Rules, Verdict
     from ormock.faults import Fault
-    from ormock.journal import JournalEntry
     from ormock.scenario import Scenario
-    from ormock.server import OrmockServer
-    from ormock.verdict import Rules, Verdict
+    from ormock.server.runner import OrmockServer
 
 __all__ = ["API_KEY", "OrmockFixture", "cassette_not_implemented"]
 
@@ -121,7 +121,7 @@ class OrmockFixture:
         for fault in options.faults:
             self._add_fault(fault)
         if options.chaos is not None:
-            from ormock.chaos import Chaos
+            from ormock.faults.chaos import Chaos
 
             engine.chaos = Chaos.parse(options.chaos)
 
@@ -250,8 +250,8 @@ class OrmockFixture:
 
     def verdict(self, *, allow: Iterable[str] = (), rules: Rules | None = None) -> Verdict:
         """How the client coped with this test's faults, judged from the journal
-        (``ormock.verdict``): findings such as ignored Retry-After or a retry storm."""
-        from ormock.verdict import judge
+        (``ormock.engine.verdict``): findings such as ignored Retry-After or a retry storm."""
+        from ormock.engine.verdict import judge
 
         return judge(self.engine, allow=allow, rules=rules)
 
@@ -259,7 +259,7 @@ class OrmockFixture:
                          ) -> Verdict:
         """Fail unless the client coped well with this test's faults; the failure lists each
         finding and the ``allow=(...)`` that would accept it."""
-        from ormock.verdict import assert_resilient
+        from ormock.engine.verdict import assert_resilient
 
         return assert_resilient(self.engine, allow=allow, rules=rules)
 

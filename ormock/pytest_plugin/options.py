@@ -50,7 +50,7 @@ class OrmockOptions:
 
     scenario: tuple[Any, ...] = ()  # names, paths, mappings or Scenario objects, loaded in order
     faults: tuple[Any, ...] = ()  # names, mappings ({"http_error": {"status": 429}}) or Faults
-    chaos: str | None = None  # "rate=0.2,seed=7,faults=..." (ormock.chaos)
+    chaos: str | None = None  # "rate=0.2,seed=7,faults=..." (ormock.faults.chaos)
     cassette: str | None = None  # not implemented yet: using one fails the test
     strict: bool = True  # False turns off every after-test check
     assert_all_matched: bool = True  # requests that no scenario step matched

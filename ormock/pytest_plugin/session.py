@@ -12,13 +12,13 @@ import weakref
 import zlib
 from typing import TYPE_CHECKING, Any
 
-from .options import SessionSettings
+from ormock.pytest_plugin.options import SessionSettings
 
 if TYPE_CHECKING:
-    from ormock.engine import Engine
-    from ormock.journal import JournalEntry
-    from ormock.reply import RawReply, Reply
-    from ormock.server import OrmockServer
+    from ormock.engine.core import Engine
+    from ormock.engine.journal import JournalEntry
+    from ormock.engine.reply import RawReply, Reply
+    from ormock.server.runner import OrmockServer
 
 __all__ = ["OrmockSession"]
 
@@ -46,7 +46,7 @@ class OrmockSession:
             return server
         with self._lock:
             if self._server is None:
-                from ormock.server import OrmockServer
+                from ormock.server.runner import OrmockServer
 
                 dirs = (self.settings.scenarios_dir,) if self.settings.scenarios_dir else ()
                 server = OrmockServer(seed=self.settings.seed, speed=self.settings.speed,

@@ -9,8 +9,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .model import Scenario, load_scenario
-from .source import ScenarioError
+from ormock.scenario.model import Scenario, load_scenario
+from ormock.scenario.source import ScenarioError
 
 __all__ = ["SCENARIO_NAME", "UnknownScenario", "catalogue", "catalogue_dir", "find_named",
            "find_scenario", "named_scenarios"]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ormock.secrets import shown_value
+from ormock.protocol.secrets import shown_value
 
 __all__ = ["CHECKS", "Check", "RequestView", "compile_check", "register_check"]
 

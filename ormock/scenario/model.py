@@ -12,17 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ormock.chaos import Chaos
-from ormock.fakes import FAKER_LOCK, shared_faker
+from ormock.faults.chaos import Chaos
 from ormock.protocol.checker import check_stream
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.response import new_response
-
-from .matching import Check, compile_check
-from .replies import StepReply, compile_reply
-from .schema import validate
-from .source import Lines, ScenarioError, bound_data, load_yaml, read_text
-from .templates import TemplateError
+from ormock.scenario.fakes import FAKER_LOCK, shared_faker
+from ormock.scenario.matching import Check, compile_check
+from ormock.scenario.replies import StepReply, compile_reply
+from ormock.scenario.schema import validate
+from ormock.scenario.source import Lines, ScenarioError, bound_data, load_yaml, read_text
+from ormock.scenario.templates import TemplateError
 
 __all__ = ["Scenario", "Step", "load_scenario"]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from faker import Faker
 
+from ormock.engine.wire import Frame, Pacing
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import (
     FunctionCallPlan,
@@ -25,12 +26,10 @@ from ormock.protocol.plan import (
     VendorItemPlan,
 )
 from ormock.protocol.response import usage_object
+from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import chunker
-from ormock.sse import json_events, parse_sse
-from ormock.wire import Frame, Pacing
-
-from .templates import Template, TemplateError, compile_template, has_template
+from ormock.scenario.templates import Template, TemplateError, compile_template, has_template
 
 __all__ = ["StepReply", "compile_reply"]
 

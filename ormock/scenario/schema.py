@@ -12,9 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from ormock.protocol.checker import RULES
-
-from .matching import CHECKS
-from .source import Lines
+from ormock.scenario.matching import CHECKS
+from ormock.scenario.source import Lines
 
 __all__ = ["scenario_schema", "schema_text", "validate"]
 

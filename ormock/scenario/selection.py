@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .matching import RequestView
-from .model import Scenario, Step
+from ormock.scenario.matching import RequestView
+from ormock.scenario.model import Scenario, Step
 
 __all__ = ["Miss", "ScenarioSet", "Selection"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from faker import Faker
 
-from ormock.fakes import FAKER_LOCK, shared_faker
+from ormock.scenario.fakes import FAKER_LOCK, shared_faker
 
 __all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .protocol.errors import OpenResponsesError
-from .sse import encode_json
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.sse import encode_json
 
 __all__ = ["ResponseStore", "Stored", "check_call_outputs"]
 

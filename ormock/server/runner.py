@@ -16,13 +16,13 @@ from typing import Any
 
 import uvicorn
 
-from .app import create_app
-from .chaos import Chaos
-from .engine import Engine
-from .limits import Limits
-from .namespaces import Namespaces, preload
-from .plugins import REGISTRY, load_entry_points, load_plugins
-from .protocol.profile import get_profile
+from ormock.engine.core import Engine
+from ormock.engine.limits import Limits
+from ormock.engine.namespaces import Namespaces, preload
+from ormock.faults.chaos import Chaos
+from ormock.plugins import REGISTRY, load_entry_points, load_plugins
+from ormock.protocol.profile import get_profile
+from ormock.server.app import create_app
 
 __all__ = ["OrmockServer"]
 

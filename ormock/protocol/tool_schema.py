@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from .protocol.errors import OpenResponsesError, invalid
+from ormock.protocol.errors import OpenResponsesError, invalid
 
 __all__ = ["check_parameters"]
 

@@ -52,7 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .journal import JournalEntry
+from ormock.engine.journal import JournalEntry
 
 __all__ = ["CODES", "Finding", "Rules", "Verdict", "assert_resilient", "judge", "rules_from"]
 

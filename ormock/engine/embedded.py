@@ -18,8 +18,8 @@ from typing import Any
 
 from faker import Faker
 
-from .fakes import shared_faker
-from .protocol.plan import (
+from ormock.engine.schema_values import value_for
+from ormock.protocol.plan import (
     FunctionCallPlan,
     ItemPlan,
     MessagePlan,
@@ -27,9 +27,9 @@ from .protocol.plan import (
     ReplyPlan,
     TextPart,
 )
-from .protocol.tokens import count_tokens, split_tokens
-from .request import ResponseRequest
-from .schema_values import value_for
+from ormock.protocol.request import ResponseRequest
+from ormock.protocol.tokens import count_tokens, split_tokens
+from ormock.scenario.fakes import shared_faker
 
 __all__ = ["content_seed", "default_plan", "input_text"]
 

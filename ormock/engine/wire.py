@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .protocol.tokens import count_tokens
-from .sse import DONE_FRAME, frame_event
+from ormock.protocol.sse import DONE_FRAME, frame_event
+from ormock.protocol.tokens import count_tokens
 
 __all__ = [
     "Frame",

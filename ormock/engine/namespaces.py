@@ -16,10 +16,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .engine import Engine
-from .limits import Limits
-from .protocol.errors import OpenResponsesError
-from .scenario import find_scenario
+from ormock.engine.core import Engine
+from ormock.engine.limits import Limits
+from ormock.protocol.errors import OpenResponsesError
+from ormock.scenario import find_scenario
 
 __all__ = ["DEFAULT_NAMESPACE_LIMIT", "NAMESPACE_NAME", "Namespaces", "preload"]
 

@@ -9,8 +9,8 @@ import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .protocol.errors import OpenResponsesError
-from .sse import encode_json
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.sse import encode_json
 
 __all__ = ["ApiKeyGuard", "is_api_path"]
 

@@ -7,8 +7,8 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .limits import Limits
-from .protocol.errors import OpenResponsesError
+from ormock.engine.limits import Limits
+from ormock.protocol.errors import OpenResponsesError
 
 __all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "too_large"]
 

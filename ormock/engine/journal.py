@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from .protocol.checker import ProtocolError
-from .protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
-from .reply import RawReply, Reply
-from .secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
-from .secrets import mask_headers
-from .sse import SSEParser, json_events
+from ormock.engine.reply import RawReply, Reply
+from ormock.protocol.checker import ProtocolError
+from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
+from ormock.protocol.secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
+from ormock.protocol.secrets import mask_headers
+from ormock.protocol.sse import SSEParser, json_events
 
 __all__ = [
     "Ended",
@@ -36,7 +36,7 @@ Json = dict[str, Any]
 
 
 def masked(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers with secrets replaced, as the journal keeps them (``ormock.secrets``)."""
+    """Headers with secrets replaced, as the journal keeps them (``ormock.protocol.secrets``)."""
     return mask_headers(headers)
 
 

@@ -7,7 +7,7 @@
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
 - ``GET /_ormock/journal``: every request, secrets masked, what answered it and what went back.
-- ``GET /_ormock/verdict``: how the client coped with the faults (``ormock.verdict``);
+- ``GET /_ormock/verdict``: how the client coped with the faults (``ormock.engine.verdict``);
   ``?allow=code,...`` and the rules' thresholds (``?stall_timeout=5``) as query parameters.
 - ``POST /_ormock/faults`` (a fault spec or a list, YAML or JSON), ``GET``, ``DELETE``: faults
   applied to every reply; ``PUT /_ormock/chaos`` (``rate=0.2,seed=7,faults=...``): seeded chaos.
@@ -29,17 +29,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .body import DEFAULT_MAX_BODY, Message, decode_json, read_body
-from .chaos import Chaos
-from .engine import Engine
-from .faults import parse_fault
-from .namespaces import Namespaces
-from .protocol.errors import OpenResponsesError
-from .scenario import ScenarioError, catalogue, load_scenario
-from .scenario.catalogue import load_file
-from .scenario.source import bound_data, safe_document
-from .sse import encode_json
-from .verdict import judge, rules_from
+from ormock.engine.core import Engine
+from ormock.engine.namespaces import Namespaces
+from ormock.engine.verdict import judge, rules_from
+from ormock.faults import parse_fault
+from ormock.faults.chaos import Chaos
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.sse import encode_json
+from ormock.scenario import ScenarioError, catalogue, load_scenario
+from ormock.scenario.catalogue import load_file
+from ormock.scenario.source import bound_data, safe_document
+from ormock.server.body import DEFAULT_MAX_BODY, Message, decode_json, read_body
 
 __all__ = ["admin_routes", "refusal"]
 
@@ -51,8 +51,8 @@ def _json(value: Any, status: int = 200) -> Response:
 
 
 def _decode_json(raw: str) -> Any:
-    """A JSON body, or a 400 ``invalid_json`` (``ormock.body.decode_json``), held to the bounds
-    of scenario documents (``bound_data``: a ``ScenarioError`` past them)."""
+    """A JSON body, or a 400 ``invalid_json`` (``ormock.server.body.decode_json``), held to the
+    bounds of scenario documents (``bound_data``: a ``ScenarioError`` past them)."""
     data = decode_json(raw)
     bound_data(data, "body")
     return data

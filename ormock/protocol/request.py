@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol.errors import invalid
-from .protocol.events import is_vendor_type
-from .tool_schema import check_parameters
+from ormock.protocol.errors import invalid
+from ormock.protocol.events import is_vendor_type
+from ormock.protocol.tool_schema import check_parameters
 
 __all__ = ["ResponseRequest", "parse_request"]
 
@@ -48,7 +48,7 @@ class ResponseRequest:
         computed once."""
         value = self._seeds.get(seed)
         if value is None:
-            from .embedded import content_seed
+            from ormock.engine.embedded import content_seed
 
             value = self._seeds[seed] = content_seed(seed, self.body)
         return value

@@ -21,12 +21,12 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .body import decode_json
-from .namespaces import Namespaces
-from .protocol.errors import OpenResponsesError
-from .reply import RawReply
-from .sse import encode_json
-from .store import ResponseStore
+from ormock.engine.namespaces import Namespaces
+from ormock.engine.reply import RawReply
+from ormock.engine.store.memory import ResponseStore
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.sse import encode_json
+from ormock.server.body import decode_json
 
 __all__ = ["ResponsesSocket"]
 

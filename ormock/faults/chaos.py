@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .faults import FAULTS, Fault, FaultSpecError, parse_fault
-from .faults.base import _suggest
+from ormock.faults import FAULTS, Fault, FaultSpecError, parse_fault
+from ormock.faults.base import _suggest
 
 __all__ = ["CHAOS_SCHEMA", "DEFAULT_FAULTS", "Chaos"]
 

@@ -16,23 +16,27 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .capped import Capped
-from .chaos import Chaos
-from .embedded import default_plan, input_text
-from .fakes import FAKER_LOCK, shared_faker
-from .faults import Fault, apply_faults, parse_fault
-from .journal import JournalEntry, final_response, record, summarize
-from .limits import Limits
-from .protocol.checker import check_stream
-from .protocol.errors import OpenResponsesError
-from .protocol.ids import Clock, IdFactory
-from .protocol.profile import Profile, get_profile
-from .protocol.response import new_response
-from .protocol.stream import build_events
-from .protocol.tokens import count_tokens
-from .reply import RawReply, Reply
-from .request import ResponseRequest, parse_request
-from .scenario import (
+from ormock.engine.cache import RecordingIds, Same, StreamCache, StreamTemplate
+from ormock.engine.capped import Capped
+from ormock.engine.embedded import default_plan, input_text
+from ormock.engine.journal import JournalEntry, final_response, record, summarize
+from ormock.engine.limits import Limits
+from ormock.engine.reply import RawReply, Reply
+from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
+from ormock.engine.wire import Pacing
+from ormock.faults import Fault, apply_faults, parse_fault
+from ormock.faults.chaos import Chaos
+from ormock.protocol.checker import check_stream
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.ids import Clock, IdFactory
+from ormock.protocol.profile import Profile, get_profile
+from ormock.protocol.request import ResponseRequest, parse_request
+from ormock.protocol.response import new_response
+from ormock.protocol.secrets import mask_headers, scrub
+from ormock.protocol.sse import encode_json
+from ormock.protocol.stream import build_events
+from ormock.protocol.tokens import count_tokens
+from ormock.scenario import (
     RequestView,
     Scenario,
     ScenarioSet,
@@ -42,13 +46,9 @@ from .scenario import (
     find_scenario,
     load_scenario,
 )
-from .scenario.replies import StepReply
-from .scenario.selection import Miss
-from .secrets import mask_headers, scrub
-from .sse import encode_json
-from .store import ResponseStore, Stored, check_call_outputs
-from .stream_cache import RecordingIds, Same, StreamCache, StreamTemplate
-from .wire import Pacing
+from ormock.scenario.fakes import FAKER_LOCK, shared_faker
+from ormock.scenario.replies import StepReply
+from ormock.scenario.selection import Miss
 
 __all__ = ["Engine"]
 
@@ -158,7 +158,7 @@ class Engine:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
         ``cached``: an unpaced reply with no fault to apply may come from the stream cache
-        (``ormock.stream_cache``): the same bytes as a fresh build, but its ``events`` hold only
+        (``ormock.engine.cache``): the same bytes as a fresh build, but its ``events`` hold only
         the terminal event. The server asks for that; Python callers get every event.
         ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
         requests it has read). ``size``: the body's length in bytes, as read (the journal and

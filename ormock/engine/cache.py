@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .journal import Sent
-from .protocol.ids import IdFactory
+from ormock.engine.journal import Sent
+from ormock.protocol.ids import IdFactory
 
 __all__ = ["RecordingIds", "Same", "StreamCache", "StreamTemplate"]
 

@@ -21,18 +21,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from .admin import admin_routes
-from .auth import ApiKeyGuard
-from .body import DEFAULT_MAX_BODY, decode_json, read_body
-from .namespaces import Namespaces
-from .protocol.checker import ProtocolError
-from .protocol.errors import OpenResponsesError
-from .protocol.ids import IdFactory
-from .reply import RawReply, Reply
-from .request import ResponseRequest, parse_request
-from .sse import encode_json
-from .websocket import ResponsesSocket
-from .wire import coalesced, remember_transport, send_frames
+from ormock.engine.namespaces import Namespaces
+from ormock.engine.reply import RawReply, Reply
+from ormock.engine.wire import coalesced, remember_transport, send_frames
+from ormock.protocol.checker import ProtocolError
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.ids import IdFactory
+from ormock.protocol.request import ResponseRequest, parse_request
+from ormock.protocol.sse import encode_json
+from ormock.server.admin import admin_routes
+from ormock.server.auth import ApiKeyGuard
+from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
+from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
 

@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol.checker import ProtocolError, check_stream
-from .sse import encode_json, json_events, parse_sse
-from .wire import Frame, Pacing, frames_for
+from ormock.engine.wire import Frame, Pacing, frames_for
+from ormock.protocol.checker import ProtocolError, check_stream
+from ormock.protocol.sse import encode_json, json_events, parse_sse
 
 __all__ = ["RawReply", "Reply"]
 
@@ -46,7 +46,7 @@ class Reply:
     # snapshot is then the fold (the builder makes it from the items it streams; the property
     # tests hold the two equal), so the JSON body need not fold again
     built: list[Json] | None = field(default=None, repr=False, compare=False)
-    # a reply issued from ``ormock.stream_cache``: its body, ready (SSE or JSON), and its
+    # a reply issued from ``ormock.engine.cache``: its body, ready (SSE or JSON), and its
     # journal summary; ``events`` is then empty
     body: bytes | None = field(default=None, repr=False, compare=False)
     summary: Any = field(default=None, repr=False, compare=False)
