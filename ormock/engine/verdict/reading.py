@@ -1,0 +1,149 @@
+"""Reading a journal entry (an object or its dict) into what the rules look at."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ormock.engine.journal import JournalEntry
+from ormock.engine.verdict.model import Json, plural
+
+__all__ = ["CUT", "DROPPED", "RETRYABLE_STATUS", "Request", "read_entry"]
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+DROPPED = frozenset({"closed", "reset", "stalled"})
+CUT = frozenset({"truncated", "closed", "reset", "stalled"})
+_IGNORED_KEYS = frozenset({"stream", "stream_options"})
+
+
+@dataclass
+class Request:
+    """A journal entry, read the same way from an object or a dict."""
+
+    number: int
+    at: float
+    status: int
+    stream: bool
+    body: Any
+    key: str
+    response_id: str | None
+    response_status: str | None
+    ended: str
+    headers: dict[str, str]
+    output_ids: list[str]
+    finished_at: float | None
+    events: list[Json]
+    faults: list[str]
+    error: Json | None
+
+    @property
+    def sent_events(self) -> int:
+        return len(self.events)
+
+    @property
+    def failed_at(self) -> float:
+        """When the client could know the failure: the answer's end, else its last event."""
+        if self.finished_at is not None:
+            return self.finished_at
+        return self.at + self.last_offset
+
+    @property
+    def last_offset(self) -> float:
+        offsets = [e.get("offset_ms") for e in self.events]
+        numbers = [o for o in offsets if isinstance(o, (int, float))]
+        return max(numbers) / 1000 if numbers else 0.0
+
+    @property
+    def previous_response_id(self) -> str | None:
+        value = self.body.get("previous_response_id") if isinstance(self.body, dict) else None
+        return value if isinstance(value, str) else None
+
+    def retry_after(self) -> float | None:
+        """Seconds the answer asked to wait: ``retry-after-ms``, else ``retry-after`` (in
+        seconds; an HTTP date is not read)."""
+        for name, unit in (("retry-after-ms", 1000), ("retry-after", 1)):
+            try:
+                seconds = float(self.headers.get(name, "")) / unit
+            except ValueError:
+                continue
+            if math.isfinite(seconds):
+                return max(seconds, 0.0)
+        return None
+
+    def failure(self) -> str | None:
+        """The failure in words, or None when the answer was a usable one."""
+        if self.status >= 400:
+            error = self.error or {}
+            code = error.get("code") or error.get("type")
+            return f"HTTP {self.status}" + (f" ({code})" if code else "")
+        if self.ended in CUT:
+            what = "stream" if self.stream else "JSON body"
+            after = f" after {plural(self.sent_events, 'event')}" if self.stream else ""
+            return {"truncated": f"a {what} that ended early{after}",
+                    "closed": f"a {what} whose connection was closed{after}",
+                    "reset": f"a {what} whose connection was reset{after}",
+                    "stalled": f"a {what} that stalled{after}"}[self.ended]
+        if self.response_status == "failed":
+            return "a stream that ended in response.failed"
+        return None
+
+    def broken(self) -> str:
+        """How a stream that never completed ended, in words (for ``accepted-broken-stream``)."""
+        after = f" after {plural(self.sent_events, 'event')}"
+        return {"truncated": f"ended early{after}, with no terminal event",
+                "closed": f"lost its connection{after}",
+                "reset": f"had its connection reset{after}",
+                "stalled": f"stalled{after}"}.get(self.ended, "ended in response.failed")
+
+    def retryable(self) -> bool:
+        """A failure a client should retry: before any event, and retryable by its status."""
+        should = self.headers.get("x-should-retry")
+        if should == "false":
+            return False
+        if self.status >= 400:
+            return should == "true" or self.status in RETRYABLE_STATUS or self.status >= 500
+        return self.ended in DROPPED and self.sent_events == 0
+
+    def non_retryable_status(self) -> bool:
+        should = self.headers.get("x-should-retry")
+        if should == "false":
+            return self.status >= 400
+        return 400 <= self.status < 500 and self.status not in RETRYABLE_STATUS and (
+            should != "true"
+        )
+
+
+def _key(body: Any, headers: Mapping[str, Any]) -> str:
+    if isinstance(body, dict):
+        body = {k: v for k, v in body.items() if k not in _IGNORED_KEYS}
+    scenario = next((v for k, v in headers.items() if str(k).lower() == "x-ormock-scenario"),
+                    None)
+    try:
+        return json.dumps([body, scenario], sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return repr((body, scenario))
+
+
+def read_entry(number: int, entry: JournalEntry | Mapping[str, Any]) -> Request:
+    data: Mapping[str, Any] = entry.to_dict() if isinstance(entry, JournalEntry) else entry
+    headers = {str(k).lower(): str(v) for k, v in (data.get("reply_headers") or {}).items()}
+    return Request(
+        number=number,
+        at=float(data.get("at") or 0.0),
+        status=int(data.get("status") or 0),
+        stream=bool(data.get("stream")),
+        body=data.get("body"),
+        key=_key(data.get("body"), data.get("headers") or {}),
+        response_id=data.get("response_id"),
+        response_status=data.get("response_status"),
+        ended=str(data.get("ended") or "whole"),
+        headers=headers,
+        output_ids=list(data.get("output_ids") or []),
+        finished_at=data.get("finished_at"),
+        events=list(data.get("events") or []),
+        faults=list(data.get("faults") or []),
+        error=data.get("error"),
+    )
