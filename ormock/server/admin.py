@@ -21,7 +21,6 @@ must be the server's own, and a change (any method but GET and HEAD) must have a
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -40,8 +39,9 @@ from ormock.scenario import ScenarioError, catalogue, load_scenario
 from ormock.scenario.catalogue import load_file
 from ormock.scenario.source import bound_data, safe_document
 from ormock.server.body import DEFAULT_MAX_BODY, Message, decode_json, read_body
+from ormock.server.guard import address, refusal
 
-__all__ = ["admin_routes", "refusal"]
+__all__ = ["admin_routes"]
 
 Endpoint = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -60,103 +60,6 @@ def _decode_json(raw: str) -> Any:
 
 def _error(error: OpenResponsesError) -> Response:
     return _json(error.envelope(), error.status)
-
-
-_BODY_TYPES = frozenset({"application/json", "application/yaml", "application/x-yaml",
-                         "text/yaml"})
-_READS = frozenset({"GET", "HEAD"})
-
-
-def _forbidden(message: str, param: str | None = None) -> OpenResponsesError:
-    return OpenResponsesError(message, type="permission_denied", code="admin_forbidden",
-                              param=param, status=403)
-
-
-def _address(text: str) -> str:
-    """One spelling of an address: an IPv4-mapped IPv6 one (``::ffff:127.0.0.1``, a dual-stack
-    server's IPv4 client) as its IPv4, IPv6 compressed, a name in lower case."""
-    try:
-        ip = ipaddress.ip_address(text)
-    except ValueError:
-        return text.lower()
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return str(ip.ipv4_mapped)
-    return str(ip)
-
-
-def _is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(_address(address)).is_loopback
-    except ValueError:
-        return False
-
-
-def _allowed(request: Request, hosts: frozenset[str]) -> bool:
-    host = _address(request.client.host if request.client else "")
-    return host in hosts or _is_loopback(host)
-
-
-def _authority(text: str) -> tuple[str, int] | None:
-    """``host[:port]`` (as in a Host header or an origin) as (host, port), or None."""
-    host, port = text, ""
-    if text.startswith("["):
-        host, bracket, rest = text[1:].partition("]")
-        if not bracket or rest[:1] not in ("", ":"):
-            return None
-        port = rest[1:]
-    elif ":" in text:
-        host, port = text.rsplit(":", 1)
-    if not host or (port and not port.isdigit()):
-        return None
-    return _address(host), int(port) if port else 80
-
-
-def _own_host(text: str, request: Request, hosts: frozenset[str]) -> bool:
-    """A name this server answers to: loopback (any port), an --admin-host address, or the
-    address and port the request came in on."""
-    found = _authority(text)
-    if found is None:
-        return False
-    host, port = found
-    if host == "localhost" or _is_loopback(host) or host in hosts:
-        return True
-    server = request.scope.get("server")
-    return server is not None and (host, port) == (_address(str(server[0])), server[1])
-
-
-def _own_origin(origin: str, host: str | None, request: Request, hosts: frozenset[str]) -> bool:
-    """The server's own origin: http://, a name it answers to, the port of the Host header."""
-    scheme, _, rest = origin.partition("://")
-    theirs, own = _authority(rest), _authority(host or "")
-    return (scheme == "http" and theirs is not None and own is not None
-            and theirs[1] == own[1] and _own_host(rest, request, hosts))
-
-
-def refusal(request: Request, hosts: frozenset[str]) -> OpenResponsesError | None:
-    """Why the admin API (or any page under ``/_ormock/``) must not answer this request, or
-    None: a client off loopback; a foreign Host (DNS rebinding); a web page of another origin;
-    a body a browser could send cross-site without asking (a form, ``text/plain``)."""
-    if not _allowed(request, hosts):
-        return _forbidden("The admin API answers only clients on loopback; start the server "
-                          "with --admin-host ADDRESS to allow another.")
-    host = request.headers.get("host")
-    if host is not None and not _own_host(host, request, hosts):
-        return _forbidden("The admin API answers only requests addressed to this server by "
-                          "its own address or a loopback name (localhost, 127.0.0.1, [::1]); "
-                          "send the request to one of those.", "host")
-    origin = request.headers.get("origin")
-    if origin is not None and not _own_origin(origin, host, request, hosts):
-        return _forbidden("The admin API does not answer web pages of other origins; send the "
-                          "request without an Origin header (from a test, a script, curl).",
-                          "origin")
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if (request.method not in _READS and kind not in _BODY_TYPES
-            and request.headers.get("x-ormock-admin") != "1"):
-        return _forbidden("The admin API takes changes only with Content-Type: "
-                          "application/json or application/yaml (also application/x-yaml, "
-                          "text/yaml), or, without a body, the header 'X-Ormock-Admin: 1'.",
-                          "content-type")
-    return None
 
 
 def _describe(engine: Engine) -> list[dict[str, Any]]:
@@ -195,7 +98,7 @@ async def _bounded(request: Request, limit: int) -> Request:
 
 def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset(),
                  max_body: int = DEFAULT_MAX_BODY) -> list[Route]:
-    hosts = frozenset(_address(h) for h in admin_hosts)
+    hosts = frozenset(address(h) for h in admin_hosts)
 
     def guarded(handler: Callable[[Request, Engine], Coroutine[Any, Any, Response]]) -> Endpoint:
         async def endpoint(request: Request) -> Response:
