@@ -9,7 +9,6 @@ a client coped with the faults, from a journal file or a running server.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -17,57 +16,52 @@ from dataclasses import fields
 from pathlib import Path
 
 from ormock.engine.limits import Limits
+from ormock.protocol.profile import PROFILES
 
 __all__ = ["main"]
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from ormock.engine.namespaces import Namespaces, preload
-    from ormock.faults.chaos import Chaos
-    from ormock.plugins import REGISTRY, PluginError, load_entry_points, load_plugins
+    from ormock.plugins import PluginError
     from ormock.scenario import ScenarioError
-    from ormock.server.app import create_app
-    from ormock.server.runner import uvicorn_config
+    from ormock.server.runner import OrmockServer
 
-    try:
-        load_entry_points()
-        load_plugins(args.plugin)
-    except PluginError as error:
-        print(f"ormock: --plugin: {error}", file=sys.stderr)
-        return 2
-    try:
-        chaos = Chaos.parse(args.chaos) if args.chaos else None
-    except ValueError as error:
-        print(f"ormock: --chaos: {error}", file=sys.stderr)
-        return 2
     try:
         limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
     except ValueError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    namespaces = Namespaces(
-        seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
-        scenario_dirs=(*(Path(d) for d in args.scenario_dir), *REGISTRY.scenario_dirs),
-        chaos=chaos, profile=args.profile, limits=limits,
-    )
-    try:
-        preload(namespaces, args.scenario)
+    try:  # plugins load first: a chaos spec or a scenario may name what they register
+        server = OrmockServer(
+            args.host, args.port, seed=args.seed, clock=args.clock, self_check=args.self_check,
+            speed=args.speed, scenarios=args.scenario, scenario_dirs=args.scenario_dir,
+            api_key=args.api_key, limits=limits, admin_hosts=args.admin_host,
+            chaos=args.chaos or None, profile=args.profile, plugins=args.plugin,
+            log_level=args.log_level, access_log=args.access_log,
+        )
+    except PluginError as error:
+        print(f"ormock: --plugin: {error}", file=sys.stderr)
+        return 2
     except ScenarioError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    app = create_app(namespaces, api_key=args.api_key, max_body=limits.max_body,
-                     admin_hosts=frozenset(args.admin_host))
+    except ValueError as error:  # the only other one: a chaos spec that does not parse
+        print(f"ormock: --chaos: {error}", file=sys.stderr)
+        return 2
+    except (OSError, OverflowError) as error:  # the address is taken, or not this machine's
+        print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)
+        return 3
     loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
-    print(f"ormock serving Open Responses on http://{args.host}:{args.port}/v1 "
+    print(f"ormock serving Open Responses on {server.base_url} "
           f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
-    server = uvicorn.Server(uvicorn_config(app, log_level=args.log_level,
-                                           access_log=args.access_log,
-                                           host=args.host, port=args.port))
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn re-raises it once stopped
-        server.run()
-    return 0 if server.started else 3  # uvicorn's own status when it cannot start
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn re-raises it once stopped
+        return 0
+    except RuntimeError as error:
+        print(f"ormock: {error}", file=sys.stderr)
+        return 3
+    return 0
 
 
 _LIMIT_HELP = {
@@ -251,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--chaos", default=None, metavar="SPEC",
                        help="seeded random faults, e.g. "
                        "'rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect'")
-    serve.add_argument("--profile", choices=("openresponses", "openai"),
+    serve.add_argument("--profile", choices=tuple(PROFILES),
                        default="openresponses",
                        help="wire spellings: the official Open Responses schema (default), or "
                        "OpenAI's where they differ (response.reasoning_text.*, the json_schema "

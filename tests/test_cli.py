@@ -319,8 +319,8 @@ def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch
         def __init__(self, config: uvicorn.Config) -> None:
             seen.append(config)
 
-        def run(self) -> None:
-            pass
+        def run(self, sockets: list[object] | None = None) -> None:
+            assert sockets is not None  # the socket OrmockServer bound
 
     def run_with_defaults(*args: object, **kwargs: object) -> None:
         raise AssertionError("uvicorn.run reads proxy headers unless told not to")
@@ -331,7 +331,7 @@ def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch
     status, _, _ = run(capsys, "serve", "--port", "0")
     (config,) = seen
     assert status == 0 and config.proxy_headers is False
-    assert (config.host, config.port) == ("127.0.0.1", 0)
+    assert config.host == "127.0.0.1" and config.port > 0  # --port 0: a free port, bound
 
 
 @pytest.mark.parametrize(("where", "raised", "said"), [
@@ -358,3 +358,49 @@ def test_a_plugin_interrupted_by_ctrl_c_is_interrupted(tmp_path: Path) -> None:
     plugin.write_text("def register(registry):\n    raise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         OrmockServer(plugins=[str(plugin)])
+
+
+def test_serve_exits_3_when_the_port_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, out, err = run(capsys, "serve", "--port", str(port))
+    assert (status, out) == (3, "")
+    assert err.startswith(f"ormock: cannot listen on 127.0.0.1:{port} (")
+
+
+def test_serve_profile_choices_are_the_profiles(capsys: pytest.CaptureFixture[str]) -> None:
+    from ormock.protocol.profile import PROFILES
+
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--profile", "nope"])
+    choices = ", ".join(repr(name) for name in PROFILES)
+    assert exited.value.code == 2
+    assert f"(choose from {choices})" in capsys.readouterr().err
+
+
+def test_serve_forever_runs_in_the_calling_thread_until_stopped() -> None:
+    import threading
+
+    fake = OrmockServer(speed=0)
+    done = threading.Event()
+
+    def serve() -> None:
+        fake.serve_forever()
+        done.set()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    for _ in range(2000):
+        try:
+            answer = httpx.post(fake.base_url + "/responses", json={"model": "m", "input": "x"})
+            break
+        except httpx.ConnectError:
+            done.wait(0.005)
+    assert answer.status_code == 200
+    fake.stop()
+    thread.join(10)
+    assert done.is_set()
