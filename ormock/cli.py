@@ -9,6 +9,7 @@ a client coped with the faults, from a journal file or a running server.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -107,10 +108,51 @@ def _scenarios(args: argparse.Namespace) -> int:
     return status
 
 
+DEFAULT_REQUEST = {"model": "ormock-1", "input": "Hello", "stream": True}
+_EXAMPLE = '\'{"model": "ormock-1", "input": "Hello"}\''
+
+
+def _show_request(args: argparse.Namespace) -> dict[str, object]:
+    """The request ``ormock show`` answers: ``--request`` (JSON, or ``@FILE``), ``--input``, or
+    the default; ``--model`` replaces its model; ``stream`` is true unless it says otherwise.
+    ``ValueError`` says what to change."""
+    if args.request is None:
+        body: object = dict(DEFAULT_REQUEST)
+        if args.input is not None:
+            body = {"model": "ormock-1", "input": args.input}
+    else:
+        text, where = args.request, ""
+        if text.startswith("@"):
+            try:
+                text = Path(text[1:]).read_text(encoding="utf-8")
+            except OSError as error:
+                raise ValueError(f"cannot read {args.request[1:]} ({error.strerror}); after @ "
+                                 "give the path of a file that holds the request body") from None
+            except UnicodeDecodeError:
+                raise ValueError(f"{args.request[1:]} is not UTF-8 text; save the request "
+                                 "body as UTF-8 JSON") from None
+            where = f"{args.request[1:]} is "
+        try:
+            body = json.loads(text)
+        except ValueError as error:
+            raise ValueError(f"{where}not JSON ({error}); give a JSON object such as "
+                             f"{_EXAMPLE}, or @FILE to read it from a file") from None
+    if not isinstance(body, dict):
+        kind = {list: "an array", str: "a string", bool: "true or false",
+                type(None): "null"}.get(type(body), "a number")
+        raise ValueError(f"a request body is a JSON object such as {_EXAMPLE}, not {kind}")
+    if args.model is not None:
+        body["model"] = args.model
+    body.setdefault("stream", True)
+    return body
+
+
 def _show(args: argparse.Namespace) -> int:
     from ormock.engine.core import Engine
     from ormock.engine.reply import Reply
     from ormock.engine.wire import coalesced
+    from ormock.protocol.checker import ProtocolError
+    from ormock.protocol.errors import OpenResponsesError
     from ormock.scenario import ScenarioError, find_scenario
 
     try:
@@ -118,20 +160,43 @@ def _show(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    engine = Engine(seed=args.seed)
-    engine.use(scenario)
     step = scenario.steps[args.step - 1] if 0 < args.step <= len(scenario.steps) else None
     if step is None:
         print(f"ormock: {scenario.name} has {len(scenario.steps)} steps", file=sys.stderr)
         return 2
-    body = {"model": args.model, "input": args.input, "stream": True}
-    reply = engine.respond_with(scenario, step, body)
+    try:
+        body = _show_request(args)
+    except ValueError as error:
+        print(f"ormock: --request: {error}", file=sys.stderr)
+        return 2
+    # a fresh engine, as a new server's namespace is: the same ids, clock and counters
+    engine = Engine(seed=args.seed)
+    engine.use(scenario)
+    try:
+        reply = engine.respond_with(scenario, step, body)
+    except OpenResponsesError as error:  # the server would answer 400 with this
+        param = f" (param {error.param})" if error.param else ""
+        print(f"ormock: --request: {error.message}{param}", file=sys.stderr)
+        return 2
+    print(f"--- scenario {scenario.name}, step {step.index} of {len(scenario.steps)}, "
+          f"seed {args.seed}")
+    print(f"--- request {json.dumps(body, ensure_ascii=False)}")
     if not isinstance(reply, Reply):
         print(f"HTTP {reply.status}")
         for key, value in reply.headers.items():
             print(f"{key}: {value}")
         print()
         sys.stdout.write(reply.body.decode("utf-8", "replace") + "\n")
+        return 0
+    if not reply.stream and reply.frames is None:  # a JSON body, when the stream would end
+        try:
+            payload = reply.json_body()
+        except ProtocolError as error:
+            print(f"ormock: this reply can only be streamed ({error}); the server answers 500 "
+                  "unfoldable_reply: send the request with stream: true", file=sys.stderr)
+            return 2
+        print(f"--- +{reply.json_delay() * 1000:.1f} ms")
+        sys.stdout.write(payload.decode("utf-8", "replace") + "\n")
         return 0
     offset = 0.0
     for frame in coalesced(reply.wire()) if args.coalesce else reply.wire():
@@ -177,8 +242,6 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _verdict(args: argparse.Namespace) -> int:
-    import json
-
     from ormock.engine.verdict import judge, rules_from
 
     rules = {name: str(value) for name, value in (
@@ -272,8 +335,16 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print the exact bytes and timing a scenario sends")
     show.add_argument("name", help="a catalogue name or a scenario file")
     show.add_argument("--step", type=int, default=1, help="which step (default 1)")
-    show.add_argument("--input", default="Hello", help="the request's input text")
-    show.add_argument("--model", default="gpt-4o-mini", help="the request's model")
+    request = show.add_mutually_exclusive_group()
+    request.add_argument("--request", default=None, metavar="JSON|@FILE",
+                         help="the request body to answer, as JSON, or @FILE to read it from a "
+                         "file (default: "
+                         f"'{json.dumps(DEFAULT_REQUEST)}'); stream is true unless it says "
+                         "false")
+    request.add_argument("--input", default=None, metavar="TEXT",
+                         help="shorthand for --request '{\"model\": \"ormock-1\", "
+                         "\"input\": TEXT}'")
+    show.add_argument("--model", default=None, help="replace the request's model")
     show.add_argument("--seed", type=int, default=0)
     show.add_argument("--coalesce", action="store_true",
                       help="show the writes as the server makes them (zero-delay runs merged)")
