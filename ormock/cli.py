@@ -46,8 +46,8 @@ def _serve(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    except ValueError as error:  # the only other one: a chaos spec that does not parse
-        print(f"ormock: --chaos: {error}", file=sys.stderr)
+    except ValueError as error:  # a chaos spec that does not parse
+        print(f"ormock: {'--chaos: ' if args.chaos else ''}{error}", file=sys.stderr)
         return 2
     except (OSError, OverflowError) as error:  # the address is taken, or not this machine's
         print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)

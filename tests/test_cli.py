@@ -455,26 +455,3 @@ def test_serve_profile_choices_are_the_profiles(capsys: pytest.CaptureFixture[st
     assert exited.value.code == 2
     assert f"(choose from {choices})" in capsys.readouterr().err
 
-
-def test_serve_forever_runs_in_the_calling_thread_until_stopped() -> None:
-    import threading
-
-    fake = OrmockServer(speed=0)
-    done = threading.Event()
-
-    def serve() -> None:
-        fake.serve_forever()
-        done.set()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    for _ in range(2000):
-        try:
-            answer = httpx.post(fake.base_url + "/responses", json={"model": "m", "input": "x"})
-            break
-        except httpx.ConnectError:
-            done.wait(0.005)
-    assert answer.status_code == 200
-    fake.stop()
-    thread.join(10)
-    assert done.is_set()
