@@ -1,7 +1,8 @@
 """The ``ormock`` command.
 
 ``ormock serve`` starts a fake on 127.0.0.1:8787; ``ormock scenarios`` lists the catalogue;
-``ormock show NAME`` prints the exact bytes a scenario sends, with each event's offset;
+``ormock show NAME`` prints the exact bytes a scenario sends to a request (``--request``,
+``--input``; the request is printed first), with each event's offset;
 ``ormock check FILE...`` lints scenario files and raw SSE captures; ``ormock verdict`` judges how
 a client coped with the faults, from a journal file or a running server.
 """
@@ -332,7 +333,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="print the JSON Schema of scenario files instead")
     listing.set_defaults(func=_scenarios)
 
-    show = commands.add_parser("show", help="print the exact bytes and timing a scenario sends")
+    show = commands.add_parser(
+        "show", help="print the exact bytes and timing a scenario sends to a request",
+        description="Print the bytes a fresh server with the same seed sends to the request, "
+        "each event under its planned offset; the first two lines name the scenario, step and "
+        "seed, and the request.")
     show.add_argument("name", help="a catalogue name or a scenario file")
     show.add_argument("--step", type=int, default=1, help="which step (default 1)")
     request = show.add_mutually_exclusive_group()
@@ -345,7 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="shorthand for --request '{\"model\": \"ormock-1\", "
                          "\"input\": TEXT}'")
     show.add_argument("--model", default=None, help="replace the request's model")
-    show.add_argument("--seed", type=int, default=0)
+    show.add_argument("--seed", type=int, default=0,
+                      help="the server's seed: ids, timestamps, text (default 0)")
     show.add_argument("--coalesce", action="store_true",
                       help="show the writes as the server makes them (zero-delay runs merged)")
     show.set_defaults(func=_show)
