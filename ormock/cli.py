@@ -1,7 +1,8 @@
 """The ``ormock`` command.
 
 ``ormock serve`` starts a fake on 127.0.0.1:8787; ``ormock scenarios`` lists the catalogue;
-``ormock show NAME`` prints the exact bytes a scenario sends, with each event's offset;
+``ormock show NAME`` prints the exact bytes a scenario sends to a request (``--request``,
+``--input``; the request is printed first), with each event's offset;
 ``ormock check FILE...`` lints scenario files and raw SSE captures; ``ormock verdict`` judges how
 a client coped with the faults, from a journal file or a running server.
 """
@@ -9,7 +10,7 @@ a client coped with the faults, from a journal file or a running server.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -17,57 +18,52 @@ from dataclasses import fields
 from pathlib import Path
 
 from ormock.engine.limits import Limits
+from ormock.protocol.profile import PROFILES
 
 __all__ = ["main"]
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from ormock.engine.namespaces import Namespaces, preload
-    from ormock.faults.chaos import Chaos
-    from ormock.plugins import REGISTRY, PluginError, load_entry_points, load_plugins
+    from ormock.plugins import PluginError
     from ormock.scenario import ScenarioError
-    from ormock.server.app import create_app
-    from ormock.server.runner import uvicorn_config
+    from ormock.server.runner import OrmockServer
 
-    try:
-        load_entry_points()
-        load_plugins(args.plugin)
-    except PluginError as error:
-        print(f"ormock: --plugin: {error}", file=sys.stderr)
-        return 2
-    try:
-        chaos = Chaos.parse(args.chaos) if args.chaos else None
-    except ValueError as error:
-        print(f"ormock: --chaos: {error}", file=sys.stderr)
-        return 2
     try:
         limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
     except ValueError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    namespaces = Namespaces(
-        seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
-        scenario_dirs=(*(Path(d) for d in args.scenario_dir), *REGISTRY.scenario_dirs),
-        chaos=chaos, profile=args.profile, limits=limits,
-    )
-    try:
-        preload(namespaces, args.scenario)
+    try:  # plugins load first: a chaos spec or a scenario may name what they register
+        server = OrmockServer(
+            args.host, args.port, seed=args.seed, clock=args.clock, self_check=args.self_check,
+            speed=args.speed, scenarios=args.scenario, scenario_dirs=args.scenario_dir,
+            api_key=args.api_key, limits=limits, admin_hosts=args.admin_host,
+            chaos=args.chaos or None, profile=args.profile, plugins=args.plugin,
+            log_level=args.log_level, access_log=args.access_log,
+        )
+    except PluginError as error:
+        print(f"ormock: --plugin: {error}", file=sys.stderr)
+        return 2
     except ScenarioError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    app = create_app(namespaces, api_key=args.api_key, max_body=limits.max_body,
-                     admin_hosts=frozenset(args.admin_host))
+    except ValueError as error:  # a chaos spec that does not parse
+        print(f"ormock: {'--chaos: ' if args.chaos else ''}{error}", file=sys.stderr)
+        return 2
+    except (OSError, OverflowError) as error:  # the address is taken, or not this machine's
+        print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)
+        return 3
     loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
-    print(f"ormock serving Open Responses on http://{args.host}:{args.port}/v1 "
+    print(f"ormock serving Open Responses on {server.base_url} "
           f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
-    server = uvicorn.Server(uvicorn_config(app, log_level=args.log_level,
-                                           access_log=args.access_log,
-                                           host=args.host, port=args.port))
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn re-raises it once stopped
-        server.run()
-    return 0 if server.started else 3  # uvicorn's own status when it cannot start
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn re-raises it once stopped
+        return 0
+    except RuntimeError as error:
+        print(f"ormock: {error}", file=sys.stderr)
+        return 3
+    return 0
 
 
 _LIMIT_HELP = {
@@ -113,10 +109,51 @@ def _scenarios(args: argparse.Namespace) -> int:
     return status
 
 
+DEFAULT_REQUEST = {"model": "ormock-1", "input": "Hello", "stream": True}
+_EXAMPLE = '\'{"model": "ormock-1", "input": "Hello"}\''
+
+
+def _show_request(args: argparse.Namespace) -> dict[str, object]:
+    """The request ``ormock show`` answers: ``--request`` (JSON, or ``@FILE``), ``--input``, or
+    the default; ``--model`` replaces its model; ``stream`` is true unless it says otherwise.
+    ``ValueError`` says what to change."""
+    if args.request is None:
+        body: object = dict(DEFAULT_REQUEST)
+        if args.input is not None:
+            body = {"model": "ormock-1", "input": args.input}
+    else:
+        text, where = args.request, ""
+        if text.startswith("@"):
+            try:
+                text = Path(text[1:]).read_text(encoding="utf-8")
+            except OSError as error:
+                raise ValueError(f"cannot read {args.request[1:]} ({error.strerror}); after @ "
+                                 "give the path of a file that holds the request body") from None
+            except UnicodeDecodeError:
+                raise ValueError(f"{args.request[1:]} is not UTF-8 text; save the request "
+                                 "body as UTF-8 JSON") from None
+            where = f"{args.request[1:]} is "
+        try:
+            body = json.loads(text)
+        except ValueError as error:
+            raise ValueError(f"{where}not JSON ({error}); give a JSON object such as "
+                             f"{_EXAMPLE}, or @FILE to read it from a file") from None
+    if not isinstance(body, dict):
+        kind = {list: "an array", str: "a string", bool: "true or false",
+                type(None): "null"}.get(type(body), "a number")
+        raise ValueError(f"a request body is a JSON object such as {_EXAMPLE}, not {kind}")
+    if args.model is not None:
+        body["model"] = args.model
+    body.setdefault("stream", True)
+    return body
+
+
 def _show(args: argparse.Namespace) -> int:
     from ormock.engine.core import Engine
     from ormock.engine.reply import Reply
     from ormock.engine.wire import coalesced
+    from ormock.protocol.checker import ProtocolError
+    from ormock.protocol.errors import OpenResponsesError
     from ormock.scenario import ScenarioError, find_scenario
 
     try:
@@ -124,20 +161,43 @@ def _show(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
-    engine = Engine(seed=args.seed)
-    engine.use(scenario)
     step = scenario.steps[args.step - 1] if 0 < args.step <= len(scenario.steps) else None
     if step is None:
         print(f"ormock: {scenario.name} has {len(scenario.steps)} steps", file=sys.stderr)
         return 2
-    body = {"model": args.model, "input": args.input, "stream": True}
-    reply = engine.respond_with(scenario, step, body)
+    try:
+        body = _show_request(args)
+    except ValueError as error:
+        print(f"ormock: --request: {error}", file=sys.stderr)
+        return 2
+    # a fresh engine, as a new server's namespace is: the same ids, clock and counters
+    engine = Engine(seed=args.seed)
+    engine.use(scenario)
+    try:
+        reply = engine.respond_with(scenario, step, body)
+    except OpenResponsesError as error:  # the server would answer 400 with this
+        param = f" (param {error.param})" if error.param else ""
+        print(f"ormock: --request: {error.message}{param}", file=sys.stderr)
+        return 2
+    print(f"--- scenario {scenario.name}, step {step.index} of {len(scenario.steps)}, "
+          f"seed {args.seed}")
+    print(f"--- request {json.dumps(body, ensure_ascii=False)}")
     if not isinstance(reply, Reply):
         print(f"HTTP {reply.status}")
         for key, value in reply.headers.items():
             print(f"{key}: {value}")
         print()
         sys.stdout.write(reply.body.decode("utf-8", "replace") + "\n")
+        return 0
+    if not reply.stream and reply.frames is None:  # a JSON body, when the stream would end
+        try:
+            payload = reply.json_body()
+        except ProtocolError as error:
+            print(f"ormock: this reply can only be streamed ({error}); the server answers 500 "
+                  "unfoldable_reply: send the request with stream: true", file=sys.stderr)
+            return 2
+        print(f"--- +{reply.json_delay() * 1000:.1f} ms")
+        sys.stdout.write(payload.decode("utf-8", "replace") + "\n")
         return 0
     offset = 0.0
     for frame in coalesced(reply.wire()) if args.coalesce else reply.wire():
@@ -183,8 +243,6 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _verdict(args: argparse.Namespace) -> int:
-    import json
-
     from ormock.engine.verdict import judge, rules_from
 
     rules = {name: str(value) for name, value in (
@@ -251,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--chaos", default=None, metavar="SPEC",
                        help="seeded random faults, e.g. "
                        "'rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect'")
-    serve.add_argument("--profile", choices=("openresponses", "openai"),
+    serve.add_argument("--profile", choices=tuple(PROFILES),
                        default="openresponses",
                        help="wire spellings: the official Open Responses schema (default), or "
                        "OpenAI's where they differ (response.reasoning_text.*, the json_schema "
@@ -275,12 +333,25 @@ def build_parser() -> argparse.ArgumentParser:
                          help="print the JSON Schema of scenario files instead")
     listing.set_defaults(func=_scenarios)
 
-    show = commands.add_parser("show", help="print the exact bytes and timing a scenario sends")
+    show = commands.add_parser(
+        "show", help="print the exact bytes and timing a scenario sends to a request",
+        description="Print the bytes a fresh server with the same seed sends to the request, "
+        "each event under its planned offset; the first two lines name the scenario, step and "
+        "seed, and the request.")
     show.add_argument("name", help="a catalogue name or a scenario file")
     show.add_argument("--step", type=int, default=1, help="which step (default 1)")
-    show.add_argument("--input", default="Hello", help="the request's input text")
-    show.add_argument("--model", default="gpt-4o-mini", help="the request's model")
-    show.add_argument("--seed", type=int, default=0)
+    request = show.add_mutually_exclusive_group()
+    request.add_argument("--request", default=None, metavar="JSON|@FILE",
+                         help="the request body to answer, as JSON, or @FILE to read it from a "
+                         "file (default: "
+                         f"'{json.dumps(DEFAULT_REQUEST)}'); stream is true unless it says "
+                         "false")
+    request.add_argument("--input", default=None, metavar="TEXT",
+                         help="shorthand for --request '{\"model\": \"ormock-1\", "
+                         "\"input\": TEXT}'")
+    show.add_argument("--model", default=None, help="replace the request's model")
+    show.add_argument("--seed", type=int, default=0,
+                      help="the server's seed: ids, timestamps, text (default 0)")
     show.add_argument("--coalesce", action="store_true",
                       help="show the writes as the server makes them (zero-delay runs merged)")
     show.set_defaults(func=_show)

@@ -249,6 +249,43 @@ def also_terminal(events: list[Json], index: int, change: Callable[[Json], None]
     change(events[-1]["response"]["output"][position])
 
 
+def _named(name: str, mutate: Mutation) -> Mutation:
+    mutate.__name__ = name
+    return mutate
+
+
+def dropping(name: str, type_: str, nth: int) -> Mutation:
+    """The ``nth`` event of ``type_`` left out: the rule is broken at its place."""
+
+    def mutate(e: list[Json]) -> tuple[list[Any], int]:
+        i = at(e, type_, nth)
+        return renumber(e[:i] + e[i + 1 :]), i
+
+    return _named(name, mutate)
+
+
+def setting(name: str, type_: str, nth: int, **fields: Any) -> Mutation:
+    """The ``nth`` event of ``type_`` with ``fields`` set: the rule is broken there."""
+
+    def mutate(e: list[Json]) -> tuple[list[Any], int]:
+        i = at(e, type_, nth)
+        e[i].update(fields)
+        return e, i
+
+    return _named(name, mutate)
+
+
+def changing_item(name: str, type_: str, nth: int, change: Callable[[Json], None]) -> Mutation:
+    """The item the ``nth`` event of ``type_`` carries changed, and the terminal's copy too."""
+
+    def mutate(e: list[Json]) -> tuple[list[Any], int]:
+        i = at(e, type_, nth)
+        also_terminal(e, i, change)
+        return e, i
+
+    return _named(name, mutate)
+
+
 @case("first-event", "response.in_progress, not response.created")
 def _created_dropped(e: list[Json]) -> tuple[list[Any], int]:
     return renumber(e[1:]), 0
@@ -315,10 +352,8 @@ def _created_twice(e: list[Json]) -> tuple[list[Any], int]:
     return renumber([e[0], copy.deepcopy(e[0]), *e[1:]]), 1
 
 
-@case("order", "response.content_part.done cannot follow response.output_text.annotation.added")
-def _text_done_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_text.done")
-    return renumber(e[:i] + e[i + 1 :]), i
+case("order", "response.content_part.done cannot follow response.output_text.annotation.added")(
+    dropping("text_done_dropped", "response.output_text.done", 0))
 
 
 @case("order", "acme:trace after the terminal event")
@@ -347,34 +382,24 @@ def _delta_after_its_item_is_done(e: list[Json]) -> tuple[list[Any], int]:
     return renumber([*e[: j + 1], delta, *e[j + 1 :]]), j + 1
 
 
-@case("delta-before-added", "response.content_part.added for output_index 1")
-def _message_item_added_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.added", 1)
-    return renumber(e[:i] + e[i + 1 :]), i
+case("delta-before-added", "response.content_part.added for output_index 1")(
+    dropping("message_item_added_dropped", "response.output_item.added", 1))
 
 
-@case("delta-before-added", "response.function_call_arguments.delta for output_index 2")
-def _function_call_item_added_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.added", 2)
-    return renumber(e[:i] + e[i + 1 :]), i
+case("delta-before-added", "response.function_call_arguments.delta for output_index 2")(
+    dropping("function_call_item_added_dropped", "response.output_item.added", 2))
 
 
-@case("delta-before-added", "response.output_item.done for output_index 3")
-def _vendor_item_added_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.added", 3)
-    return renumber(e[:i] + e[i + 1 :]), i
+case("delta-before-added", "response.output_item.done for output_index 3")(
+    dropping("vendor_item_added_dropped", "response.output_item.added", 3))
 
 
-@case("delta-before-added", "response.output_text.delta for content_index 0")
-def _content_part_added_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.content_part.added", 1)
-    return renumber(e[:i] + e[i + 1 :]), i
+case("delta-before-added", "response.output_text.delta for content_index 0")(
+    dropping("content_part_added_dropped", "response.content_part.added", 1))
 
 
-@case("delta-before-added", "response.reasoning_summary_text.delta for summary_index 0")
-def _summary_part_added_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.reasoning_summary_part.added")
-    return renumber(e[:i] + e[i + 1 :]), i
+case("delta-before-added", "response.reasoning_summary_text.delta for summary_index 0")(
+    dropping("summary_part_added_dropped", "response.reasoning_summary_part.added", 0))
 
 
 @case("delta-before-added", "response.output_text.delta for content_index 0")
@@ -391,18 +416,13 @@ def _delta_before_its_item_added(e: list[Json]) -> tuple[list[Any], int]:
     return renumber(e), i
 
 
-@case("index-mismatch", "names item_id 'msg_other'")
-def _delta_names_another_item_id(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_text.delta")
-    e[i]["item_id"] = "msg_other"
-    return e, i
+case("index-mismatch", "names item_id 'msg_other'")(
+    setting("delta_names_another_item_id", "response.output_text.delta", 0, item_id="msg_other"))
 
 
-@case("index-mismatch", "has output_index 0, but its item_id")
-def _delta_names_another_output_index(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_text.delta")
-    e[i]["output_index"] = 0  # item 0 is done; the item_id says where the delta belongs
-    return e, i
+# item 0 is done; the item_id says where the delta belongs
+case("index-mismatch", "has output_index 0, but its item_id")(
+    setting("delta_names_another_output_index", "response.output_text.delta", 0, output_index=0))
 
 
 @case("index-mismatch", "has output_index 9")
@@ -413,32 +433,22 @@ def _delta_output_index_out_of_range(e: list[Json]) -> tuple[list[Any], int]:
     return e, i
 
 
-@case("index-mismatch", "has content_index 1, but the open part of item")
-def _delta_content_index_wrong(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_text.delta", 1)
-    e[i]["content_index"] = 1  # part 0 is open, part 1 not yet added
-    return e, i
+# part 0 is open, part 1 not yet added
+case("index-mismatch", "has content_index 1, but the open part of item")(
+    setting("delta_content_index_wrong", "response.output_text.delta", 1, content_index=1))
 
 
-@case("index-mismatch", "output_item.added has output_index 7; the next item is 1")
-def _item_added_output_index_wrong(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.added", 1)
-    e[i]["output_index"] = 7
-    return e, i
+case("index-mismatch", "output_item.added has output_index 7; the next item is 1")(
+    setting("item_added_output_index_wrong", "response.output_item.added", 1, output_index=7))
 
 
-@case("index-mismatch", "has content_index 3; the next part is 0")
-def _part_added_content_index_wrong(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.content_part.added", 1)
-    e[i]["content_index"] = 3
-    return e, i
+case("index-mismatch", "has content_index 3; the next part is 0")(
+    setting("part_added_content_index_wrong", "response.content_part.added", 1, content_index=3))
 
 
-@case("index-mismatch", "annotation_index 2; the next annotation is 0")
-def _annotation_index_wrong(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_text.annotation.added")
-    e[i]["annotation_index"] = 2
-    return e, i
+case("index-mismatch", "annotation_index 2; the next annotation is 0")(
+    setting("annotation_index_wrong", "response.output_text.annotation.added", 0,
+            annotation_index=2))
 
 
 @case("index-mismatch", "response.output_text.delta targets a refusal part")
@@ -448,46 +458,31 @@ def _delta_of_the_wrong_kind(e: list[Json]) -> tuple[list[Any], int]:
     return e, i
 
 
-@case("index-mismatch", "output_item.done carries item 'fc_renamed'")
-def _item_done_carries_another_id(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 2)
-    also_terminal(e, i, lambda item: item.update(id="fc_renamed"))
-    return e, i
+case("index-mismatch", "output_item.done carries item 'fc_renamed'")(
+    changing_item("item_done_carries_another_id", "response.output_item.done", 2,
+                  lambda item: item.update(id="fc_renamed")))
 
 
-@case("done-mismatch", 'response.output_text.done text "Hello?" differs')
-def _text_done_differs(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_text.done")
-    e[i]["text"] = "Hello?"  # the part.done and item.done still agree with the deltas
-    return e, i
+# the part.done and item.done still agree with the deltas
+case("done-mismatch", 'response.output_text.done text "Hello?" differs')(
+    setting("text_done_differs", "response.output_text.done", 0, text="Hello?"))
 
 
-@case("done-mismatch", "response.refusal.done text")
-def _refusal_done_differs(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.refusal.done")
-    e[i]["refusal"] = "No."
-    return e, i
+case("done-mismatch", "response.refusal.done text")(
+    setting("refusal_done_differs", "response.refusal.done", 0, refusal="No."))
 
 
-@case("done-mismatch", "response.reasoning_summary_text.done text")
-def _summary_done_differs(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.reasoning_summary_text.done")
-    e[i]["text"] = "Something else."
-    return e, i
+case("done-mismatch", "response.reasoning_summary_text.done text")(
+    setting("summary_done_differs", "response.reasoning_summary_text.done", 0,
+            text="Something else."))
 
 
-@case("done-mismatch", "response.reasoning.done text")
-def _reasoning_done_differs(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.reasoning.done")
-    e[i]["text"] = "Something else."
-    return e, i
+case("done-mismatch", "response.reasoning.done text")(
+    setting("reasoning_done_differs", "response.reasoning.done", 0, text="Something else."))
 
 
-@case("done-mismatch", 'function_call_arguments.done "{}" differs')
-def _arguments_done_differ(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.function_call_arguments.done")
-    e[i]["arguments"] = "{}"
-    return e, i
+case("done-mismatch", 'function_call_arguments.done "{}" differs')(
+    setting("arguments_done_differ", "response.function_call_arguments.done", 0, arguments="{}"))
 
 
 @case("done-mismatch", "response.content_part.done: part text")
@@ -504,68 +499,50 @@ def _part_done_drops_the_annotation(e: list[Json]) -> tuple[list[Any], int]:
     return e, i
 
 
-@case("done-mismatch", "output_item.done content[1]: part text")
-def _item_done_text_differs(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 1)
-    also_terminal(e, i, lambda item: item["content"][1].update(refusal="No."))
-    return e, i
+case("done-mismatch", "output_item.done content[1]: part text")(
+    changing_item("item_done_text_differs", "response.output_item.done", 1,
+                  lambda item: item["content"][1].update(refusal="No.")))
 
 
-@case("done-mismatch", "output_item.done summary[0]: part text")
-def _item_done_summary_differs(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 0)
-    also_terminal(e, i, lambda item: item["summary"][0].update(text="Other."))
-    return e, i
+case("done-mismatch", "output_item.done summary[0]: part text")(
+    changing_item("item_done_summary_differs", "response.output_item.done", 0,
+                  lambda item: item["summary"][0].update(text="Other.")))
 
 
-@case("done-mismatch", "output_item.done has 1 content parts; the stream built 2")
-def _item_done_drops_a_part(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 1)
-    also_terminal(e, i, lambda item: item["content"].pop())
-    return e, i
+case("done-mismatch", "output_item.done has 1 content parts; the stream built 2")(
+    changing_item("item_done_drops_a_part", "response.output_item.done", 1,
+                  lambda item: item["content"].pop()))
 
 
-@case("done-mismatch", "output_item.done arguments")
-def _item_done_arguments_differ(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 2)
-    also_terminal(e, i, lambda item: item.update(arguments="{}"))
-    return e, i
+case("done-mismatch", "output_item.done arguments")(
+    changing_item("item_done_arguments_differ", "response.output_item.done", 2,
+                  lambda item: item.update(arguments="{}")))
 
 
-@case("item-open", "item 3 (acme:web_search_call")
-def _last_item_done_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 3)
-    return renumber(e[:i] + e[i + 1 :]), i  # named at the terminal that took its place
+# named at the terminal that took its place
+case("item-open", "item 3 (acme:web_search_call")(
+    dropping("last_item_done_dropped", "response.output_item.done", 3))
 
 
-@case("item-open", "item 0 (reasoning")
-def _first_item_done_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 0)
-    return renumber(e[:i] + e[i + 1 :]), i  # named at the next output_item.added
+# named at the next output_item.added
+case("item-open", "item 0 (reasoning")(
+    dropping("first_item_done_dropped", "response.output_item.done", 0))
 
 
-@case("item-open", "content part 0 of item msg_")
-def _text_part_done_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.content_part.done", 1)
-    return renumber(e[:i] + e[i + 1 :]), i
+case("item-open", "content part 0 of item msg_")(
+    dropping("text_part_done_dropped", "response.content_part.done", 1))
 
 
-@case("item-open", "content part 1 of item msg_")
-def _refusal_part_done_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.content_part.done", 2)
-    return renumber(e[:i] + e[i + 1 :]), i
+case("item-open", "content part 1 of item msg_")(
+    dropping("refusal_part_done_dropped", "response.content_part.done", 2))
 
 
-@case("item-open", "summary part 0 of item rs_")
-def _summary_part_done_dropped(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.reasoning_summary_part.done")
-    return renumber(e[:i] + e[i + 1 :]), i
+case("item-open", "summary part 0 of item rs_")(
+    dropping("summary_part_done_dropped", "response.reasoning_summary_part.done", 0))
 
 
-@case("item-open", "still open at response.incomplete", status="incomplete")
-def _incomplete_item_never_done(e: list[Json]) -> tuple[list[Any], int]:
-    i = at(e, "response.output_item.done", 3)
-    return renumber(e[:i] + e[i + 1 :]), i
+case("item-open", "still open at response.incomplete", status="incomplete")(
+    dropping("incomplete_item_never_done", "response.output_item.done", 3))
 
 
 @case("terminal-count", "no terminal event")

@@ -48,8 +48,19 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def _shown(out: str) -> tuple[list[float], str]:
     """The offsets (ms) and the bytes ``ormock show`` printed."""
     offsets = [float(m) for m in re.findall(r"^--- \+([0-9.]+) ms", out, re.M)]
-    body = "".join(line for line in out.splitlines(keepends=True) if not line.startswith("--- +"))
+    body = "".join(line for line in out.splitlines(keepends=True) if not line.startswith("--- "))
     return offsets, body
+
+
+def _header(out: str) -> tuple[str, dict[str, object]]:
+    """The scenario line and the request ``ormock show`` printed above the bytes."""
+    scenario, request = out.splitlines()[:2]
+    assert scenario.startswith("--- scenario ") and request.startswith("--- request {")
+    return scenario.removeprefix("--- scenario "), json.loads(request.removeprefix("--- request "))
+
+
+def _after_header(out: str) -> str:
+    return out.split("\n", 2)[2]
 
 
 # -- ormock scenarios ---------------------------------------------------------------------------
@@ -110,11 +121,59 @@ def test_show_prints_the_exact_bytes_the_server_sends(
     status, out, _ = run(capsys, "show", "text")
     assert status == 0
     offsets, body = _shown(out)
-    served = http.post("/responses", headers={"X-Ormock-Scenario": "text"},
-                       json={"model": "gpt-4o-mini", "input": "Hello", "stream": True})
+    assert _header(out) == ("text, step 1 of 1, seed 0",
+                            {"model": "ormock-1", "input": "Hello", "stream": True})
+    served = http.post("/responses", headers={"X-Ormock-Scenario": "text"}, json=_header(out)[1])
     assert body.encode() == served.content
     assert set(offsets) == {0.0} and len(offsets) == body.count("\n\n")
     assert check_stream(body).ok
+
+
+REQUEST_FILE = {"model": "gpt-5", "instructions": "Be brief.", "stream": True,
+                "input": [{"role": "user", "content": "What is the weather in Paris?"}]}
+
+
+@pytest.mark.parametrize(("argv", "request_sent"), [
+    ([], {"model": "ormock-1", "input": "Hello", "stream": True}),
+    (["--input", "Tell me a story about a lighthouse"],
+     {"model": "ormock-1", "input": "Tell me a story about a lighthouse", "stream": True}),
+    (["--request", '{"model": "gpt-4.1", "input": "Hi", "temperature": 0.2}', "--model", "m"],
+     {"model": "m", "input": "Hi", "temperature": 0.2, "stream": True}),
+    (["--request", "@FILE"], REQUEST_FILE),
+    (["--request", '{"model": "ormock-1", "input": "Hi", "stream": false}'],
+     {"model": "ormock-1", "input": "Hi", "stream": False}),
+], ids=["default", "input", "request-and-model", "request-file", "not-streamed"])
+def test_show_prints_what_a_fresh_server_sends_for_the_request(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
+    request_sent: dict[str, object],
+) -> None:
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(REQUEST_FILE))
+    argv = [f"@{path}" if a == "@FILE" else a for a in argv]
+    status, out, err = run(capsys, "show", "text", *argv)
+    assert (status, err) == (0, "")
+    assert _header(out) == ("text, step 1 of 1, seed 0", request_sent)
+    with OrmockServer(seed=0, speed=0) as fresh:  # its first request, as show's engine is fresh
+        served = httpx.post(fresh.base_url + "/responses", json=request_sent,
+                            headers={"X-Ormock-Scenario": "text"})
+    assert served.status_code == 200
+    shown = _shown(out)[1]
+    if request_sent["stream"]:
+        assert shown.encode() == served.content  # ids included
+        assert check_stream(shown).ok
+    else:
+        assert shown.encode() == served.content + b"\n"
+        assert json.loads(shown)["output"][0]["content"][0]["text"]
+
+
+def test_show_depends_on_the_request(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text scenario's words come from the request: another input, other deltas."""
+    bodies = set()
+    for text in ("Hello", "What is the capital of France?", "Write me a long poem please"):
+        status, out, _ = run(capsys, "show", "text", "--input", text)
+        assert status == 0
+        bodies.add(_shown(out)[1])
+    assert len(bodies) == 3
 
 
 def test_show_lists_each_events_planned_offset(capsys: pytest.CaptureFixture[str],
@@ -126,7 +185,7 @@ def test_show_lists_each_events_planned_offset(capsys: pytest.CaptureFixture[str
     offsets, body = _shown(out)
     assert offsets[:2] == [500.0, 520.0]
     assert offsets == sorted(offsets) and len(offsets) == body.count("\n\n")
-    assert out.startswith("--- +500.0 ms\nevent: response.created\ndata: {")
+    assert _after_header(out).startswith("--- +500.0 ms\nevent: response.created\ndata: {")
     assert out.endswith("data: [DONE]\n\n")
     docs = (ROOT / "docs" / "scenarios.md").read_text()
     assert "--- +500.0 ms\nevent: response.created\n" in docs
@@ -170,13 +229,28 @@ def test_show_a_literal_sse_body(capsys: pytest.CaptureFixture[str], tmp_path: P
                     f'      sse: "{sse}"\n')
     status, out, _ = run(capsys, "show", str(path))
     assert status == 0
-    assert out == "--- +0.0 ms\nevent: response.created\ndata: {not json\n\ndata: [DONE]\n\n"
+    assert _after_header(out) == (
+        "--- +0.0 ms\nevent: response.created\ndata: {not json\n\ndata: [DONE]\n\n")
 
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["show", "txet"], "ormock: no scenario named 'txet' (did you mean 'text'?)"),
     (["show", "text", "--step", "2"], "ormock: text has 1 steps"),
     (["show", "/nowhere/x.yaml"], "ormock: /nowhere/x.yaml: scenario file not found"),
+    (["show", "text", "--request", "{model: m}"],
+     "ormock: --request: not JSON (Expecting property name enclosed in double quotes: line 1 "
+     "column 2 (char 1)); give a JSON object such as '{\"model\": \"ormock-1\", \"input\": "
+     "\"Hello\"}', or @FILE to read it from a file"),
+    (["show", "text", "--request", "@/nowhere/request.json"],
+     "ormock: --request: cannot read /nowhere/request.json (No such file or directory); after @ "
+     "give the path of a file that holds the request body"),
+    (["show", "text", "--request", "[]"],
+     "ormock: --request: a request body is a JSON object such as '{\"model\": \"ormock-1\", "
+     "\"input\": \"Hello\"}', not an array"),
+    (["show", "text", "--request", '{"input": "x"}'],
+     "ormock: --request: 'model' is required"),
+    (["show", "text", "--request", '{"model": "m", "input": "x", "previous_response_id": "r"}'],
+     "ormock: --request: Previous response with id 'r' not found"),
 ])
 def test_show_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     status, out, err = run(capsys, *argv)
@@ -319,8 +393,8 @@ def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch
         def __init__(self, config: uvicorn.Config) -> None:
             seen.append(config)
 
-        def run(self) -> None:
-            pass
+        def run(self, sockets: list[object] | None = None) -> None:
+            assert sockets is not None  # the socket OrmockServer bound
 
     def run_with_defaults(*args: object, **kwargs: object) -> None:
         raise AssertionError("uvicorn.run reads proxy headers unless told not to")
@@ -331,7 +405,7 @@ def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch
     status, _, _ = run(capsys, "serve", "--port", "0")
     (config,) = seen
     assert status == 0 and config.proxy_headers is False
-    assert (config.host, config.port) == ("127.0.0.1", 0)
+    assert config.host == "127.0.0.1" and config.port > 0  # --port 0: a free port, bound
 
 
 @pytest.mark.parametrize(("where", "raised", "said"), [
@@ -358,3 +432,26 @@ def test_a_plugin_interrupted_by_ctrl_c_is_interrupted(tmp_path: Path) -> None:
     plugin.write_text("def register(registry):\n    raise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         OrmockServer(plugins=[str(plugin)])
+
+
+def test_serve_exits_3_when_the_port_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, out, err = run(capsys, "serve", "--port", str(port))
+    assert (status, out) == (3, "")
+    assert err.startswith(f"ormock: cannot listen on 127.0.0.1:{port} (")
+
+
+def test_serve_profile_choices_are_the_profiles(capsys: pytest.CaptureFixture[str]) -> None:
+    from ormock.protocol.profile import PROFILES
+
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--profile", "nope"])
+    choices = ", ".join(repr(name) for name in PROFILES)
+    assert exited.value.code == 2
+    assert f"(choose from {choices})" in capsys.readouterr().err
+

@@ -204,8 +204,8 @@ def test_finding7_deep_mapping_through_engine_use() -> None:
 # -- one clear message per mistake, with file and line ---------------------------------------
 
 
-def test_wrong_key_suggests_the_near_miss(tmp_path: Path) -> None:
-    text = """\
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("""\
 name: weather
 steps:
   - match:
@@ -213,13 +213,74 @@ steps:
     reply:
       items:
         - message: hi
-"""
-    assert _documented(_error(text, tmp_path)) == (
-        "bad.yaml:4: steps[0].match.modle: unknown key 'modle' (did you mean 'model'?); known "
-        "keys: function_call_output, headers, input, input_contains, input_regex, "
-        "instructions_contains, metadata, model, model_regex, nth, previous_response_id, "
-        "stream, tool_choice, tools"
-    )
+""",
+     "bad.yaml:4: steps[0].match.modle: unknown key 'modle' (did you mean 'model'?); known "
+     "keys: function_call_output, headers, input, input_contains, input_regex, "
+     "instructions_contains, metadata, model, model_regex, nth, previous_response_id, "
+     "stream, tool_choice, tools",
+     id="wrong_key_suggests_the_near_miss"),
+    pytest.param("""\
+name: weather
+steps:
+  - reply:
+      items:
+        - message: hi
+     status: completed
+""",
+     "bad.yaml:6: YAML syntax error: expected <block end>, but found '<block mapping "
+     "start>' (check the indentation of this line and the one before it)",
+     id="bad_indentation_is_a_syntax_error_on_its_line"),
+    pytest.param("""\
+name: weather
+steps:
+  - reply:
+    items:
+      - message: hi
+""",
+     "bad.yaml:4: steps[0].items: unknown key 'items' ('items' belongs under 'reply': is it "
+     "indented too little?); known keys: match, name, reply, times",
+     id="too_little_indentation_says_where_the_key_belongs"),
+    pytest.param("""\
+name: weather
+steps:
+  - match:
+      input_contains: weather
+    match:
+      tools: [get_weather]
+    reply: {}
+""",
+     "bad.yaml:5: steps[0].match: duplicate key 'match' (also on line 3); YAML would keep "
+     "only the last one",
+     id="a_duplicate_key_is_refused"),
+    pytest.param("""\
+name: weather
+steps:
+  - reply:
+      items:
+        - message: hi
+        - fuction_call: {name: get_weather}
+""",
+     "bad.yaml:6: steps[0].reply.items[1].fuction_call: unknown item type 'fuction_call' "
+     "(did you mean 'function_call'?); an item is one of function_call, message, "
+     "reasoning, refusal, vendor_item",
+     id="unknown_item_type"),
+    pytest.param("""\
+name: weather
+steps:
+  - reply:
+      items:
+        - function_call:
+            name: get_weather
+            arguments:
+              city: "{{ faker.citty() }}"
+""",
+     "bad.yaml:8: steps[0].reply.items[0].function_call.arguments.city: template error: "
+     "faker has no provider 'citty' (try sentence, word, name, city)",
+     id="template_error"),
+])
+def test_a_mistake_docs_show(tmp_path: Path, text: str, expected: str) -> None:
+    """Each of these messages appears in docs/scenarios.md as it is."""
+    assert _documented(_error(text, tmp_path)) == expected
 
 
 def test_wrong_key_in_a_reply(tmp_path: Path) -> None:
@@ -273,51 +334,6 @@ def test_wrong_type_or_value(tmp_path: Path, text: str, expected: str) -> None:
         _documented(expected)
 
 
-def test_bad_indentation_is_a_syntax_error_on_its_line(tmp_path: Path) -> None:
-    text = """\
-name: weather
-steps:
-  - reply:
-      items:
-        - message: hi
-     status: completed
-"""
-    assert _documented(_error(text, tmp_path)) == (
-        "bad.yaml:6: YAML syntax error: expected <block end>, but found '<block mapping "
-        "start>' (check the indentation of this line and the one before it)"
-    )
-
-
-def test_too_little_indentation_says_where_the_key_belongs(tmp_path: Path) -> None:
-    text = """\
-name: weather
-steps:
-  - reply:
-    items:
-      - message: hi
-"""
-    assert _documented(_error(text, tmp_path)) == (
-        "bad.yaml:4: steps[0].items: unknown key 'items' ('items' belongs under 'reply': is it "
-        "indented too little?); known keys: match, name, reply, times"
-    )
-
-
-def test_a_duplicate_key_is_refused(tmp_path: Path) -> None:
-    text = """\
-name: weather
-steps:
-  - match:
-      input_contains: weather
-    match:
-      tools: [get_weather]
-    reply: {}
-"""
-    assert _documented(_error(text, tmp_path)) == (
-        "bad.yaml:5: steps[0].match: duplicate key 'match' (also on line 3); YAML would keep "
-        "only the last one"
-    )
-
-
 @pytest.mark.parametrize(("key", "message"), [
     ("200", "and YAML reads '200' as a number: put it in quotes"),
     ("yes", "and YAML reads 'yes' as true or false: put it in quotes"),
@@ -343,44 +359,11 @@ def test_a_mapping_with_a_number_as_key() -> None:
     assert str(caught.value) == "steps[0].1: unknown key '1'; known keys: match, name, reply, times"
 
 
-def test_unknown_item_type(tmp_path: Path) -> None:
-    text = """\
-name: weather
-steps:
-  - reply:
-      items:
-        - message: hi
-        - fuction_call: {name: get_weather}
-"""
-    assert _documented(_error(text, tmp_path)) == (
-        "bad.yaml:6: steps[0].reply.items[1].fuction_call: unknown item type 'fuction_call' "
-        "(did you mean 'function_call'?); an item is one of function_call, message, "
-        "reasoning, refusal, vendor_item"
-    )
-
-
 def test_an_item_has_exactly_one_type(tmp_path: Path) -> None:
     text = "name: w\nsteps:\n  - reply:\n      items:\n        - {message: a, refusal: b}\n"
     assert _error(text, tmp_path) == (
         "bad.yaml:5: steps[0].reply.items[0]: each item is a mapping with exactly one key "
         "naming its type (message, function_call, ...)"
-    )
-
-
-def test_template_error(tmp_path: Path) -> None:
-    text = """\
-name: weather
-steps:
-  - reply:
-      items:
-        - function_call:
-            name: get_weather
-            arguments:
-              city: "{{ faker.citty() }}"
-"""
-    assert _documented(_error(text, tmp_path)) == (
-        "bad.yaml:8: steps[0].reply.items[0].function_call.arguments.city: template error: "
-        "faker has no provider 'citty' (try sentence, word, name, city)"
     )
 
 

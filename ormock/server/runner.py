@@ -66,6 +66,7 @@ class OrmockServer:
         profile: str = "openresponses",
         plugins: Sequence[str] = (),
         log_level: str = "warning",
+        access_log: bool = False,
     ) -> None:
         load_entry_points()
         load_plugins(plugins)
@@ -89,8 +90,8 @@ class OrmockServer:
         self._socket.bind((host, port))
         self.host = host
         self.port: int = self._socket.getsockname()[1]
-        self._config = uvicorn_config(self.app, log_level=log_level, access_log=False,
-                                      timeout_graceful_shutdown=1)
+        self._config = uvicorn_config(self.app, log_level=log_level, access_log=access_log,
+                                      host=host, port=self.port, timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(self._config)
         self._thread: threading.Thread | None = None
 
@@ -121,7 +122,21 @@ class OrmockServer:
     def _run(self) -> None:
         self._server.run(sockets=[self._socket])
 
+    def serve_forever(self) -> None:
+        """Serve in this thread until stopped (Ctrl-C raises ``KeyboardInterrupt`` here once
+        the server has shut down); ``ormock serve`` runs this. ``RuntimeError`` if it could not
+        start."""
+        if self._thread is not None:
+            raise RuntimeError(f"ormock server on {self.url} already runs in the background")
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self._socket.close()
+        if not self._server.started:
+            raise RuntimeError(f"ormock server on {self.url} failed to start")
+
     def stop(self) -> None:
+        self._server.should_exit = True  # ends serve_forever() too
         if self._thread is None:
             self._socket.close()
             return
@@ -146,5 +161,5 @@ class OrmockServer:
 
     def __del__(self) -> None:
         sock: Any = getattr(self, "_socket", None)
-        if sock is not None and self._thread is None:
+        if sock is not None and getattr(self, "_thread", None) is None:  # bind may have failed
             sock.close()

@@ -1,0 +1,108 @@
+"""``ormock.engine.journal``: what a journal entry holds and how it reads as plain data,
+``summarize`` (a stream in a few flat tuples), masked headers, the terminal snapshot, and how a
+raw answer ended."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ormock import RawReply
+from ormock.engine.journal import JournalEntry, final_response, masked, raw_ended, summarize
+from ormock.protocol.secrets import MASK
+
+Json = dict[str, Any]
+
+
+def _stream() -> list[Json]:
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    call = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "f",
+            "arguments": "{}"}
+    return [
+        {"type": "response.created", "sequence_number": 0,
+         "response": {"id": "resp_1", "status": "in_progress"}},
+        {"type": "response.output_item.added", "sequence_number": 1, "item": message},
+        {"type": "response.output_text.delta", "sequence_number": 2, "delta": "Hi"},
+        {"type": "response.output_item.done", "sequence_number": 3, "item": message},
+        {"type": "response.output_item.added", "sequence_number": 4, "item": call},
+        {"type": "response.output_item.done", "sequence_number": 5, "item": call},
+        {"type": "response.completed", "sequence_number": 6,
+         "response": {"id": "resp_1", "status": "completed"}},
+    ]
+
+
+def test_summarize_keeps_types_numbers_delays_and_output_ids() -> None:
+    events = _stream()
+    sent = summarize(events, [0.5, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0])
+    assert sent.types == tuple(e["type"] for e in events)
+    assert sent.numbers == tuple(range(7))
+    assert sent.delays == (0.5, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0)
+    assert sent.output_ids == ("msg_1", "fc_1", "call_1")  # each once, call ids too
+    assert summarize(events, None).delays is None
+    assert summarize([], None).types == ()
+
+
+def test_an_entry_lists_its_events_with_their_offsets() -> None:
+    entry = JournalEntry("POST", "/v1/responses", {}, {"model": "m"})
+    assert entry.events == [] and entry.output_ids == []
+    entry.sent = summarize(_stream()[:3], [0.5, 0.02, 0.1])
+    assert entry.events == [
+        {"type": "response.created", "sequence_number": 0, "offset_ms": 500.0},
+        {"type": "response.output_item.added", "sequence_number": 1, "offset_ms": 520.0},
+        {"type": "response.output_text.delta", "sequence_number": 2, "offset_ms": 620.0},
+    ]
+    entry.sent = summarize(_stream(), None)  # unpaced: every offset is 0
+    assert {e["offset_ms"] for e in entry.events} == {0.0}
+    assert entry.output_ids == ["msg_1", "fc_1", "call_1"]
+
+
+def test_to_dict_is_plain_json_data() -> None:
+    body = {"model": "m", "input": [{"role": "user", "content": "x"}]}
+    entry = JournalEntry("POST", "/ns/v1/responses", {"x-trace": "t"}, body, at=1.25, size=64,
+                         status=200, stream=True, response_id="resp_1",
+                         response_status="completed", scenario="text", step=1,
+                         faults=["slow"], reply_headers={"retry-after": "1"},
+                         finished_at=1.5)
+    entry.sent = summarize(_stream(), None)
+    data = entry.to_dict()
+    assert json.loads(json.dumps(data)) == data
+    assert "sent" not in data
+    assert data == {
+        "method": "POST", "path": "/ns/v1/responses", "headers": {"x-trace": "t"},
+        "body": body, "at": 1.25, "size": 64, "status": 200, "stream": True,
+        "response_id": "resp_1", "response_status": "completed", "error": None,
+        "scenario": "text", "step": 1, "faults": ["slow"],
+        "reply_headers": {"retry-after": "1"}, "ended": "whole", "finished_at": 1.5,
+        "events": entry.events, "output_ids": ["msg_1", "fc_1", "call_1"],
+    }
+    data["headers"]["x-trace"] = "changed"
+    data["faults"].append("other")
+    assert entry.headers == {"x-trace": "t"} and entry.faults == ["slow"]  # copies
+    assert entry.json is body
+
+
+@pytest.mark.parametrize("name", ["Authorization", "x-api-key", "api-key", "cookie",
+                                  "x-my-token", "x-client-secret", "openai-organization"])
+def test_masked_hides_secret_headers(name: str) -> None:
+    headers = {name: "Bearer sk-live-0123456789", "x-trace": "t1", "content-type": "a/b"}
+    assert masked(headers) == {name: MASK, "x-trace": "t1", "content-type": "a/b"}
+
+
+def test_final_response_is_the_terminal_snapshot() -> None:
+    events = _stream()
+    assert final_response(events) == {"id": "resp_1", "status": "completed"}
+    assert final_response(events[:-1]) is None  # in_progress is not terminal
+    failed = {"type": "response.failed", "response": {"id": "r", "status": "failed"}}
+    assert final_response([*events[:3], failed]) == {"id": "r", "status": "failed"}
+
+
+@pytest.mark.parametrize(("reply", "ended"), [
+    (RawReply(200, b'{"id": "resp_1"}'), "whole"),
+    (RawReply(200, b'{"id": "resp_'), "truncated"),
+    (RawReply(500, b"not json"), "whole"),  # an error answer, however it reads
+    (RawReply(200, b"data: x", content_type="text/event-stream"), "whole"),
+])
+def test_raw_ended(reply: RawReply, ended: str) -> None:
+    assert raw_ended(reply) == ended

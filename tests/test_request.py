@@ -1,0 +1,177 @@
+"""``ormock.protocol.request.parse_request``: the loose input forms a request may take, the
+fault each bad field is (its ``param`` and ``code``), and what the Response echoes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.request import parse_request
+
+WEATHER = {
+    "type": "function", "name": "get_weather", "description": "The weather in a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]},
+}
+
+
+def _fault(body: Any) -> OpenResponsesError:
+    with pytest.raises(OpenResponsesError) as raised:
+        parse_request(body)
+    return raised.value
+
+
+# -- loose input forms --------------------------------------------------------------------------
+
+
+def test_a_string_input_is_one_user_message() -> None:
+    request = parse_request({"model": "m", "input": "Hello"})
+    assert request.input == [{"type": "message", "role": "user", "content": "Hello"}]
+    assert request.model == "m" and request.stream is False
+    assert request.previous_response_id is None
+
+
+def test_no_input_is_an_empty_list() -> None:
+    assert parse_request({"model": "m"}).input == []
+
+
+def test_a_message_may_lack_its_type_and_have_parts() -> None:
+    parts = [{"type": "input_text", "text": "Hi"}]
+    request = parse_request({"model": "m", "input": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": parts},
+    ]})
+    assert request.input == [
+        {"type": "message", "role": "system", "content": "Be brief."},
+        {"type": "message", "role": "user", "content": parts},
+    ]
+
+
+def test_items_other_than_messages_are_kept_as_given() -> None:
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
+    vendor = {"type": "acme:search_call", "query": "x"}
+    request = parse_request({"model": "m", "input": [call, output, vendor]})
+    assert request.input == [call, output, vendor]
+
+
+def test_a_continuation_needs_no_model() -> None:
+    request = parse_request({"previous_response_id": "resp_1", "input": "more"})
+    assert request.model is None and request.previous_response_id == "resp_1"
+    assert "model" not in request.echo
+
+
+def test_stream_true() -> None:
+    assert parse_request({"model": "m", "stream": True}).stream is True
+
+
+def test_the_echo_holds_what_the_response_repeats() -> None:
+    request = parse_request({
+        "model": "m", "instructions": "Be brief.", "temperature": 1, "top_p": 0.5,
+        "store": False, "metadata": {"k": "v"}, "max_output_tokens": 16,
+        "text": {"format": {"type": "json_schema", "name": "out", "schema": {"type": "object"}}},
+        "reasoning": {"effort": "low"}, "truncation": "auto",
+    })
+    echo = request.echo
+    assert echo["model"] == "m" and echo["instructions"] == "Be brief."
+    assert echo["temperature"] == 1.0 and isinstance(echo["temperature"], float)
+    assert echo["top_p"] == 0.5 and echo["store"] is False
+    assert echo["metadata"] == {"k": "v"} and echo["max_output_tokens"] == 16
+    assert echo["text"] == {"format": {"type": "json_schema", "name": "out",
+                                       "description": None, "schema": None, "strict": False}}
+    assert echo["reasoning"] == {"effort": "low", "summary": None}
+    assert echo["truncation"] == "auto"
+    assert echo["tool_choice"] == "auto" and echo["tools"] == []
+
+
+# -- tools --------------------------------------------------------------------------------------
+
+
+def test_a_function_tool_with_parameters() -> None:
+    request = parse_request({"model": "m", "input": "Weather?", "tools": [
+        {**WEATHER, "strict": True}, {"type": "web_search"}],
+        "tool_choice": {"type": "function", "name": "get_weather"}})
+    assert request.function_tools == [{**WEATHER, "strict": True}]
+    assert request.echo["tools"] == [{**WEATHER, "strict": True}, {"type": "web_search"}]
+    assert request.tool_choice == {"type": "function", "name": "get_weather"}
+
+
+def test_allowed_tools_choice_is_normalised() -> None:
+    request = parse_request({"model": "m", "tools": [WEATHER], "tool_choice": {
+        "type": "allowed_tools", "tools": [{"type": "function", "name": "get_weather"}]}})
+    assert request.tool_choice == {"type": "allowed_tools", "mode": "auto",
+                                   "tools": [{"type": "function", "name": "get_weather"}]}
+
+
+def test_invalid_tool_parameters_name_where() -> None:
+    error = _fault({"model": "m", "tools": [
+        {**WEATHER, "parameters": {"type": "object", "properties": {"city": {"type": 3}}}}]})
+    assert error.code == "invalid_function_parameters"
+    assert error.param is not None and error.param.startswith("tools[0].parameters")
+
+
+# -- faults: each field's param and code --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("body", "param", "code"), [
+    ([], None, "invalid_json"),
+    ({"input": "x"}, "model", "missing_required_parameter"),
+    ({"model": ""}, "model", "invalid_value"),
+    ({"model": 3}, "model", "invalid_type"),
+    ({"model": "m", "previous_response_id": 1}, "previous_response_id", "invalid_type"),
+    ({"model": "m", "input": 3}, "input", "invalid_type"),
+    ({"model": "m", "input": ["x"]}, "input[0]", "invalid_type"),
+    ({"model": "m", "input": [{"type": "nope"}]}, "input[0].type", "invalid_value"),
+    ({"model": "m", "input": [{"type": 1}]}, "input[0].type", "invalid_type"),
+    ({"model": "m", "input": [{"role": "robot", "content": "x"}]}, "input[0].role",
+     "invalid_value"),
+    ({"model": "m", "input": [{"role": "user", "content": 1}]}, "input[0].content",
+     "invalid_type"),
+    ({"model": "m", "input": [{"role": "user", "content": [{"type": "x"}]}]},
+     "input[0].content[0].type", "invalid_value"),
+    ({"model": "m", "input": [{"type": "function_call_output", "output": "x"}]},
+     "input[0].call_id", "missing_required_parameter"),
+    ({"model": "m", "input": [{"type": "function_call", "call_id": "c", "name": "f"}]},
+     "input[0].arguments", "missing_required_parameter"),
+    ({"model": "m", "stream": "yes"}, "stream", "invalid_type"),
+    ({"model": "m", "store": 1}, "store", "invalid_type"),
+    ({"model": "m", "background": True}, "background", "unsupported_parameter"),
+    ({"model": "m", "temperature": 3}, "temperature", "invalid_value"),
+    ({"model": "m", "temperature": True}, "temperature", "invalid_type"),
+    ({"model": "m", "top_logprobs": 1.5}, "top_logprobs", "invalid_type"),
+    ({"model": "m", "max_output_tokens": 8}, "max_output_tokens", "integer_below_min_value"),
+    ({"model": "m", "max_tool_calls": 0}, "max_tool_calls", "integer_below_min_value"),
+    ({"model": "m", "truncation": "never"}, "truncation", "invalid_value"),
+    ({"model": "m", "instructions": 1}, "instructions", "invalid_type"),
+    ({"model": "m", "metadata": {"k": 1}}, "metadata.k", "invalid_type"),
+    ({"model": "m", "metadata": {str(i): "v" for i in range(17)}}, "metadata", "invalid_value"),
+    ({"model": "m", "text": {"format": {"type": "xml"}}}, "text.format.type", "invalid_value"),
+    ({"model": "m", "text": {"format": {"type": "json_schema", "schema": {}}}},
+     "text.format.name", "missing_required_parameter"),
+    ({"model": "m", "text": {"verbosity": "loud"}}, "text.verbosity", "invalid_value"),
+    ({"model": "m", "reasoning": {"effort": "max"}}, "reasoning.effort", "invalid_value"),
+    ({"model": "m", "include": [1]}, "include[0]", "invalid_type"),
+    ({"model": "m", "tools": {}}, "tools", "invalid_type"),
+    ({"model": "m", "tools": [{"type": "function"}]}, "tools[0].name",
+     "missing_required_parameter"),
+    ({"model": "m", "tools": [WEATHER, WEATHER]}, "tools[1].name", "duplicate_tool"),
+    ({"model": "m", "tools": [{}]}, "tools[0].type", "missing_required_parameter"),
+    ({"model": "m", "tool_choice": "always"}, "tool_choice", "invalid_value"),
+    ({"model": "m", "tool_choice": "required"}, "tool_choice", "invalid_value"),
+    ({"model": "m", "tool_choice": {"type": "function", "name": "f"}}, "tool_choice",
+     "unknown_tool"),
+    ({"model": "m", "tools": [WEATHER], "tool_choice": {
+        "type": "allowed_tools", "tools": [{"name": "f"}]}}, "tool_choice.tools[0]",
+     "unknown_tool"),
+    ({"model": "m", "tools": [WEATHER], "tool_choice": {
+        "type": "allowed_tools", "tools": [], "mode": "none"}}, "tool_choice.mode",
+     "invalid_value"),
+    ({"model": "m", "tool_choice": {"type": "mcp"}}, "tool_choice.type", "invalid_value"),
+])
+def test_each_fault_names_its_field(body: Any, param: str | None, code: str) -> None:
+    error = _fault(body)
+    assert (error.param, error.code, error.type, error.status) == (
+        param, code, "invalid_request", 400)
+    assert error.message.endswith((".", ")")), error.message  # a sentence saying what to change
