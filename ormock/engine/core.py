@@ -36,6 +36,7 @@ from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.sse import encode_json
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import count_tokens
+from ormock.protocol.types import Json
 from ormock.scenario import (
     RequestView,
     Scenario,
@@ -52,7 +53,6 @@ from ormock.scenario.selection import Miss
 
 __all__ = ["Engine"]
 
-Json = dict[str, Any]
 SCENARIO_HEADER = "x-ormock-scenario"
 MODEL_PREFIX = "ormock:"
 

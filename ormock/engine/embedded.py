@@ -14,7 +14,6 @@ import hashlib
 import json
 import random
 import re
-from typing import Any
 
 from faker import Faker
 
@@ -29,11 +28,11 @@ from ormock.protocol.plan import (
 )
 from ormock.protocol.request import ResponseRequest
 from ormock.protocol.tokens import count_tokens, split_tokens
+from ormock.protocol.types import Json
 from ormock.scenario.fakes import shared_faker
 
 __all__ = ["content_seed", "default_plan", "input_text"]
 
-Json = dict[str, Any]
 
 _PLACE = re.compile(r"\b(?:in|at|for|from|to|near)\s+([A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*){0,3})")
 _PLACE_KEYS = ("location", "city", "place", "destination", "address", "region")

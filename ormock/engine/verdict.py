@@ -53,6 +53,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ormock.engine.journal import JournalEntry
+from ormock.protocol.types import Json
 
 __all__ = ["CODES", "Finding", "Rules", "Verdict", "assert_resilient", "judge", "rules_from"]
 
@@ -70,7 +71,6 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _DROPPED = frozenset({"closed", "reset", "stalled"})
 _CUT = frozenset({"truncated", "closed", "reset", "stalled"})
 _IGNORED_KEYS = frozenset({"stream", "stream_options"})
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from ormock.protocol.errors import ERROR_STATUS
 from ormock.protocol.response import usage_object
 from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
+from ormock.protocol.types import Json
 
 __all__ = ["FailMidstream", "Incomplete", "body_end", "final_response", "renumbered"]
 
-Json = dict[str, Any]
 _DELTAS = frozenset({ev.TEXT_DELTA, ev.REFUSAL_DELTA, ev.REASONING_DELTA, ev.SUMMARY_DELTA,
                      ev.ARGS_DELTA})
 # a text .done event -> the field holding the whole text

@@ -13,10 +13,10 @@ from ormock.faults.base import EVENTS, NUMBERING, Fault, Param, register
 from ormock.faults.endings import body_end, renumbered
 from ormock.protocol import events as ev
 from ormock.protocol.items import vendor_item
+from ormock.protocol.types import Json
 
 __all__ = ["BrokenSequence", "VendorEvent", "VendorItem", "delta_pairs", "pick_pair"]
 
-Json = dict[str, Any]
 _DELTAS = frozenset({ev.TEXT_DELTA, ev.REFUSAL_DELTA, ev.REASONING_DELTA, ev.SUMMARY_DELTA,
                      ev.ARGS_DELTA})
 

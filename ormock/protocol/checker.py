@@ -17,10 +17,10 @@ from ormock.protocol import events as ev
 from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.schema import schema_errors
 from ormock.protocol.sse import SSEMessage, parse_sse
+from ormock.protocol.types import Json
 
 __all__ = ["RULES", "ProtocolError", "StreamReport", "Violation", "check_stream", "fold_events"]
 
-Json = dict[str, Any]
 
 RULES: dict[str, str] = {
     "first-event": "the first event is response.created",

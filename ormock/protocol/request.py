@@ -13,10 +13,10 @@ from typing import Any
 from ormock.protocol.errors import invalid
 from ormock.protocol.events import is_vendor_type
 from ormock.protocol.tool_schema import check_parameters
+from ormock.protocol.types import Json
 
 __all__ = ["ResponseRequest", "parse_request"]
 
-Json = dict[str, Any]
 
 ROLES = ("user", "assistant", "system", "developer")
 INPUT_PART_TYPES = frozenset(

@@ -12,12 +12,12 @@ from functools import lru_cache
 from typing import Any
 
 from ormock.protocol.checker import RULES
+from ormock.protocol.types import Json
 from ormock.scenario.matching import CHECKS
 from ormock.scenario.source import Lines
 
 __all__ = ["scenario_schema", "schema_text", "validate"]
 
-Json = dict[str, Any]
 
 _STRINGS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 _TEXT_LIST = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
