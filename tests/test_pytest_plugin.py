@@ -561,7 +561,7 @@ def test_faults_from_the_marker_and_from_use(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=5, errors=2)
     result.stdout.fnmatch_lines([
         "ormock: @pytest.mark.ormock(...) could not be applied: faults?0?: unknown fault "
-        "'http_eror'; did you mean 'http_error'? (known faults: *)",
+        "'http_eror' (did you mean 'http_error'?); known faults: *",
         "ormock: @pytest.mark.ormock(...) could not be applied: chaos spec 'rate=lots': rate "
         "must be a number from 0 to 1, not 'lots'",
     ])
