@@ -455,7 +455,7 @@ def _item_done_carries_another_id(e: list[Json]) -> tuple[list[Any], int]:
     return e, i
 
 
-@case("done-mismatch", 'response.output_text.done text "Hello?" differs')
+@case("done-mismatch", "response.output_text.done text 'Hello?' differs")
 def _text_done_differs(e: list[Json]) -> tuple[list[Any], int]:
     i = at(e, "response.output_text.done")
     e[i]["text"] = "Hello?"  # the part.done and item.done still agree with the deltas
@@ -483,7 +483,7 @@ def _reasoning_done_differs(e: list[Json]) -> tuple[list[Any], int]:
     return e, i
 
 
-@case("done-mismatch", 'function_call_arguments.done "{}" differs')
+@case("done-mismatch", "function_call_arguments.done '{}' differs")
 def _arguments_done_differ(e: list[Json]) -> tuple[list[Any], int]:
     i = at(e, "response.function_call_arguments.done")
     e[i]["arguments"] = "{}"
