@@ -18,7 +18,7 @@ from typing import Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamCache, StreamTemplate
 from ormock.engine.capped import Capped
-from ormock.engine.embedded import default_plan, input_text
+from ormock.engine.embedded import default_plan
 from ormock.engine.journal import JournalEntry, final_response, record, summarize
 from ormock.engine.limits import Limits
 from ormock.engine.reply import RawReply, Reply
@@ -31,6 +31,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import Clock, IdFactory
 from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.request import ResponseRequest, parse_request
+from ormock.protocol.request import item_text as input_text  # _respond's name for it
 from ormock.protocol.response import new_response
 from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.sse import encode_json
@@ -419,14 +420,13 @@ def _no_match(misses: list[Miss]) -> OpenResponsesError:
 
 
 def _new_input_text(request: ResponseRequest) -> str:
-    return "\n".join(t for t in (input_text(i) for i in request.input
-                                 if i.get("type") == "message") if t)
+    return request.new_input_text
 
 
 def _view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
     return RequestView(
         model=request.model or "",
-        input_text=_new_input_text(request),
+        input_text=request.new_input_text,
         instructions=request.echo.get("instructions") or "",
         tools=[t["name"] for t in request.function_tools],
         tool_choice=request.tool_choice,
