@@ -164,7 +164,7 @@ class SessionSettings:
     ini_strict: bool = True
     scenarios_dir: Path | None = None
     plugins: tuple[str, ...] = ()
-    profile: str = "openresponses"
+    profile: str | None = None  # a profile name; None: the default
 
     @property
     def seed(self) -> int:
