@@ -62,7 +62,8 @@ class Engine:
 
     def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
         """``Engine(settings)``, or ``Engine(seed=3, ...)`` with ``Settings`` fields (over
-        ``settings`` when both are given)."""
+        ``settings`` when both are given). ``self.settings`` is what it was made with; the
+        attributes below are its live values (the pytest plugin sets ``seed`` and ``speed``)."""
         self.settings = settings = settings_from(settings, overrides)
         self.profile = settings.profile
         self.limits = settings.limits  # what the journal, store and errors keep at most
