@@ -19,11 +19,10 @@ from typing import Any
 from ormock.engine.limits import Limits
 from ormock.faults.chaos import Chaos
 from ormock.protocol.hints import suggest
+from ormock.protocol.ids import CLOCK_MODES
 from ormock.protocol.profile import Profile, get_profile
 
-__all__ = ["CLOCKS", "Settings", "settings_from"]
-
-CLOCKS = ("seeded", "real")
+__all__ = ["Settings", "settings_from"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class Settings:
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise ValueError(f"seed must be a whole number (the same seed gives the same ids "
                              f"and text), not {seed!r}")
-        if self.clock not in CLOCKS:
+        if self.clock not in CLOCK_MODES:
             raise ValueError(f"clock must be 'seeded' (timestamps from 2026-01-01, the same "
                              f"every run) or 'real' (the wall clock), not {self.clock!r}")
         check: object = self.self_check
@@ -74,9 +73,11 @@ class Settings:
 
 
 def _folders(value: object) -> tuple[Path, ...]:
-    if isinstance(value, (str, PathLike)) or not isinstance(value, (tuple, list)):
-        raise ValueError(f"scenario_dirs must be a list of folders, not {value!r} (one folder: "
-                         f"write [{str(value)!r}])")
+    if isinstance(value, (str, PathLike)):
+        raise ValueError(f"scenario_dirs must be a list of folders, not the one path {value!r}: "
+                         f"write [{str(value)!r}]")
+    if not isinstance(value, (tuple, list)):
+        raise ValueError(f"scenario_dirs must be a list of folders, not {value!r}")
     bad = [d for d in value if not isinstance(d, (str, PathLike))]
     if bad:
         raise ValueError(f"scenario_dirs must be folder paths, not {bad[0]!r}")
