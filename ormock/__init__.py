@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ormock.engine.journal import JournalEntry
     from ormock.engine.limits import Limits
     from ormock.engine.reply import RawReply, Reply
+    from ormock.engine.settings import Settings
     from ormock.engine.verdict import Verdict, assert_resilient, judge
     from ormock.protocol import (
         RULES,
@@ -45,6 +46,7 @@ _HOMES = {
     "OrmockServer": "server.runner",
     "RawReply": "engine.reply",
     "Reply": "engine.reply",
+    "Settings": "engine.settings",
     "SSEMessage": "protocol.sse",
     "SSEParser": "protocol.sse",
     "parse_sse": "protocol.sse",
@@ -76,6 +78,7 @@ __all__ = [
     "ReplyPlan",
     "SSEMessage",
     "SSEParser",
+    "Settings",
     "StreamReport",
     "TextPart",
     "VendorItemPlan",

@@ -464,7 +464,7 @@ case("index-mismatch", "output_item.done carries item 'fc_renamed'")(
 
 
 # the part.done and item.done still agree with the deltas
-case("done-mismatch", 'response.output_text.done text "Hello?" differs')(
+case("done-mismatch", "response.output_text.done text 'Hello?' differs")(
     setting("text_done_differs", "response.output_text.done", 0, text="Hello?"))
 
 
@@ -481,7 +481,7 @@ case("done-mismatch", "response.reasoning.done text")(
     setting("reasoning_done_differs", "response.reasoning.done", 0, text="Something else."))
 
 
-case("done-mismatch", 'function_call_arguments.done "{}" differs')(
+case("done-mismatch", "function_call_arguments.done '{}' differs")(
     setting("arguments_done_differ", "response.function_call_arguments.done", 0, arguments="{}"))
 
 

@@ -127,6 +127,25 @@ def test_assertion_helpers_list_what_was_received(pytester: pytest.Pytester) -> 
               "E       AssertionError: expected a request with model='m'; received none")
 
 
+def test_scenarios_and_the_assertion_helpers_read_the_same_input_text(
+    pytester: pytest.Pytester,
+) -> None:
+    # two text parts: one input text, each part on a line, for matching, templates and asserts
+    _write(pytester, """
+        def test_it(ormock):
+            ormock.use({"name": "parts", "steps": [
+                {"match": {"input_contains": "hello\\nworld"},
+                 "reply": {"items": [{"message": "got {{ request.input }}"}]}}]})
+            answer = ormock.openai().responses.create(model="m", input=[
+                {"role": "user", "content": [{"type": "input_text", "text": "hello"},
+                                             {"type": "input_text", "text": "world"}]}])
+            assert answer.output_text == "got hello\\nworld"
+            ormock.assert_called_with(input_contains="hello\\nworld")
+            ormock.assert_any_call(input_contains="hello\\nworld")
+    """)
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
 def test_use_finds_catalogue_names_and_files(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\normock_scenarios = shared\n")
     (pytester.path / "shared").mkdir()
@@ -561,7 +580,7 @@ def test_faults_from_the_marker_and_from_use(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=5, errors=2)
     result.stdout.fnmatch_lines([
         "ormock: @pytest.mark.ormock(...) could not be applied: faults?0?: unknown fault "
-        "'http_eror'; did you mean 'http_error'? (known faults: *)",
+        "'http_eror' (did you mean 'http_error'?); known faults: *",
         "ormock: @pytest.mark.ormock(...) could not be applied: chaos spec 'rate=lots': rate "
         "must be a number from 0 to 1, not 'lots'",
     ])

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from layouts import scenario_layout
 
-from ormock import OrmockServer
+from ormock import OrmockServer, Settings
 from ormock.engine.limits import Limits
 from ormock.scenario import catalogue
 from ormock.scenario.catalogue import _load_file
@@ -197,7 +197,7 @@ def test_finding6_requests_never_create_namespaces(server: OrmockServer) -> None
 def test_finding6_open_namespaces_are_capped_least_recently_used_first() -> None:
     from ormock.engine.namespaces import Namespaces
 
-    namespaces = Namespaces(limits=Limits(namespaces=3))
+    namespaces = Namespaces(Settings(limits=Limits(namespaces=3)))
     for name in ("a", "b", "c"):
         namespaces.open(name)
     namespaces.serve("a")  # used: b is now the one used longest ago

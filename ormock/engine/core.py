@@ -13,15 +13,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamCache, StreamTemplate
 from ormock.engine.capped import Capped
-from ormock.engine.embedded import default_plan, input_text
+from ormock.engine.embedded import default_plan
 from ormock.engine.journal import JournalEntry, final_response, record, summarize
-from ormock.engine.limits import Limits
 from ormock.engine.reply import RawReply, Reply
+from ormock.engine.settings import Settings, settings_from
 from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
 from ormock.engine.wire import Pacing
 from ormock.faults import Fault, apply_faults, parse_fault
@@ -29,13 +28,15 @@ from ormock.faults.chaos import Chaos
 from ormock.protocol.checker import check_stream
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import Clock, IdFactory
-from ormock.protocol.profile import Profile, get_profile
+from ormock.protocol.profile import Profile
 from ormock.protocol.request import ResponseRequest, parse_request
+from ormock.protocol.request import item_text as input_text  # _respond's name for it
 from ormock.protocol.response import new_response
 from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.sse import encode_json
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import count_tokens
+from ormock.protocol.types import Json
 from ormock.scenario import (
     RequestView,
     Scenario,
@@ -52,7 +53,6 @@ from ormock.scenario.selection import Miss
 
 __all__ = ["Engine"]
 
-Json = dict[str, Any]
 SCENARIO_HEADER = "x-ormock-scenario"
 MODEL_PREFIX = "ormock:"
 
@@ -60,25 +60,19 @@ MODEL_PREFIX = "ormock:"
 class Engine:
     """One isolated fake provider."""
 
-    def __init__(
-        self,
-        *,
-        seed: int = 0,
-        clock: str = "seeded",
-        self_check: bool = False,
-        speed: float = 1.0,
-        scenario_dirs: tuple[Path, ...] = (),
-        chaos: Chaos | None = None,
-        limits: Limits | None = None,
-        profile: Profile | str | None = None,
-    ) -> None:
-        self.profile = get_profile(profile)
-        self.limits = limits or Limits()  # what the journal, store and errors keep at most
-        self.seed = seed
-        self.self_check = self_check
-        self.speed = speed
-        self.scenario_dirs = scenario_dirs
-        self.clock_mode = clock
+    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+        """``Engine(settings)``, or ``Engine(seed=3, ...)`` with ``Settings`` fields (over
+        ``settings`` when both are given). ``self.settings`` is what it was made with; the
+        attributes below are its live values (the pytest plugin sets ``seed`` and ``speed``)."""
+        self.settings = settings = settings_from(settings, overrides)
+        self.profile = settings.profile
+        self.limits = settings.limits  # what the journal, store and errors keep at most
+        self.seed = settings.seed
+        self.self_check = settings.self_check
+        self.speed = settings.speed
+        self.scenario_dirs = settings.scenario_dirs
+        self.clock_mode = settings.clock
+        chaos = settings.chaos
         self.faker = shared_faker()
         self.scenarios = ScenarioSet()  # loaded: matched against every request
         self.named = ScenarioSet()  # chosen by header or model name
@@ -419,14 +413,13 @@ def _no_match(misses: list[Miss]) -> OpenResponsesError:
 
 
 def _new_input_text(request: ResponseRequest) -> str:
-    return "\n".join(t for t in (input_text(i) for i in request.input
-                                 if i.get("type") == "message") if t)
+    return request.new_input_text
 
 
 def _view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
     return RequestView(
         model=request.model or "",
-        input_text=_new_input_text(request),
+        input_text=request.new_input_text,
         instructions=request.echo.get("instructions") or "",
         tools=[t["name"] for t in request.function_tools],
         tool_choice=request.tool_choice,

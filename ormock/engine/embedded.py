@@ -10,11 +10,9 @@ answer does not fit ``max_output_tokens``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
-from typing import Any
 
 from faker import Faker
 
@@ -27,41 +25,17 @@ from ormock.protocol.plan import (
     ReplyPlan,
     TextPart,
 )
-from ormock.protocol.request import ResponseRequest
+from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.tokens import count_tokens, split_tokens
+from ormock.protocol.types import Json
 from ormock.scenario.fakes import shared_faker
 
-__all__ = ["content_seed", "default_plan", "input_text"]
+__all__ = ["default_plan"]
 
-Json = dict[str, Any]
 
 _PLACE = re.compile(r"\b(?:in|at|for|from|to|near)\s+([A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*){0,3})")
 _PLACE_KEYS = ("location", "city", "place", "destination", "address", "region")
 _PARALLEL_WORDS = re.compile(r"\b(each|every|all|both|parallel)\b", re.IGNORECASE)
-
-
-def content_seed(seed: int, body: Json) -> int:
-    """The seed for a request's content: the same request gets the same content."""
-    stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
-    digest = hashlib.sha256(f"{seed}:{json.dumps(stable, sort_keys=True, default=str)}".encode())
-    return int.from_bytes(digest.digest()[:8], "big")
-
-
-def input_text(item: Json) -> str:
-    """The text a person wrote in an input item (string or part-list content)."""
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            str(p.get("text") or p.get("refusal") or "") for p in content if isinstance(p, dict)
-        ).strip()
-    if item.get("type") == "function_call_output":
-        output = item.get("output")
-        return output if isinstance(output, str) else json.dumps(output)
-    if item.get("type") == "function_call":
-        return str(item.get("arguments", ""))
-    return ""
 
 
 def _last_user_index(context: list[Json]) -> int:
@@ -139,7 +113,7 @@ def _answer_text(
         return json.dumps({"answer": prose.sentence()}, ensure_ascii=False)
     names = {i.get("call_id"): i.get("name") for i in context if i.get("type") == "function_call"}
     results = [
-        f"{names.get(i.get('call_id'), 'the tool')} returned {input_text(i)[:200]}"
+        f"{names.get(i.get('call_id'), 'the tool')} returned {item_text(i)[:200]}"
         for i in context[start:]
         if i.get("type") == "function_call_output"
     ]
@@ -156,7 +130,7 @@ def default_plan(
     faker.seed_instance(content)
     prose = Prose(content)
     start = _last_user_index(context)
-    last_text = input_text(context[start]) if start >= 0 else ""
+    last_text = item_text(context[start]) if start >= 0 else ""
     answered = any(i.get("type") == "function_call_output" for i in context[start + 1 :])
     tools, must_call = _callable_tools(request)
     items: list[ItemPlan] = []

@@ -18,6 +18,7 @@ from typing import Any
 
 from ormock.engine.core import Engine
 from ormock.engine.limits import Limits
+from ormock.engine.settings import Settings, settings_from
 from ormock.protocol.errors import OpenResponsesError
 from ormock.scenario import find_scenario
 
@@ -30,8 +31,7 @@ _CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed
 
 def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
     """Load ``scenarios`` (names or paths) into every engine; fail now if one does not load."""
-    dirs = namespaces.options.get("scenario_dirs", ())
-    loaded = [find_scenario(s, dirs) for s in scenarios]
+    loaded = [find_scenario(s, namespaces.settings.scenario_dirs) for s in scenarios]
 
     def setup(engine: Engine) -> None:
         for scenario in loaded:
@@ -52,12 +52,12 @@ def check_name(name: str) -> str:
 
 
 class Namespaces:
-    """The engines of one server, one per namespace, made with the same options."""
+    """The engines of one server, one per namespace, made with the same settings."""
 
-    def __init__(self, **options: Any) -> None:
-        self.options = options  # Engine's keywords; ``limits`` (``Limits``) bounds them too
-        limits = options.get("limits")
-        self.limit: int = limits.namespaces if limits is not None else DEFAULT_NAMESPACE_LIMIT
+    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+        """``Namespaces(settings)``; ``Settings`` fields by keyword go over them."""
+        self.settings = settings_from(settings, overrides)  # every engine's; its limits bound
+        self.limit: int = self.settings.limits.namespaces
         # open namespaces, least recently used first; None: opened, engine not made yet
         self._engines: OrderedDict[str, Engine | None] = OrderedDict()
         self._lock = threading.Lock()
@@ -67,7 +67,7 @@ class Namespaces:
 
     @property
     def seed(self) -> int:
-        return int(self.options.get("seed", 0))
+        return self.settings.seed
 
     def open(self, name: str) -> None:
         """Let requests reach ``name``; its engine is made by the first one (cheap to call)."""
@@ -102,7 +102,7 @@ class Namespaces:
             if engine is None:
                 if name and name not in self._engines:
                     raise self._unknown(name)  # dropped meanwhile
-                engine = Engine(**self.options)
+                engine = Engine(self.settings)
                 for setup in self.setup:
                     setup(engine)
                 self._engines[name] = engine

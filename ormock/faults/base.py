@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from ormock.engine.reply import RawReply, Reply
 from ormock.protocol.events import is_vendor_type
+from ormock.protocol.hints import suggest
 from ormock.protocol.sse import encode_json
 
 __all__ = [
@@ -181,7 +182,7 @@ class Param:
             raise FaultSpecError(path, f"must be a string, not {value!r}")
         if self.choices and value not in self.choices:
             raise FaultSpecError(path, f"must be one of {', '.join(self.choices)}, not "
-                                 f"{value!r}" + _suggest(value, self.choices))
+                                 f"{value!r}" + suggest(value, self.choices))
         if self.vendor and not is_vendor_type(value):
             raise FaultSpecError(path, f"must carry a vendor prefix, as in 'acme:{value}', not "
                                  f"{value!r}")
@@ -222,13 +223,6 @@ class Param:
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _suggest(word: str, known: Sequence[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ormock.faults import FAULTS, Fault, FaultSpecError, parse_fault
-from ormock.faults.base import _suggest
+from ormock.protocol.hints import suggest
 
 __all__ = ["CHAOS_SCHEMA", "DEFAULT_FAULTS", "Chaos"]
 
@@ -71,8 +71,8 @@ def _fault(entry: Any, where: str) -> Fault:
         name, _, value = entry.partition(":")
         name = name.strip()
         if name not in FAULTS:
-            raise FaultSpecError(where, f"unknown fault {name!r}" + _suggest(name, list(FAULTS))
-                                 + f" (known faults: {', '.join(sorted(FAULTS))})")
+            raise FaultSpecError(where, f"unknown fault {name!r}" + suggest(name, FAULTS)
+                                 + f"; known faults: {', '.join(sorted(FAULTS))}")
         if FAULTS[name].main is None:
             raise FaultSpecError(where, f"{name} takes no value; write just {name!r}")
         return parse_fault({name: _coerce(name, value.strip())}, where)
@@ -134,7 +134,7 @@ class Chaos:
                                  "(keys: rate, seed, faults; faults are separated by |)")
             if key not in _KEYS:
                 raise ValueError(f"chaos spec {text!r}: unknown key {key!r}"
-                                 + _suggest(key, _KEYS) + " (keys: rate, seed, faults)")
+                                 + suggest(key, _KEYS) + "; keys: rate, seed, faults")
             if key in values:
                 raise ValueError(f"chaos spec {text!r}: {key} is given twice")
             values[key] = value
@@ -160,8 +160,8 @@ class Chaos:
         or a list of ``name[:value]`` strings and fault specs."""
         unknown = [k for k in spec if k not in _KEYS]
         if unknown:
-            raise ValueError(f"unknown chaos key {unknown[0]!r}" + _suggest(str(unknown[0]), _KEYS)
-                             + " (keys: rate, seed, faults)")
+            raise ValueError(f"unknown chaos key {unknown[0]!r}" + suggest(str(unknown[0]), _KEYS)
+                             + "; keys: rate, seed, faults")
         if "rate" not in spec:
             raise ValueError("chaos needs a rate (the probability that a request gets a fault)")
         entries: Sequence[Any] = spec.get("faults") or DEFAULT_FAULTS

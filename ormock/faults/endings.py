@@ -18,12 +18,10 @@ from ormock.protocol.errors import ERROR_STATUS
 from ormock.protocol.response import usage_object
 from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
+from ormock.protocol.types import Json
 
-__all__ = ["FailMidstream", "Incomplete", "body_end", "final_response", "renumbered"]
+__all__ = ["FailMidstream", "Incomplete", "body_end", "last_snapshot", "renumbered"]
 
-Json = dict[str, Any]
-_DELTAS = frozenset({ev.TEXT_DELTA, ev.REFUSAL_DELTA, ev.REASONING_DELTA, ev.SUMMARY_DELTA,
-                     ev.ARGS_DELTA})
 # a text .done event -> the field holding the whole text
 _TEXT_DONE = {ev.TEXT_DONE: "text", ev.REFUSAL_DONE: "refusal", ev.REASONING_DONE: "text",
               ev.SUMMARY_DONE: "text"}
@@ -37,8 +35,9 @@ def body_end(events: list[Json]) -> int:
     return next((i for i, e in enumerate(events) if e.get("type") in ends), len(events))
 
 
-def final_response(events: list[Json]) -> Json:
-    """The last Response snapshot the events carry."""
+def last_snapshot(events: list[Json]) -> Json:
+    """The last Response snapshot the events carry (``ValueError`` when there is none; compare
+    ``ormock.engine.journal.final_response``, which answers None)."""
     for event in reversed(events):
         if isinstance(event.get("response"), dict):
             response: Json = event["response"]
@@ -101,7 +100,7 @@ class FailMidstream(Fault):
         cut = max(_in_progress_end(events), min(wanted, end))
         kept = events[:cut]
         done = [e["item"] for e in kept if e.get("type") == ev.ITEM_DONE]
-        response = {**final_response(events), "status": "failed", "output": done,
+        response = {**last_snapshot(events), "status": "failed", "output": done,
                     "error": {"code": self.code, "message": self.message}, "usage": None,
                     "completed_at": None, "incomplete_details": None}
         error: Json = {"type": self.type, "code": self.code, "message": self.message,
@@ -149,7 +148,7 @@ class Incomplete(Fault):
             target = added[max(0, min(index, len(added) - 1))]
         out = _cut_item(body, target, self.deltas)
         items = [e["item"] for e in out if e.get("type") == ev.ITEM_DONE]
-        final = final_response(events)
+        final = last_snapshot(events)
         response = {**final, "status": "incomplete", "output": items, "completed_at": None,
                     "incomplete_details": {"reason": self.reason}, "error": None,
                     "usage": _usage(final.get("usage"), items)}
@@ -169,7 +168,7 @@ def _cut_item(body: list[Json], target: Any, deltas: int | None) -> list[Json]:
     if target is None:
         return list(body)
     mine = [i for i, e in enumerate(body) if e.get("output_index") == target]
-    delta_at = [i for i in mine if body[i].get("type") in _DELTAS]
+    delta_at = [i for i in mine if body[i].get("type") in ev.DELTAS]
     cut = len(body)
     if deltas is not None and deltas < len(delta_at):
         cut = delta_at[deltas] - 1 if deltas == 0 else delta_at[deltas - 1]
@@ -190,7 +189,7 @@ def _cut_item(body: list[Json], target: Any, deltas: int | None) -> list[Json]:
         if i <= cut:
             if type_ == ev.ARGS_DELTA:
                 arguments += str(event.get("delta", ""))
-            elif type_ in _DELTAS:
+            elif type_ in ev.DELTAS:
                 text[key] = text.get(key, "") + str(event.get("delta", ""))
             elif type_ == ev.ANNOTATION_ADDED:
                 notes.setdefault(key, []).append(event.get("annotation"))
@@ -202,7 +201,7 @@ def _cut_item(body: list[Json], target: Any, deltas: int | None) -> list[Json]:
             continue
         if type_ in _PART_ADDED:
             dropped.add(key)
-        if key in dropped or type_ in _DELTAS or type_ == ev.ANNOTATION_ADDED:
+        if key in dropped or type_ in ev.DELTAS or type_ == ev.ANNOTATION_ADDED:
             continue
         if type_ in _TEXT_DONE:
             event = {**event, _TEXT_DONE[type_]: text.get(key, "")}

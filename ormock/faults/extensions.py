@@ -13,12 +13,10 @@ from ormock.faults.base import EVENTS, NUMBERING, Fault, Param, register
 from ormock.faults.endings import body_end, renumbered
 from ormock.protocol import events as ev
 from ormock.protocol.items import vendor_item
+from ormock.protocol.types import Json
 
 __all__ = ["BrokenSequence", "VendorEvent", "VendorItem", "delta_pairs", "pick_pair"]
 
-Json = dict[str, Any]
-_DELTAS = frozenset({ev.TEXT_DELTA, ev.REFUSAL_DELTA, ev.REASONING_DELTA, ev.SUMMARY_DELTA,
-                     ev.ARGS_DELTA})
 
 
 def _where(event: Json) -> tuple[Any, ...]:
@@ -29,10 +27,10 @@ def _where(event: Json) -> tuple[Any, ...]:
 def delta_pairs(events: list[Json], differing: bool = False, spare: bool = False) -> list[int]:
     """Indexes ``i`` where events ``i`` and ``i + 1`` are deltas of one part, with different
     text when ``differing``, in a part that has more deltas than these two when ``spare``."""
-    counts = Counter(_where(e) for e in events if e.get("type") in _DELTAS)
+    counts = Counter(_where(e) for e in events if e.get("type") in ev.DELTAS)
     return [
         i for i in range(len(events) - 1)
-        if events[i].get("type") in _DELTAS and _where(events[i]) == _where(events[i + 1])
+        if events[i].get("type") in ev.DELTAS and _where(events[i]) == _where(events[i + 1])
         and not (differing and events[i].get("delta") == events[i + 1].get("delta"))
         and not (spare and counts[_where(events[i])] < 3)
     ]

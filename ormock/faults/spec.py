@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from ormock.faults.base import FAULTS, Fault, FaultSpecError, Trigger, _default, _suggest
+from ormock.faults.base import FAULTS, Fault, FaultSpecError, Trigger, _default
+from ormock.protocol.hints import suggest
 
 __all__ = ["TRIGGER_SCHEMA", "fault_schema", "parse_fault", "parse_trigger"]
 
@@ -36,8 +37,9 @@ def parse_trigger(value: Any, where: str = "when") -> Trigger:
                              f"{{probability: P}}, not {value!r}")
     ((kind, number),) = value.items()
     if kind not in _TRIGGER_KEYS:
-        raise FaultSpecError(f"{where}.{kind}", "unknown trigger; use nth, first or "
-                             "probability" + _suggest(str(kind), _TRIGGER_KEYS))
+        raise FaultSpecError(f"{where}.{kind}", "unknown trigger"
+                             + suggest(str(kind), _TRIGGER_KEYS)
+                             + "; use nth, first or probability")
     if isinstance(number, bool) or not isinstance(number, (int, float)):
         raise FaultSpecError(f"{where}.{kind}", f"must be a number, not {number!r}")
     try:
@@ -61,8 +63,8 @@ def parse_fault(spec: Mapping[str, Any] | str, where: str = "faults[0]") -> Faul
         raise FaultSpecError(where, "a fault is a name (no_done) or a mapping such as "
                              f"{{http_error: {{status: 429}}}}, not {spec!r}")
     if not isinstance(name, str) or name not in FAULTS:
-        raise FaultSpecError(where, f"unknown fault {name!r}" + _suggest(str(name), list(FAULTS))
-                             + f" (known faults: {', '.join(sorted(FAULTS))})")
+        raise FaultSpecError(where, f"unknown fault {name!r}" + suggest(str(name), FAULTS)
+                             + f"; known faults: {', '.join(sorted(FAULTS))}")
     cls = FAULTS[name]
     path = f"{where}.{name}"
     if body is None:
@@ -79,8 +81,8 @@ def parse_fault(spec: Mapping[str, Any] | str, where: str = "faults[0]") -> Faul
         if key not in cls.params:
             known = ", ".join(cls.params) or "none"
             raise FaultSpecError(f"{path}.{key}", f"unknown parameter of {name}"
-                                 + _suggest(str(key), list(cls.params))
-                                 + f" (its parameters: {known})")
+                                 + suggest(str(key), cls.params)
+                                 + f"; its parameters: {known}")
     trigger = parse_trigger(when, f"{where}.when")
     try:
         return cls(trigger=trigger, **body)

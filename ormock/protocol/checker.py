@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ormock.protocol import events as ev
+from ormock.protocol.hints import short
 from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.schema import schema_errors
 from ormock.protocol.sse import SSEMessage, parse_sse
+from ormock.protocol.types import Json
 
 __all__ = ["RULES", "ProtocolError", "StreamReport", "Violation", "check_stream", "fold_events"]
 
-Json = dict[str, Any]
 
 RULES: dict[str, str] = {
     "first-event": "the first event is response.created",
@@ -481,9 +482,9 @@ class _Checker:
             and streamed
             and final.get("arguments") not in (item.arguments, item.claimed)
         ):
-            sent = _short(final.get("arguments"))
+            sent = short(final.get("arguments"), 40)
             self.flag("done-mismatch", f"output_item.done arguments {sent} differ from the "
-                      f"streamed {_short(item.arguments)}")
+                      f"streamed {short(item.arguments, 40)}")
         self._open_parts(item, ev.ITEM_DONE)
         for name, parts in (("content", item.content), ("summary", item.summary)):
             listed = final.get(name)
@@ -546,18 +547,13 @@ class _Checker:
         if wanted and state.type and state.type != wanted:
             self.flag("index-mismatch", f"{type_} targets a {state.type} part")
             self.aside = True
-        if type_ in (ev.TEXT_DELTA, ev.REFUSAL_DELTA, ev.REASONING_DELTA, ev.SUMMARY_DELTA):
+        if type_ in ev.TEXT_DELTAS:
             state.text += str(event.get("delta", ""))
             state.deltas += 1
-        elif type_ in (ev.TEXT_DONE, ev.REFUSAL_DONE, ev.REASONING_DONE, ev.SUMMARY_DONE):
+        elif type_ in ev.TEXT_DONES:
             text = event.get("refusal" if type_ == ev.REFUSAL_DONE else "text")
-            if state.deltas and text != state.text:
-                self.flag("done-mismatch", f"{type_} text {_short(text)} differs from the "
-                          f"concatenated deltas {_short(state.text)}")
-                # later events may follow either (a delta lost, or this text wrong): not again
-                state.claimed = str(text)
-            elif not state.deltas:
-                state.text = str(text)
+            state.text, state.claimed = self._settle(f"{type_} text", text, state.text,
+                                                     state.deltas, state.claimed)
         elif type_ == ev.ANNOTATION_ADDED:
             number = event.get("annotation_index")
             if number != len(state.annotations):
@@ -582,14 +578,23 @@ class _Checker:
             item.arguments += str(event.get("delta", ""))
             item.deltas += 1
             return
-        arguments = event.get("arguments")
         item.arguments_done = True
-        if item.deltas and arguments != item.arguments:
-            self.flag("done-mismatch", f"function_call_arguments.done {_short(arguments)} "
-                      f"differs from the concatenated deltas {_short(item.arguments)}")
-            item.claimed = str(arguments)
-        elif not item.deltas:
-            item.arguments = str(arguments)
+        item.arguments, item.claimed = self._settle(
+            "function_call_arguments.done", event.get("arguments"), item.arguments, item.deltas,
+            item.claimed)
+
+    def _settle(self, what: str, whole: Any, built: str, deltas: int, claimed: str | None
+                ) -> tuple[str, str | None]:
+        """A ``.done`` event's whole text (or arguments) against the concatenated deltas: the
+        text built so far and the differing text claimed, once the mismatch is reported."""
+        if not deltas:
+            return str(whole), claimed
+        if whole != built:
+            self.flag("done-mismatch", f"{what} {short(whole, 40)} differs from the "
+                      f"concatenated deltas {short(built, 40)}")
+            # later events may follow either (a delta lost, or this text wrong): not again
+            return built, str(whole)
+        return built, claimed
 
     # -- the end ------------------------------------------------------------------------------
     def finish(self, raw: bool) -> StreamReport:
@@ -603,12 +608,6 @@ class _Checker:
         if self.terminal is not None:
             self.report.response = self.terminal
         return self.report
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    """A value quoted on one line, cut to ``limit`` characters."""
-    text = json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _key_of(parts: dict[int, _Part], part: _Part) -> int:
@@ -628,8 +627,8 @@ def _part_differs(part: Any, built: _Part) -> str | None:
     if built.type and part.get("type") != built.type:
         return f"part type {part.get('type')!r}, but the part was added as {built.type!r}"
     if _part_text(part) not in (built.text, built.claimed):
-        return (f"part text {_short(_part_text(part))} differs from the text built "
-                f"{_short(built.text)}")
+        return (f"part text {short(_part_text(part), 40)} differs from the text built "
+                f"{short(built.text, 40)}")
     if built.type == "output_text" and part.get("annotations", []) != built.annotations:
         return "annotations differ from the ones response.output_text.annotation.added sent"
     return None

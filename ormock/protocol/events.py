@@ -43,6 +43,10 @@ TERMINAL_EVENTS: dict[str, str] = {
 }
 LIFECYCLE_EVENTS = frozenset({CREATED, QUEUED, IN_PROGRESS, *TERMINAL_EVENTS})
 
+# the deltas of a content part's text, and every delta (a function call's arguments too)
+TEXT_DELTAS = frozenset({TEXT_DELTA, REFUSAL_DELTA, REASONING_DELTA, SUMMARY_DELTA})
+TEXT_DONES = frozenset({TEXT_DONE, REFUSAL_DONE, REASONING_DONE, SUMMARY_DONE})
+DELTAS = TEXT_DELTAS | {ARGS_DELTA}
 # text-like deltas: delta type -> (done type, field of the done event holding the whole text)
 TEXT_STREAMS: dict[str, tuple[str, str]] = {
     TEXT_DELTA: (TEXT_DONE, "text"),

@@ -10,7 +10,7 @@ import random
 import string
 import time
 
-__all__ = ["Clock", "IdFactory"]
+__all__ = ["CLOCK_MODES", "Clock", "IdFactory"]
 
 # Prefixes follow what real providers send; the checker does not depend on them.
 PREFIXES = frozenset({"resp", "msg", "fc", "call", "rs", "req", "item", "err"})
@@ -18,6 +18,7 @@ _CALL_ALPHABET = string.ascii_letters + string.digits
 
 # 2026-01-01T00:00:00Z: the start of the seeded clock.
 SEEDED_EPOCH = 1_767_225_600
+CLOCK_MODES = ("seeded", "real")
 
 
 class IdFactory:
@@ -37,7 +38,7 @@ class Clock:
     """Unix timestamps in seconds: seeded (a fixed start, one second per reading) or real."""
 
     def __init__(self, mode: str = "seeded", start: int = SEEDED_EPOCH) -> None:
-        if mode not in ("seeded", "real"):
+        if mode not in CLOCK_MODES:
             raise ValueError(f"clock mode must be 'seeded' or 'real', not {mode!r}")
         self.mode = mode
         self._next = start

@@ -6,7 +6,7 @@ Optional properties of nested objects are left out, never sent as null; ``logpro
 
 from __future__ import annotations
 
-from typing import Any
+from ormock.protocol.types import Json
 
 __all__ = [
     "function_call_item",
@@ -19,8 +19,6 @@ __all__ = [
     "url_citation",
     "vendor_item",
 ]
-
-Json = dict[str, Any]
 
 
 def output_text_part(text: str = "", annotations: list[Json] | None = None) -> Json:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ormock.protocol import events as ev
+from ormock.protocol.hints import suggest
 
-__all__ = ["PROFILES", "Profile", "get_profile"]
+__all__ = ["DEFAULT_PROFILE", "PROFILES", "Profile", "get_profile", "profile_names"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Profile:
                 event["type"] = wire
 
 
+DEFAULT_PROFILE = "openresponses"
 PROFILES: dict[str, Profile] = {
     "openresponses": Profile(
         "openresponses", "the official Open Responses schema (default)"
@@ -74,12 +76,20 @@ PROFILES: dict[str, Profile] = {
 }
 
 
+def profile_names() -> tuple[str, ...]:
+    """The names a profile may be chosen by (``--profile``, ``ormock_profile``, ``profile=``),
+    the default first."""
+    return tuple(PROFILES)
+
+
 def get_profile(profile: Profile | str | None) -> Profile:
+    """A profile by name (None: the default); an unknown name is a ``ValueError`` listing the
+    names."""
     if isinstance(profile, Profile):
         return profile
-    name = profile or "openresponses"
+    name = profile or DEFAULT_PROFILE
     try:
         return PROFILES[name]
     except KeyError:
-        raise ValueError(f"unknown profile {name!r}: use one of "
-                         f"{', '.join(PROFILES)}") from None
+        raise ValueError(f"unknown profile {name!r}{suggest(name, PROFILES)}: use one of "
+                         f"{', '.join(profile_names())}") from None

@@ -7,16 +7,20 @@ and whose message says what to change.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ormock.protocol.errors import invalid
 from ormock.protocol.events import is_vendor_type
 from ormock.protocol.tool_schema import check_parameters
+from ormock.protocol.types import Json
 
-__all__ = ["ResponseRequest", "parse_request"]
+__all__ = ["ResponseRequest", "content_seed", "item_text", "messages_text", "parse_request"]
 
-Json = dict[str, Any]
 
 ROLES = ("user", "assistant", "system", "developer")
 INPUT_PART_TYPES = frozenset(
@@ -28,6 +32,37 @@ ITEM_TYPES = frozenset(
      "compaction"}
 )
 TOOL_CHOICE_MODES = ("auto", "required", "none")
+
+
+def item_text(item: Json) -> str:
+    """The text of one input item: a message's content (a string, or its text and refusal
+    parts one per line), a function call's arguments, a function call output's output."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = (p.get("text") or p.get("refusal") for p in content if isinstance(p, dict))
+        return "\n".join(str(t) for t in texts if t)
+    if item.get("type") == "function_call_output":
+        output = item.get("output")
+        return output if isinstance(output, str) else json.dumps(output)
+    if item.get("type") == "function_call":
+        return str(item.get("arguments", ""))
+    return ""
+
+
+def messages_text(items: Iterable[Json]) -> str:
+    """The text of the message items among ``items``, one text per line: what scenarios match
+    (``input_contains``), templates call ``request.input`` and ``assert_called_with`` reads."""
+    texts = (item_text(i) for i in items if i.get("type", "message") == "message")
+    return "\n".join(t for t in texts if t)
+
+
+def content_seed(seed: int, body: Json) -> int:
+    """The seed for a request's content: the same request gets the same content."""
+    stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+    digest = hashlib.sha256(f"{seed}:{json.dumps(stable, sort_keys=True, default=str)}".encode())
+    return int.from_bytes(digest.digest()[:8], "big")
 
 
 @dataclass
@@ -44,14 +79,18 @@ class ResponseRequest:
     _seeds: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     def content_seed(self, seed: int) -> int:
-        """The seed of this request's content under a server seed (``embedded.content_seed``),
-        computed once."""
+        """The seed of this request's content under a server seed (``content_seed``), computed
+        once."""
         value = self._seeds.get(seed)
         if value is None:
-            from ormock.engine.embedded import content_seed
-
             value = self._seeds[seed] = content_seed(seed, self.body)
         return value
+
+    @cached_property
+    def new_input_text(self) -> str:
+        """The text of the messages this request adds (``messages_text`` of its ``input``; not
+        the history a ``previous_response_id`` brings in)."""
+        return messages_text(self.input)
 
     @property
     def function_tools(self) -> list[Json]:

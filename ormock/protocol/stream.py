@@ -27,10 +27,9 @@ from ormock.protocol.plan import (
 )
 from ormock.protocol.response import usage_object
 from ormock.protocol.tokens import Chunker, chunker, count_tokens
+from ormock.protocol.types import Json
 
 __all__ = ["build_events"]
-
-Json = dict[str, Any]
 
 
 class _Emitter:

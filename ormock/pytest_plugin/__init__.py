@@ -85,9 +85,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   "with @pytest.mark.ormock(strict=False)", type="bool", default=True)
     parser.addini("ormock_seed", "default seed of the server and of every fake (default 0)",
                   type="string", default="")
-    parser.addini("ormock_profile", "wire spellings of the session's server: openresponses "
-                  "(default) or openai (for clients with strict openai validation)",
-                  type="string", default="openresponses")
+    parser.addini("ormock_profile", "wire spellings of the session's server: a profile name "
+                  "(`ormock serve --help` lists them; default: the official Open Responses "
+                  "spellings)", type="string", default="")
 
 
 def _settings(config: pytest.Config) -> SessionSettings:
@@ -114,14 +114,14 @@ def _settings(config: pytest.Config) -> SessionSettings:
         raise pytest.UsageError(str(error)) from None
 
 
-def _profile(name: str) -> str:
-    if name == "openresponses":
-        return name  # the default: nothing to import at start-up
-    from ormock.protocol.profile import PROFILES
+def _profile(name: str) -> str | None:
+    if not name:
+        return None  # the default: nothing to import at start-up
+    from ormock.protocol.profile import profile_names
 
-    if name not in PROFILES:
+    if name not in profile_names():
         raise OptionsError(f"ini option ormock_profile: {name!r} is not a profile; use one of "
-                           f"{', '.join(PROFILES)}")
+                           f"{', '.join(profile_names())}")
     return name
 
 

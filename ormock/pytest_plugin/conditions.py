@@ -24,17 +24,11 @@ def request_input(body: Any) -> list[dict[str, Any]]:
 
 
 def input_text(body: Any) -> str:
-    """The text of the request's input messages (what ``input_contains`` looks at)."""
-    texts = []
-    for item in request_input(body):
-        if item.get("type", "message") != "message":
-            continue
-        content = item.get("content")
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):
-            texts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "\n".join(t for t in texts if t)
+    """The text of the request's input messages: what a scenario's ``input_contains`` looks at
+    (``ormock.protocol.request.messages_text``), read from a journaled body, valid or not."""
+    from ormock.protocol.request import messages_text  # the plugin imports nothing at start-up
+
+    return messages_text(request_input(body))
 
 
 def call_outputs(body: Any) -> list[str]:
@@ -42,15 +36,13 @@ def call_outputs(body: Any) -> list[str]:
             if i.get("type") == "function_call_output"]
 
 
-def _short(text: str, size: int = 80) -> str:
-    return repr(text if len(text) <= size else text[: size - 3] + "...")
-
-
 def describe(entry: JournalEntry) -> str:
     """One line: the request and what went back."""
+    from ormock.protocol.hints import short  # the plugin imports nothing until a test runs
+
     body = entry.body if isinstance(entry.body, dict) else {}
     parts = [f"{entry.method} {entry.path}", f"model={body.get('model')!r}",
-             f"input={_short(input_text(body))}"]
+             f"input={short(input_text(body), 80)}"]
     outputs = call_outputs(body)
     if outputs:
         parts.append(f"tool_outputs={outputs}")

@@ -12,7 +12,6 @@ This module imports nothing heavy: pytest loads it in every session, ormock used
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from collections.abc import Mapping
@@ -116,11 +115,12 @@ def validate(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Check the keys and value types of one level; the keys it sets, normalised."""
     unknown = sorted(set(raw) - set(KEYS))
     if unknown:
-        close = difflib.get_close_matches(unknown[0], KEYS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        from ormock.protocol.hints import suggest  # only on an error: nothing at start-up
+
         raise OptionsError(
             f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(map(repr, unknown))}{hint}; the known keys are {', '.join(KEYS)}"
+            f"{', '.join(map(repr, unknown))}{suggest(unknown[0], KEYS)}; the known keys are "
+            f"{', '.join(KEYS)}"
         )
     out: dict[str, Any] = {}
     for key, value in raw.items():
@@ -164,7 +164,7 @@ class SessionSettings:
     ini_strict: bool = True
     scenarios_dir: Path | None = None
     plugins: tuple[str, ...] = ()
-    profile: str = "openresponses"
+    profile: str | None = None  # a profile name; None: the default
 
     @property
     def seed(self) -> int:

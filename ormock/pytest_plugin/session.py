@@ -46,12 +46,14 @@ class OrmockSession:
             return server
         with self._lock:
             if self._server is None:
+                from ormock.engine.settings import Settings
+                from ormock.protocol.profile import get_profile
                 from ormock.server.runner import OrmockServer
 
                 dirs = (self.settings.scenarios_dir,) if self.settings.scenarios_dir else ()
-                server = OrmockServer(seed=self.settings.seed, speed=self.settings.speed,
-                                      scenario_dirs=dirs, self_check=False,
-                                      profile=self.settings.profile)
+                server = OrmockServer(settings=Settings(
+                    seed=self.settings.seed, speed=self.settings.speed, scenario_dirs=dirs,
+                    profile=get_profile(self.settings.profile)))
                 server.namespaces.setup.append(self._watch)
                 self._server = server.start()
             return self._server

@@ -3,12 +3,12 @@ and finding a scenario by name or path."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from functools import lru_cache
 from pathlib import Path
 
+from ormock.protocol.hints import suggest
 from ormock.scenario.model import Scenario, load_scenario
 from ormock.scenario.source import ScenarioError
 
@@ -66,10 +66,8 @@ def find_scenario(name_or_path: str, folders: tuple[Path, ...] = ()) -> Scenario
     known = catalogue()
     if name_or_path in known:
         return load_file(known[name_or_path])
-    close = difflib.get_close_matches(name_or_path, list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ScenarioError(
-        f"no scenario named {name_or_path!r}{hint}; the catalogue has "
+        f"no scenario named {name_or_path!r}{suggest(name_or_path, known)}; the catalogue has "
         f"{', '.join(known) or 'nothing'} (`ormock scenarios` lists them)"
     )
 
@@ -117,13 +115,12 @@ def find_named(name: str, folders: tuple[Path, ...] = ()) -> Scenario:
     path = known.get(name) if SCENARIO_NAME.match(name) else None
     if path is None:
         shown = sorted(known)
-        close = difflib.get_close_matches(name[:100], shown, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         more = f" and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
         raise UnknownScenario(
-            f"no scenario named {name[:100]!r}{hint}: a request names a scenario by its plain "
-            f"name (letters, digits, '_', '.', '-'; never a path). Available: "
-            f"{', '.join(shown[:_LISTED]) or 'none'}{more} (`ormock scenarios` lists them)."
+            f"no scenario named {name[:100]!r}{suggest(name[:100], shown)}: a request names a "
+            f"scenario by its plain name (letters, digits, '_', '.', '-'; never a path). "
+            f"Available: {', '.join(shown[:_LISTED]) or 'none'}{more} (`ormock scenarios` lists "
+            "them)."
         )
     try:
         return load_file(path)

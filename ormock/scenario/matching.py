@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ormock.protocol.hints import short
 from ormock.protocol.secrets import shown_value
 
 __all__ = ["CHECKS", "Check", "RequestView", "compile_check", "register_check"]
@@ -76,10 +77,6 @@ def compile_check(key: str, value: Any) -> Check:
     return Check(key, value, CHECKS[key][0](value))
 
 
-def _short(text: str, size: int = 60) -> str:
-    return repr(text if len(text) <= size else text[: size - 3] + "...")
-
-
 def _regex(value: Any) -> re.Pattern[str]:
     try:
         return re.compile(str(value))
@@ -109,7 +106,7 @@ def _model_regex(view: RequestView, pattern: re.Pattern[str], _: StepResponses) 
 def _input(view: RequestView, text: str, _: StepResponses) -> str | None:
     if view.input_text.strip() == text.strip():
         return None
-    return f"input {_short(view.input_text)} is not {_short(text)}"
+    return f"input {short(view.input_text)} is not {short(text)}"
 
 
 @register_check("input_contains", _strings)
@@ -117,14 +114,14 @@ def _input_contains(view: RequestView, words: list[str], _: StepResponses) -> st
     missing = [w for w in words if w not in view.input_text]
     if not missing:
         return None
-    return f"input {_short(view.input_text)} does not contain {missing[0]!r}"
+    return f"input {short(view.input_text)} does not contain {missing[0]!r}"
 
 
 @register_check("input_regex", _regex)
 def _input_regex(view: RequestView, pattern: re.Pattern[str], _: StepResponses) -> str | None:
     if pattern.search(view.input_text):
         return None
-    return f"input {_short(view.input_text)} does not match /{pattern.pattern}/"
+    return f"input {short(view.input_text)} does not match /{pattern.pattern}/"
 
 
 @register_check("instructions_contains", _strings)
@@ -132,7 +129,7 @@ def _instructions(view: RequestView, words: list[str], _: StepResponses) -> str 
     missing = [w for w in words if w not in view.instructions]
     if not missing:
         return None
-    return f"instructions {_short(view.instructions)} do not contain {missing[0]!r}"
+    return f"instructions {short(view.instructions)} do not contain {missing[0]!r}"
 
 
 @register_check("tools", _strings)

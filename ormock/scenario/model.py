@@ -16,6 +16,7 @@ from ormock.faults.chaos import Chaos
 from ormock.protocol.checker import check_stream
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.response import new_response
+from ormock.protocol.types import Json
 from ormock.scenario.fakes import FAKER_LOCK, shared_faker
 from ormock.scenario.matching import Check, compile_check
 from ormock.scenario.replies import StepReply, compile_reply
@@ -25,7 +26,6 @@ from ormock.scenario.templates import TemplateError
 
 __all__ = ["Scenario", "Step", "load_scenario"]
 
-Json = dict[str, Any]
 FOREVER = None
 
 

@@ -29,11 +29,10 @@ from ormock.protocol.response import usage_object
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import chunker
+from ormock.protocol.types import Json
 from ormock.scenario.templates import Template, TemplateError, compile_template, has_template
 
 __all__ = ["StepReply", "compile_reply"]
-
-Json = dict[str, Any]
 
 
 def _compile_tree(value: Any, path: tuple[str | int, ...] = ()) -> Any:

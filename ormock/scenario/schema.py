@@ -6,18 +6,18 @@ complete scenario files. Errors name the key, and for an unknown key suggest the
 
 from __future__ import annotations
 
-import difflib
 import json
 from functools import lru_cache
 from typing import Any
 
 from ormock.protocol.checker import RULES
+from ormock.protocol.hints import suggest
+from ormock.protocol.types import Json
 from ormock.scenario.matching import CHECKS
 from ormock.scenario.source import Lines
 
 __all__ = ["scenario_schema", "schema_text", "validate"]
 
-Json = dict[str, Any]
 
 _STRINGS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 _TEXT_LIST = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
@@ -258,11 +258,6 @@ def _describe(value: Any) -> str:
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _near(word: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
     """A person's message for one jsonschema error, and the path it is at."""
     path = tuple(error.absolute_path)
@@ -275,7 +270,7 @@ def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
         owners = [name for name, sub in properties.items()
                   if isinstance(sub, dict) and key in sub.get("properties", {})]
         hint = (f" ({key!r} belongs under {owners[0]!r}: is it indented too little?)"
-                if owners else _near(key, known))
+                if owners else suggest(key, known))
         return (f"unknown key {key!r}{hint}; known keys: {', '.join(known)}", (*path, key))
     if validator == "propertyNames" or (
         validator == "enum" and "propertyNames" in error.schema_path
@@ -285,7 +280,7 @@ def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
         else:
             kinds = sorted(schema.get("properties", {}))
             name = next((str(k) for k in error.instance if k not in kinds), "?")
-        return (f"unknown item type {name!r}{_near(name, kinds)}; an item is one of "
+        return (f"unknown item type {name!r}{suggest(name, kinds)}; an item is one of "
                 f"{', '.join(kinds)}", (*path, name))
     if validator in ("minProperties", "maxProperties") and "propertyNames" in schema:
         return ("each item is a mapping with exactly one key naming its type (message, "
@@ -301,7 +296,7 @@ def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
     if validator in ("enum", "const"):
         allowed = error.validator_value if validator == "enum" else [error.validator_value]
         choices = [str(a) for a in allowed]
-        near = _near(str(error.instance), choices) if isinstance(error.instance, str) else ""
+        near = suggest(str(error.instance), choices) if isinstance(error.instance, str) else ""
         return (f"{error.instance!r} is not allowed{near}; use one of "
                 f"{', '.join(map(repr, allowed))}", path)
     if validator == "oneOf":

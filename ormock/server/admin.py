@@ -38,7 +38,8 @@ from ormock.protocol.sse import encode_json
 from ormock.scenario import ScenarioError, catalogue, load_scenario
 from ormock.scenario.catalogue import load_file
 from ormock.scenario.source import bound_data, safe_document
-from ormock.server.body import DEFAULT_MAX_BODY, Message, decode_json, read_body
+from ormock.server.asgi import Message
+from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
 from ormock.server.guard import address, refusal
 
 __all__ = ["admin_routes"]

@@ -6,18 +6,12 @@ for the WebSocket upgrade alike (``POST /v1/responses``, ``GET /v1/responses/{id
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
+from ormock.server.asgi import App, Receive, Scope, Send
 
 __all__ = ["ApiKeyGuard", "is_api_path"]
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def is_api_path(path: str) -> bool:

@@ -4,18 +4,15 @@ WebSocket messages and the admin API share both."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from ormock.engine.limits import Limits
 from ormock.protocol.errors import OpenResponsesError
+from ormock.server.asgi import Receive
 
 __all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "too_large"]
 
 DEFAULT_MAX_BODY = Limits().max_body
-
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
 
 
 async def read_body(receive: Receive, declared: str, limit: int) -> bytes:

@@ -10,18 +10,15 @@ import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import uvicorn
 
 from ormock.engine.core import Engine
-from ormock.engine.limits import Limits
 from ormock.engine.namespaces import Namespaces, preload
-from ormock.faults.chaos import Chaos
+from ormock.engine.settings import Settings, settings_from
 from ormock.plugins import REGISTRY, load_entry_points, load_plugins
-from ormock.protocol.profile import get_profile
 from ormock.server.app import create_app
 
 __all__ = ["OrmockServer"]
@@ -45,41 +42,38 @@ def uvicorn_config(app: Any, *, log_level: str, access_log: bool, **where: Any) 
 
 
 class OrmockServer:
-    """A running fake. Use as a context manager or call ``start()`` and ``stop()``."""
+    """A running fake. Use as a context manager or call ``start()`` and ``stop()``.
+
+    Its engines' settings: ``settings=Settings(...)``, or ``Settings`` fields by keyword
+    (``seed=3, profile="openai", chaos="rate=0.2"``, ...) over them. ``max_body`` is a shortcut
+    for that limit; the folders of the plugins' scenarios come after ``scenario_dirs``.
+    """
 
     def __init__(
         self,
         host: str = "127.0.0.1",
         port: int = 0,
         *,
-        seed: int = 0,
-        clock: str = "seeded",
-        self_check: bool = False,
-        speed: float = 1.0,
+        settings: Settings | None = None,
         scenarios: Sequence[str] = (),
-        scenario_dirs: Sequence[str | Path] = (),
         api_key: str | None = None,
         max_body: int | None = None,
-        limits: Limits | None = None,
         admin_hosts: Sequence[str] = (),
-        chaos: Chaos | str | None = None,
-        profile: str = "openresponses",
         plugins: Sequence[str] = (),
         log_level: str = "warning",
         access_log: bool = False,
+        **options: Any,
     ) -> None:
         load_entry_points()
-        load_plugins(plugins)
-        limits = limits or Limits()
+        load_plugins(plugins)  # before the settings: a chaos spec may name a plugin's fault
+        settings = settings_from(settings, options)
+        limits = settings.limits
         if max_body is not None:
             limits = replace(limits, max_body=max_body)
+        settings = replace(settings, limits=limits,
+                           scenario_dirs=(*settings.scenario_dirs, *REGISTRY.scenario_dirs))
         self.limits = limits
-        self.namespaces = Namespaces(
-            seed=seed, clock=clock, self_check=self_check, speed=speed,
-            scenario_dirs=(*(Path(d) for d in scenario_dirs), *REGISTRY.scenario_dirs),
-            chaos=Chaos.parse(chaos) if isinstance(chaos, str) else chaos,
-            profile=get_profile(profile), limits=limits,
-        )
+        self.namespaces = Namespaces(settings)
         preload(self.namespaces, scenarios)
         self.app = create_app(self.namespaces, api_key=api_key, max_body=limits.max_body,
                               admin_hosts=frozenset(admin_hosts))

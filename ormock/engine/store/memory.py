@@ -8,10 +8,9 @@ from typing import Any
 
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
+from ormock.protocol.types import Json
 
 __all__ = ["ResponseStore", "Stored", "check_call_outputs"]
-
-Json = dict[str, Any]
 
 
 class Stored:

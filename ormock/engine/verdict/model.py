@@ -7,7 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["CODES", "Finding", "Json", "Rules", "Verdict", "numbers", "plural", "rules_from",
+from ormock.protocol.types import Json
+
+__all__ = ["CODES", "Finding", "Rules", "Verdict", "numbers", "plural", "rules_from",
            "seconds"]
 
 CODES: dict[str, str] = {
@@ -20,7 +22,6 @@ CODES: dict[str, str] = {
     "stalled-stream-held": "never timed out a stalled stream",
     "continued-failed-response": "continued a failed response",
 }
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ormock.engine.journal import JournalEntry
-from ormock.engine.verdict.model import Json, plural
+from ormock.engine.verdict.model import plural
+from ormock.protocol.types import Json
 
 __all__ = ["CUT", "DROPPED", "RETRYABLE_STATUS", "Request", "read_entry"]
 
