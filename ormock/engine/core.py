@@ -154,6 +154,7 @@ class Engine:
         cached: bool = False,
         parsed: ResponseRequest | None = None,
         size: int | None = None,
+        socket: bool = False,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
@@ -162,7 +163,10 @@ class Engine:
         the terminal event. The server asks for that; Python callers get every event.
         ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
         requests it has read). ``size``: the body's length in bytes, as read (the journal and
-        the store count it against their limits; measured when not given).
+        the store count it against their limits; measured when not given). ``socket``: a
+        WebSocket turn: the reply's frames are text frames, and a step's fault that cannot exist
+        on a WebSocket is refused (400 ``fault_not_on_websocket``); a server-wide one is skipped
+        (``entry.skipped``).
         """
         entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
                              size=_body_size(body) if size is None else size)
@@ -170,7 +174,7 @@ class Engine:
             self.journal.append(entry)
             try:
                 reply = self._respond(parsed or parse_request(body), headers, entry,
-                                      local=local, cached=cached)
+                                      local=local, cached=cached, socket=socket)
             except OpenResponsesError as error:
                 # no secret header value in the answer nor the journal, whoever wrote it
                 error.message = scrub(error.message, headers)
@@ -270,6 +274,7 @@ class Engine:
         forced: Selection | None = None,
         local: ResponseStore | None = None,
         cached: bool = False,
+        socket: bool = False,
     ) -> Reply | RawReply:
         context, parent = self._context(request, local)
         context_tokens = self._context_tokens(request, parent)
@@ -289,6 +294,8 @@ class Engine:
         seed = request.content_seed(self.seed)
         created, completed = self.clock.now(), self.clock.now()
         faults = self._faults_for(step_reply, selection.scenario if selection else None)
+        if socket:
+            faults = _socket_faults(faults, step_reply, entry)
         literal = step_reply is not None and step_reply.literal
 
         def build(ids: Any, created_at: int, completed_at: int) -> list[Json]:
@@ -333,8 +340,9 @@ class Engine:
             pacing = replace(pacing or Pacing(), speed=self.speed)
         reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
                       frames=step_reply.literal_frames()
-                      if step_reply is not None and literal and request.stream else None,
-                      built=None if literal else events)
+                      if step_reply is not None and literal and request.stream and not socket
+                      else None,
+                      built=None if literal else events, socket=socket)
         if self.self_check and not literal:
             _self_check(reply.events, self.profile)
         out = self._apply(reply, faults, entry)
@@ -403,6 +411,32 @@ class Engine:
         result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
         entry.faults = applied
         return result
+
+
+def _socket_faults(faults: list[Fault], step_reply: StepReply | None,
+                   entry: JournalEntry) -> list[Fault]:
+    """The faults of a WebSocket turn: a step's own that cannot exist on a WebSocket refuses
+    the turn; a server-wide one (``inject``, chaos) is left out, and the journal says so."""
+    own = {id(f) for f in (step_reply.faults if step_reply else ())}
+    kept = []
+    for fault in faults:
+        why = fault.not_on_socket()
+        if why is None:
+            kept.append(fault)
+        elif id(fault) in own:
+            from ormock.faults import FAULTS
+
+            applies = sorted(name for name, cls in FAULTS.items()
+                             if cls.not_on_socket is Fault.not_on_socket)
+            raise OpenResponsesError(
+                f"This step's fault {fault.name!r} cannot be sent on a WebSocket: {why}. On a "
+                f"WebSocket these apply: {', '.join(applies)}, and malformed invalid_json; "
+                "send the request over HTTP (SSE) for this one.",
+                code="fault_not_on_websocket", param="faults",
+            )
+        else:
+            entry.skipped.append(fault.name)
+    return kept
 
 
 def _no_match(misses: list[Miss]) -> OpenResponsesError:

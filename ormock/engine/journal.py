@@ -96,6 +96,9 @@ class JournalEntry:
     scenario: str | None = None
     step: int | None = None
     faults: list[str] = field(default_factory=list)
+    # server-wide faults left out of this answer because they cannot exist on its transport
+    # (an SSE framing fault drawn for a WebSocket turn)
+    skipped: list[str] = field(default_factory=list)
     # what was sent, in flat tuples (memory per entry stays small whatever the stream)
     sent: Sent | None = field(default=None, repr=False, compare=False)
     reply_headers: dict[str, str] = field(default_factory=dict)
@@ -123,6 +126,7 @@ class JournalEntry:
         deeply nested)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sent"}
         data["headers"], data["faults"] = dict(self.headers), list(self.faults)
+        data["skipped"] = list(self.skipped)
         data["events"] = self.events
         data["output_ids"] = self.output_ids
         return data
@@ -170,13 +174,23 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
             break
         if frame.action == "end":
             break
-        for event in json_events(parser.feed(frame.data)):
+        for event in _socket_event(frame.data) if reply.socket else json_events(
+                parser.feed(frame.data)):
             events.append(event)
             delays.append(wait)
             wait = 0.0
     if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
     return summarize(events, delays), ended
+
+
+def _socket_event(data: bytes) -> list[Json]:
+    """The event a WebSocket text frame carries: none when it is not a JSON object."""
+    try:
+        event = json.loads(data)
+    except ValueError:
+        return []
+    return [event] if isinstance(event, dict) else []
 
 
 def final_response(events: list[Json]) -> Json | None:

@@ -42,6 +42,8 @@ class Reply:
     pacing: Pacing | None = None
     frames: list[Frame] | None = None
     seed: int = 0
+    # a WebSocket turn: the frames are text frames, one event's JSON each, with no [DONE]
+    socket: bool = False
     # the list ``build_events`` returned, while the events are still that list: its terminal
     # snapshot is then the fold (the builder makes it from the items it streams; the property
     # tests hold the two equal), so the JSON body need not fold again
@@ -72,12 +74,12 @@ class Reply:
         return terminal
 
     def wire(self) -> list[Frame]:
-        """The frames of the SSE body."""
+        """The frames of the SSE body (of a WebSocket turn, with ``socket``)."""
         if self.frames is not None:
             return self.frames
         if self.body is not None:
             return [Frame(self.body)]
-        return frames_for(self.events, self.pacing, self.seed)
+        return frames_for(self.events, self.pacing, self.seed, socket=self.socket)
 
     def sse_body(self) -> bytes:
         return b"".join(frame.data for frame in self.wire())

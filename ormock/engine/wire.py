@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ormock.protocol.sse import DONE_FRAME, frame_event
+from ormock.protocol.sse import DONE_FRAME, encode_json, frame_event
 from ormock.protocol.tokens import count_tokens
 
 __all__ = [
@@ -101,10 +101,16 @@ class Pacing:
 
 
 def frames_for(
-    events: list[dict[str, Any]], pacing: Pacing | None = None, seed: int = 0
+    events: list[dict[str, Any]], pacing: Pacing | None = None, seed: int = 0,
+    socket: bool = False,
 ) -> list[Frame]:
-    """The frames of a well-formed stream: each event framed whole, then ``data: [DONE]``."""
+    """The frames of a well-formed stream: each event framed whole, then ``data: [DONE]``.
+
+    With ``socket``, the frames of a WebSocket turn: each event's JSON as one text frame, and
+    no ``[DONE]``."""
     delays = pacing.delays(events, seed) if pacing else [0.0] * len(events)
+    if socket:
+        return [Frame(encode_json(e).encode(), d) for e, d in zip(events, delays, strict=True)]
     frames = [Frame(frame_event(e), d) for e, d in zip(events, delays, strict=True)]
     frames.append(Frame(DONE_FRAME))
     return frames

@@ -59,7 +59,16 @@ class Malformed(Fault):
     def breaks(self) -> frozenset[str]:
         return _BREAKS[self.kind]
 
+    def not_on_socket(self) -> str | None:
+        if self.kind == "invalid_json":
+            return None
+        return (f"malformed {self.kind} breaks SSE framing (event: and data: lines, blank "
+                "lines, line ends), which a WebSocket does not have; on a WebSocket only "
+                "malformed invalid_json applies (a text frame that is not JSON)")
+
     def apply(self, reply: Reply, rng: random.Random) -> Reply | RawReply:
+        if reply.socket:
+            return self._on_socket(reply)
         if not reply.stream:
             if self.kind != "invalid_json":
                 return reply
@@ -101,4 +110,19 @@ class Malformed(Fault):
             rest = encode_json({k: v for k, v in event.items() if k != "type"})[1:]
             lines = b"data: " + head.encode() + nl2 + b"data: " + rest.encode() + nl2
             frames[index] = replace(frame, data=b"event: " + name + nl1 + lines + nl3)
+        return replace(reply, frames=frames)
+
+    def _on_socket(self, reply: Reply) -> Reply:
+        """``invalid_json`` on a WebSocket: an extra text frame, a copy of event ``at`` cut
+        short, goes before it; later numbers move up one."""
+        if self.kind != "invalid_json":
+            return reply
+        frames = list(reply.wire())
+        indexes = event_indexes(frames)
+        if not indexes:
+            return reply
+        at = min(self.at if self.at is not None else len(indexes) // 2, len(indexes) - 1)
+        index = indexes[at]
+        broken = Frame(frames[index].data[:-1])
+        frames[index:] = [broken, *(renumber_frame(f, 1) for f in frames[index:])]
         return replace(reply, frames=frames)

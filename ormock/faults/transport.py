@@ -91,6 +91,8 @@ class Disconnect(Fault):
         frames = reply.wire()
         if self.after_bytes is not None:
             whole, part = cut_bytes(frames, self.after_bytes)
+            if reply.socket:  # a WebSocket message arrives whole or not at all
+                return replace(reply, frames=[*whole, drop])
             return replace(reply, frames=[*whole, part, drop])
         head, _ = split_after(frames, _events_before_terminal(frames, self.after_events))
         return replace(reply, frames=[*head, drop])
@@ -221,7 +223,10 @@ class NoDone(Fault):
     def breaks(self) -> frozenset[str]:
         return frozenset({"no-done"})
 
+    def not_on_socket(self) -> str | None:
+        return "a WebSocket turn has no data: [DONE] to leave out"
+
     def apply(self, reply: Reply, rng: random.Random) -> Reply:
-        if not reply.stream:
+        if not reply.stream or reply.socket:
             return reply
         return replace(reply, frames=[f for f in reply.wire() if not is_done(f)])
