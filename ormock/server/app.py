@@ -1,9 +1,10 @@
 """The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
 
-``POST /v1/responses`` is a plain ASGI endpoint (the hot path): it reads the body with a size
-limit, asks the engine, and writes the reply. An unpaced stream goes out as whole events
-coalesced into one write; no event is ever split across writes. Every response carries
-``X-Request-ID`` (the client's own when it sent one).
+``POST [/<namespace>]/v1/responses`` (the hot path) goes through the router like every route,
+on a route of its own tried first and matched without a regular expression (``_CreateRoute``);
+its endpoint reads the body with a size limit, asks the engine, and writes the reply. An
+unpaced stream goes out as whole events coalesced into one write; no event is ever split across
+writes. Every response carries ``X-Request-ID`` (the client's own when it sent one).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import RawReply, Reply
@@ -145,23 +147,27 @@ class _RequestIds:
 _CREATE_PATH = "/v1/responses"
 
 
-class _CreateFirst:
-    """Pure ASGI middleware: ``POST [/<namespace>]/v1/responses``, the hot path, goes straight
-    to its endpoint instead of through the router's regular expressions; the rest goes on."""
+class _CreateRoute(BaseRoute):
+    """The route of ``POST [/<namespace>]/v1/responses``, the hot path: matched by a string test
+    instead of a regular expression, and tried first. Another method gets 405."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]],
-                 create: _CreateResponse) -> None:
-        self.app = app
+    def __init__(self, create: _CreateResponse) -> None:
         self.create = create
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
         path: str = scope.get("path", "")
-        head = path[: -len(_CREATE_PATH)] if path.endswith(_CREATE_PATH) else None
-        if (scope["type"] != "http" or scope["method"] != "POST" or head is None
-                or (head and (head[0] != "/" or "/" in head[1:] or len(head) == 1))):
-            await self.app(scope, receive, send)
-            return
-        scope["path_params"] = {"namespace": head[1:]} if head else {}
+        if scope["type"] != "http" or not path.endswith(_CREATE_PATH):
+            return Match.NONE, {}
+        head = path[: -len(_CREATE_PATH)]
+        if head and (head[0] != "/" or "/" in head[1:] or len(head) == 1):
+            return Match.NONE, {}
+        child: Scope = {"endpoint": self.create,
+                        "path_params": {"namespace": head[1:]} if head else {}}
+        return (Match.FULL if scope["method"] == "POST" else Match.PARTIAL), child
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            raise HTTPException(405, headers={"Allow": "POST"})
         started = False
 
         async def watched(message: Message) -> None:
@@ -171,13 +177,18 @@ class _CreateFirst:
 
         try:
             await self.create(scope, receive, watched)
-        except Exception as exc:  # what Starlette's error middleware does for other routes
-            engine = self.create.namespaces.find(head[1:] if head else "")
+        except Exception as exc:
+            # answered here, not by Starlette's error middleware, which re-raises to the server
+            # and so drops a keep-alive connection the next request would reuse
+            engine = self.create.namespaces.find(scope["path_params"].get("namespace", ""))
             if engine is not None:
                 engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
             if started:
                 raise
             await send_error(send, _bug(exc))
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        raise NoMatchFound(name, path_params)
 
 
 def _bug(exc: Exception) -> OpenResponsesError:
@@ -302,10 +313,10 @@ def create_app(
             engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return error_response(_bug(exc))
 
-    routes: list[BaseRoute] = [*admin_routes(namespaces, admin_hosts, max_body)]
+    routes: list[BaseRoute] = [_CreateRoute(create),
+                               *admin_routes(namespaces, admin_hosts, max_body)]
     for prefix in ("", "/{namespace:str}"):
         routes += [
-            Route(prefix + "/v1/responses", create, methods=["POST"]),
             WebSocketRoute(prefix + "/v1/responses", socket),
             Route(prefix + "/v1/responses/{response_id}", get_response, methods=["GET"]),
             Route(prefix + "/v1/models", models, methods=["GET"]),
@@ -314,7 +325,7 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    served: Any = _CreateFirst(app, create)
+    served: Any = app
     if api_key is not None:
         served = ApiKeyGuard(served, api_key)
     return _RequestIds(served, namespaces.seed)
