@@ -215,3 +215,40 @@ def test_faults_reach_the_openai_sdk_on_a_websocket(fake: tuple[Engine, str]) ->
     assert seen[0] and "response.completed" not in seen[0] and len(seen[1]) == 3
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1011
     assert "acme:trace" in seen[2] and seen[2][-1] == "response.completed"
+
+
+def test_a_repeated_websocket_turn_comes_from_the_stream_cache_byte_for_byte(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second turn of a content is issued from the cache: the same frames a fresh build
+    gives (a namespace whose cache is emptied between the turns), under fresh ids."""
+    from ormock.engine.cache import StreamTemplate
+
+    issued = []
+    issue = StreamTemplate.issue
+
+    def counted(self: StreamTemplate, *args: Any) -> Any:
+        issued.append(self)
+        return issue(self, *args)
+
+    monkeypatch.setattr(StreamTemplate, "issue", counted)
+    got = []
+    with OrmockServer(seed=0) as server:  # no self-check: the cache is used
+        for fresh in (False, True):
+            name = f"wsc{next(_names)}"
+            server.namespaces.open(name)
+            engine = server.namespaces.serve(name)
+            url = server.url.replace("http", "ws", 1) + f"/{name}/v1/responses"
+            turns = []
+            for _ in range(2):
+                turns.append(_frames(url, _create())[0])
+                if fresh:
+                    engine.cache.clear()
+            assert len(engine.journal) == 2
+            assert _journaled(engine.journal[1]) == _types(_parsed(turns[1]))
+            assert engine.journal[1].response_id == json.loads(turns[1][-1])["response"]["id"]
+            got.append(turns)
+            assert len(issued) == 1  # the first namespace's second turn only
+    assert got[0] == got[1]
+    assert got[0][0] != got[0][1]  # fresh ids
+    assert [json.loads(t)["type"] for t in got[0][0]] == [json.loads(t)["type"]
+                                                          for t in got[0][1]]

@@ -23,7 +23,7 @@ from ormock.engine.journal import JournalEntry, final_response, record, summariz
 from ormock.engine.limits import Limits
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
-from ormock.engine.wire import Pacing
+from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.checker import check_stream
@@ -151,22 +151,22 @@ class Engine:
         headers: Mapping[str, str],
         path: str = "/v1/responses",
         local: ResponseStore | None = None,
-        cached: bool = False,
         parsed: ResponseRequest | None = None,
         size: int | None = None,
-        socket: bool = False,
+        transport: Transport | None = None,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
-        ``cached``: an unpaced reply with no fault to apply may come from the stream cache
-        (``ormock.engine.cache``): the same bytes as a fresh build, but its ``events`` hold only
-        the terminal event. The server asks for that; Python callers get every event.
-        ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
-        requests it has read). ``size``: the body's length in bytes, as read (the journal and
-        the store count it against their limits; measured when not given). ``socket``: a
-        WebSocket turn: the reply's frames are text frames, and a step's fault that cannot exist
-        on a WebSocket is refused (400 ``fault_not_on_websocket``); a server-wide one is skipped
-        (``entry.skipped``).
+        ``transport``: the writer the reply goes to, ``"http"`` (SSE or JSON, as the request
+        says) or ``"socket"`` (a WebSocket turn: text frames, and a step's fault that cannot
+        exist on a WebSocket is refused, 400 ``fault_not_on_websocket``; a server-wide one is
+        skipped, ``entry.skipped``). A writer needs only the reply's frames, so with a transport
+        an unpaced reply with no fault to apply may come from the stream cache
+        (``ormock.engine.cache``): the same bytes as a fresh build, with no ``events``. Python
+        callers (no transport) get every event. ``parsed``: ``body`` already checked by
+        ``parse_request`` (the server remembers the requests it has read). ``size``: the body's
+        length in bytes, as read (the journal and the store count it against their limits;
+        measured when not given).
         """
         entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
                              size=_body_size(body) if size is None else size)
@@ -174,7 +174,7 @@ class Engine:
             self.journal.append(entry)
             try:
                 reply = self._respond(parsed or parse_request(body), headers, entry,
-                                      local=local, cached=cached, socket=socket)
+                                      local=local, transport=transport)
             except OpenResponsesError as error:
                 # no secret header value in the answer nor the journal, whoever wrote it
                 error.message = scrub(error.message, headers)
@@ -273,9 +273,9 @@ class Engine:
         entry: JournalEntry,
         forced: Selection | None = None,
         local: ResponseStore | None = None,
-        cached: bool = False,
-        socket: bool = False,
+        transport: Transport | None = None,
     ) -> Reply | RawReply:
+        socket = transport == "socket"
         context, parent = self._context(request, local)
         context_tokens = self._context_tokens(request, parent)
         selection = forced or self._choose(request, headers)
@@ -321,9 +321,9 @@ class Engine:
 
         pacing = step_reply.pacing if step_reply else None
         key = None
-        if cached and not (faults or self.self_check or (pacing and pacing.paced) or literal):
+        if transport and not (faults or self.self_check or (pacing and pacing.paced) or literal):
             key = (Same(selection.scenario) if selection else None,
-                   selection.step.index if selection else 0, seed, request.stream)
+                   selection.step.index if selection else 0, seed, request.stream, socket)
             template = self.cache.get(key)
             if template is not None:  # the same content as an earlier reply, fresh ids
                 body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
@@ -333,7 +333,7 @@ class Engine:
                                   context_tokens=context_tokens,
                                   request_size=entry.size), local)
                 return Reply(events=[], stream=request.stream, seed=seed, body=body,
-                             summary=summary)
+                             summary=summary, socket=socket)
         ids = RecordingIds(self.ids) if key is not None else self.ids
         events = build(ids, created, completed)
         if self.speed != 1.0:  # carried even unpaced, for a slow fault
@@ -359,7 +359,10 @@ class Engine:
     def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
                   completed: int) -> None:
         """Keep the bytes of a reply for the next request of the same content."""
-        reply.body = reply.sse_body() if reply.stream else reply.json_body()
+        if reply.socket:  # one text frame a line (JSON text holds no raw line break)
+            reply.body = b"\n".join(frame.data for frame in reply.wire())
+        else:
+            reply.body = reply.sse_body() if reply.stream else reply.json_body()
         reply.summary = summarize(reply.events, None)  # the journal's too
         self.cache.put(key, StreamTemplate(
             body=reply.body,

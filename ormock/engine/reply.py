@@ -48,8 +48,8 @@ class Reply:
     # snapshot is then the fold (the builder makes it from the items it streams; the property
     # tests hold the two equal), so the JSON body need not fold again
     built: list[Json] | None = field(default=None, repr=False, compare=False)
-    # a reply issued from ``ormock.engine.cache``: its body, ready (SSE or JSON), and its
-    # journal summary; ``events`` is then empty
+    # a reply issued from ``ormock.engine.cache``: its body, ready (SSE, JSON, or a socket
+    # turn's text frames one a line), and its journal summary; ``events`` is then empty
     body: bytes | None = field(default=None, repr=False, compare=False)
     summary: Any = field(default=None, repr=False, compare=False)
     _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
@@ -69,6 +69,9 @@ class Reply:
         if not self.stream:
             parsed: Json = json.loads(self.body)
             return parsed
+        if self.socket:
+            last: Json = json.loads(self.body.rsplit(b"\n", 1)[-1])["response"]
+            return last
         events = list(json_events(parse_sse(self.body)))
         terminal: Json = events[-1]["response"]
         return terminal
@@ -78,6 +81,8 @@ class Reply:
         if self.frames is not None:
             return self.frames
         if self.body is not None:
+            if self.socket:
+                return [Frame(line) for line in self.body.split(b"\n")]
             return [Frame(self.body)]
         return frames_for(self.events, self.pacing, self.seed, socket=self.socket)
 

@@ -25,6 +25,7 @@ from ormock.protocol.tokens import count_tokens
 __all__ = [
     "Frame",
     "Pacing",
+    "Transport",
     "close_connection",
     "coalesced",
     "frames_for",
@@ -36,6 +37,9 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Action = Literal["end", "close", "reset", "stall"]
+# the writer a reply goes to: HTTP (an SSE stream or a JSON body, as the request says), or a
+# WebSocket turn (one text frame per event)
+Transport = Literal["http", "socket"]
 
 
 @dataclass(frozen=True)

@@ -215,7 +215,7 @@ class _CreateResponse:
             body, request = self._read.get(raw) or self._parse(raw)
             # the server's own path may issue a repeated content from the stream cache: it
             # writes bytes, and never looks at the events
-            reply, entry = engine.answer(body, headers, scope["path"], cached=True,
+            reply, entry = engine.answer(body, headers, scope["path"], transport="http",
                                          parsed=request, size=len(raw))
         except OpenResponsesError as error:
             await send_error(send, error)

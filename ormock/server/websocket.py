@@ -109,7 +109,7 @@ class ResponsesSocket:
         previous = body.get("previous_response_id")
         try:
             reply, entry = engine.answer(body, headers, path, local=local, size=len(text),
-                                         socket=True)
+                                         transport="socket")
         except OpenResponsesError as error:
             if isinstance(previous, str):
                 local.pop(previous, None)
@@ -129,10 +129,7 @@ class ResponsesSocket:
                 return False
         finally:
             entry.finished_at = engine.elapsed()
-        final = reply.events[-1].get("response") if reply.events else None
-        if isinstance(previous, str) and isinstance(final, dict) and final.get("status") == (
-            "failed"
-        ):
+        if isinstance(previous, str) and entry.response_status == "failed":
             local.pop(previous, None)
         return True
 
