@@ -222,8 +222,10 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
     if not reply.stream and reply.frames is None:
         try:
             reply.folded()
-        except ProtocolError:
-            entry.status = 500  # the app answers unfoldable_reply
+        except ProtocolError as error:  # the app answers unfoldable_reply
+            entry.status = 500
+            entry.error = {"type": "server_error", "code": "unfoldable_reply",
+                           "message": str(error), "param": "stream"}
     final = final_response(reply.events)
     if final is not None:
         entry.response_id, entry.response_status = final.get("id"), final.get("status")
