@@ -339,7 +339,7 @@ class Engine:
         if self.speed != 1.0:  # carried even unpaced, for a slow fault
             pacing = replace(pacing or Pacing(), speed=self.speed)
         reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
-                      frames=step_reply.literal_frames()
+                      frames=step_reply.literal_frames(events)
                       if step_reply is not None and literal and request.stream and not socket
                       else None,
                       built=None if literal else events, socket=socket)

@@ -13,7 +13,6 @@ from ormock.protocol.checker import ProtocolError
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from ormock.protocol.secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
 from ormock.protocol.secrets import mask_headers
-from ormock.protocol.sse import SSEParser, json_events
 
 __all__ = [
     "Ended",
@@ -149,8 +148,9 @@ def raw_ended(reply: RawReply) -> Ended:
 
 def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
     """For a reply whose frames are set (a wire fault, a literal SSE body): the events that
-    went out whole before a drop or a stall for good, with their delays, and how it ended.
-    Data lines that are not JSON objects are not events and are left out."""
+    go out whole before a drop or a stall for good, with their delays, and how it ends. Each
+    frame says which events it carries (``Frame.events``, set where it was made): no bytes are
+    parsed again."""
     frames = reply.frames or []
     if not reply.stream:  # a JSON body held back or dropped
         for frame in frames:
@@ -159,7 +159,6 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
             if frame.action in ("close", "reset"):
                 return None, "closed" if frame.action == "close" else "reset"
         return summarize(reply.events, None), "whole"
-    parser = SSEParser()
     events: list[Json] = []
     delays: list[float] = []
     wait = 0.0
@@ -174,23 +173,13 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
             break
         if frame.action == "end":
             break
-        for event in _socket_event(frame.data) if reply.socket else json_events(
-                parser.feed(frame.data)):
+        for event in frame.events:
             events.append(event)
             delays.append(wait)
             wait = 0.0
     if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
     return summarize(events, delays), ended
-
-
-def _socket_event(data: bytes) -> list[Json]:
-    """The event a WebSocket text frame carries: none when it is not a JSON object."""
-    try:
-        event = json.loads(data)
-    except ValueError:
-        return []
-    return [event] if isinstance(event, dict) else []
 
 
 def final_response(events: list[Json]) -> Json | None:

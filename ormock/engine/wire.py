@@ -16,7 +16,7 @@ import random
 import socket
 import struct
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ormock.protocol.sse import DONE_FRAME, encode_json, frame_event
@@ -48,12 +48,17 @@ class Frame:
 
     ``end``: end the body here, properly framed (a truncated stream); ``close``: close the
     connection mid-body (FIN); ``reset``: abort it (RST); ``stall``: send nothing for ``delay``
-    seconds (``inf``: until the client gives up).
+    seconds (``inf``: until the client gives up). ``events``: the events a reader gets whole
+    from these bytes (the journal's record of them); a fault that makes a frame of new bytes
+    says which events they carry (none for a broken one).
     """
 
     data: bytes = b""
     delay: float = 0.0
     action: Action | None = None
+    # the events the frame carries whole, as a client reads them (what the journal records of
+    # it): set where the frame is made, so nothing parses the bytes again
+    events: tuple[dict[str, Any], ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,9 @@ def frames_for(
     no ``[DONE]``."""
     delays = pacing.delays(events, seed) if pacing else [0.0] * len(events)
     if socket:
-        return [Frame(encode_json(e).encode(), d) for e, d in zip(events, delays, strict=True)]
-    frames = [Frame(frame_event(e), d) for e, d in zip(events, delays, strict=True)]
+        return [Frame(encode_json(e).encode(), d, events=(e,))
+                for e, d in zip(events, delays, strict=True)]
+    frames = [Frame(frame_event(e), d, events=(e,)) for e, d in zip(events, delays, strict=True)]
     frames.append(Frame(DONE_FRAME))
     return frames
 
@@ -125,7 +131,8 @@ def coalesced(frames: list[Frame]) -> list[Frame]:
     out: list[Frame] = []
     for frame in frames:
         if out and frame.delay == 0 and frame.action is None and out[-1].action is None:
-            out[-1] = Frame(out[-1].data + frame.data, out[-1].delay)
+            out[-1] = Frame(out[-1].data + frame.data, out[-1].delay,
+                            events=out[-1].events + frame.events)
         else:
             out.append(frame)
     return out

@@ -103,7 +103,10 @@ class Malformed(Fault):
             frames[index] = replace(frame, data=b"event: " + stale + nl1 + b"data: " + data
                                     + nl2 + nl3)
         elif self.kind == "missing_blank_line":
-            frames[index] = replace(frame, data=frame.data[: -len(nl3)])
+            # one message of two data lines that is not JSON: the reader loses both events
+            frames[index] = replace(frame, data=frame.data[: -len(nl3)], events=())
+            if index + 1 < len(frames):
+                frames[index + 1] = replace(frames[index + 1], events=())
         else:
             event = event_of(frame) or {}
             head = "{" + encode_json("type") + ":" + encode_json(event.get("type")) + ","

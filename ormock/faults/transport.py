@@ -17,6 +17,7 @@ from ormock.engine.reply import RawReply, Reply
 from ormock.engine.wire import Frame, Pacing
 from ormock.faults.base import PACING, WIRE, Fault, Param, register
 from ormock.faults.frames import data_span, event_indexes, is_done, split_after
+from ormock.protocol.sse import SSEParser, json_events
 
 __all__ = ["Disconnect", "NoDone", "Slow", "Stall", "Truncate", "cut_bytes"]
 
@@ -44,7 +45,9 @@ def cut_bytes(frames: list[Frame], size: int) -> tuple[list[Frame], Frame]:
     frame = frames[chosen]
     span = data_span(frame) or (0, len(frame.data))
     inside = max(span[0] + 1, min(size - starts[chosen], span[1] - 1))
-    return frames[:chosen], Frame(frame.data[:inside], frame.delay)
+    part = frame.data[:inside]  # the events a reader gets whole from it (a literal body's)
+    return frames[:chosen], Frame(part, frame.delay,
+                                  events=tuple(json_events(SSEParser().feed(part))))
 
 
 @register
