@@ -114,3 +114,51 @@ def test_the_websocket_frames_are_what_the_journal_records(fast: OrmockServer,
     assert entry.status == 200 and code == 1011  # a disconnect fault closes with 1011
     assert _journaled(entry) == _pairs(events)
     assert entry.ended == ended
+
+
+def _finished(engine: Any) -> Any:
+    """The engine's only journal entry, once its answer is over."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while not engine.journal or engine.journal[0].finished_at is None:
+        assert time.monotonic() < deadline, "the answer never finished"
+        time.sleep(0.01)
+    return engine.journal[0]
+
+
+def _paced(server: OrmockServer, namespace: str) -> Any:
+    server.namespaces.open(namespace)
+    engine = server.namespaces.serve(namespace)
+    engine.inject({"slow": {"first_event": 0, "per_event": 0.05, "tokens_per_second": None}})
+    return engine
+
+
+def test_a_client_that_leaves_a_paced_sse_stream_is_journaled_as_gone(server: OrmockServer
+                                                                     ) -> None:
+    engine = _paced(server, "gone-sse")
+    parser, events = SSEParser(), []
+    with httpx.Client(base_url=f"{server.url}/gone-sse/v1") as http, http.stream(
+            "POST", "/responses", json={"model": "m", "input": "Tell me a long story.",
+                                        "stream": True}) as answer:
+        for chunk in answer.iter_raw():
+            events += json_events(parser.feed(chunk))
+            if len(events) >= 3:
+                break
+    entry = _finished(engine)
+    assert entry.ended == "client gone"
+    assert 3 <= len(entry.events) < 10
+    assert _journaled(entry)[:3] == _pairs(events)[:3]
+
+
+def test_a_client_that_leaves_a_paced_websocket_turn_is_journaled_as_gone(
+        server: OrmockServer) -> None:
+    engine = _paced(server, "gone-ws")
+    with connect(server.url.replace("http", "ws", 1) + "/gone-ws/v1/responses") as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "m",
+                                "input": "Tell me a long story."}))
+        events = [json.loads(socket.recv(timeout=10)) for _ in range(3)]
+    entry = _finished(engine)
+    assert entry.ended == "client gone"
+    assert 3 <= len(entry.events) < 10
+    assert _journaled(entry)[:3] == _pairs(events)

@@ -18,6 +18,7 @@ __all__ = [
     "Ended",
     "JournalEntry",
     "Sent",
+    "client_gone",
     "final_response",
     "masked",
     "on_the_wire",
@@ -30,7 +31,8 @@ __all__ = [
 # truncated: the body ended cleanly but short (a stream with no terminal event, a JSON body
 # that is not JSON); closed / reset: the connection dropped mid-body (FIN / RST); stalled: the
 # server stopped sending for good, until the client left.
-Ended = Literal["whole", "truncated", "closed", "reset", "stalled"]
+# client gone: the client left before the planned end (during a paced stream, a finite stall).
+Ended = Literal["whole", "truncated", "closed", "reset", "stalled", "client gone"]
 Json = dict[str, Any]
 
 
@@ -75,10 +77,10 @@ class JournalEntry:
     after a wire fault, only the events that went out whole before the cut).
     ``reply_headers``: the headers the reply itself set (``retry-after``, ``retry-after-ms``,
     ``x-should-retry``, ...; not the server's usual ones). ``ended``: how the answer ended on
-    the wire (``Ended``). ``output_ids``: the ids of the output items the client was sent, and
-    the ``call_id`` of each function call among them. ``finished_at``: seconds since the engine
-    started when the answer was all written, dropped, or the client left (``None`` for an
-    error answer, and while it is being written).
+    the wire (``Ended``), as the writer saw it. ``output_ids``: the ids of the output items the
+    client was sent, and the ``call_id`` of each function call among them. ``finished_at``:
+    seconds since the engine started when the answer was all written, dropped, or the client
+    left (``None`` for an error answer, and while it is being written).
     """
 
     method: str
@@ -180,6 +182,14 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
     if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
     return summarize(events, delays), ended
+
+
+def client_gone(entry: JournalEntry, events: tuple[Json, ...]) -> None:
+    """The writer saw the client leave before the planned end, after ``events`` went out
+    whole: that is what the entry records (with their planned delays)."""
+    planned = entry.sent.delays if entry.sent is not None else None
+    entry.sent = summarize(list(events), list(planned[: len(events)]) if planned else None)
+    entry.ended = "client gone"
 
 
 def final_response(events: list[Json]) -> Json | None:

@@ -26,6 +26,7 @@ __all__ = [
     "Frame",
     "Pacing",
     "Transport",
+    "Written",
     "close_connection",
     "coalesced",
     "frames_for",
@@ -175,12 +176,22 @@ def close_connection(send: Send, reset: bool) -> bool:
     return True
 
 
-async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> None:
+@dataclass(frozen=True)
+class Written:
+    """What a writer sent: the events that went out whole, and whether the client left before
+    the planned end (a stall for good that the client ends is the planned end)."""
+
+    events: tuple[dict[str, Any], ...]
+    gone: bool = False
+
+
+async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> Written:
     """Write ``frames`` as the body of a started response; stop when the client leaves."""
     frames = coalesced(frames)
     if len(frames) == 1 and frames[0].delay == 0 and frames[0].action is None:
         await send({"type": "http.response.body", "body": frames[0].data, "more_body": False})
-        return
+        return Written(frames[0].events)
+    sent: list[dict[str, Any]] = []
     gone = asyncio.Event()
 
     async def watch() -> None:
@@ -194,7 +205,7 @@ async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> None
     try:
         for frame in frames:
             if frame.delay and await _wait(gone, frame.delay):
-                return
+                return Written(tuple(sent), gone=not math.isinf(frame.delay))
             if frame.action == "stall":
                 continue
             if frame.action in ("close", "reset"):
@@ -203,15 +214,17 @@ async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> None
                     # loop turn) before the app returns, or uvicorn logs "ASGI callable returned
                     # without completing response"
                     await asyncio.sleep(0)
-                    return
+                    return Written(tuple(sent))
                 frame = Frame(action="end")
             if frame.action == "end":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
+                return Written(tuple(sent))
             if gone.is_set():
-                return
+                return Written(tuple(sent), gone=True)
             await send({"type": "http.response.body", "body": frame.data, "more_body": True})
+            sent += frame.events
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return Written(tuple(sent))
     finally:
         watcher.cancel()
 

@@ -23,9 +23,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
+from ormock.engine.journal import client_gone
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import coalesced, remember_transport, send_frames
+from ormock.engine.wire import Written, remember_transport, send_frames
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
@@ -53,20 +54,20 @@ _SSE_HEADERS = [
 MODELS = ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5")
 
 
-async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> None:
-    """Write a reply: JSON in one write, an unpaced stream in one write, a paced one paced."""
+async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> Written | None:
+    """Write a reply: JSON in one write, an unpaced stream in one write, a paced one paced.
+    Returns what a stream's frames sent (``Written``), None for an answer written in one go."""
     if isinstance(reply, RawReply):
         if reply.delay:
             await asyncio.sleep(reply.delay)
         headers = [(b"content-type", reply.content_type.encode()), *_encode(reply.headers)]
         await _start(send, reply.status, headers, reply.body)
         await send({"type": "http.response.body", "body": reply.body, "more_body": False})
-        return
+        return None
     if not reply.stream:
         if reply.frames is not None:  # a fault cut or held back the JSON body
             await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], None)
-            await send_frames(send, receive, reply.frames)
-            return
+            return await send_frames(send, receive, reply.frames)
         try:
             payload = reply.json_body()
         except ProtocolError as error:
@@ -75,18 +76,18 @@ async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> N
                 f"({error}). Send the request with stream: true.",
                 type="server_error", code="unfoldable_reply", param="stream", status=500,
             ))
-            return
+            return None
         delay = reply.json_delay()
         if delay:
             await asyncio.sleep(delay)
         await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], payload)
         await send({"type": "http.response.body", "body": payload, "more_body": False})
-        return
-    frames = coalesced(reply.wire())
-    whole = frames[0].data if len(frames) == 1 and frames[0].delay == 0 and not frames[
-        0].action else None
+        return None
+    frames = reply.wire()
+    whole = b"".join(f.data for f in frames) if all(
+        f.delay == 0 and f.action is None for f in frames) else None  # one write: a length
     await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], whole)
-    await send_frames(send, receive, frames)
+    return await send_frames(send, receive, frames)
 
 
 def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
@@ -222,7 +223,9 @@ class _CreateResponse:
             return
         self.namespaces.replies_in_flight += 1
         try:
-            await send_reply(reply, send, receive)
+            written = await send_reply(reply, send, receive)
+            if written is not None and written.gone:
+                client_gone(entry, written.events)
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()

@@ -27,10 +27,11 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ormock.engine.journal import client_gone
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import RawReply
 from ormock.engine.store.memory import ResponseStore
-from ormock.engine.wire import Frame
+from ormock.engine.wire import Frame, Written
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.server.body import decode_json
@@ -125,7 +126,10 @@ class ResponsesSocket:
             await socket.send_text(_error_event(reply.status, error_body))
             return True
         try:
-            if not await send_turn(socket, reply.wire()):
+            written, open_ = await send_turn(socket, reply.wire())
+            if written.gone:
+                client_gone(entry, written.events)
+            if not open_:
                 return False
         finally:
             entry.finished_at = engine.elapsed()
@@ -134,23 +138,29 @@ class ResponsesSocket:
         return True
 
 
-async def send_turn(socket: WebSocket, frames: list[Frame]) -> bool:
+async def send_turn(socket: WebSocket, frames: list[Frame]) -> tuple[Written, bool]:
     """Write a turn's frames (``Reply.wire()`` of a socket reply): each a text frame after its
     delay; ``close``/``reset`` close the connection with 1011; ``stall`` sends nothing for its
-    time, or (``inf``) until the client leaves; ``end`` ends the turn there. False when the
-    connection is gone."""
-    for frame in frames:
-        if frame.action == "stall" and math.isinf(frame.delay):
-            while (await socket.receive())["type"] != "websocket.disconnect":
-                pass  # the server has stopped answering: what the client sends goes unheard
-            return False
-        if frame.delay:
-            await asyncio.sleep(frame.delay)
-        if frame.action in ("close", "reset"):
-            await socket.close(code=1011, reason=f"ormock: disconnect fault ({frame.action})")
-            return False
-        if frame.action == "end":
-            return True
-        if frame.action is None:
-            await socket.send_text(frame.data.decode())
-    return True
+    time, or (``inf``) until the client leaves; ``end`` ends the turn there. Returns what was
+    sent, and whether the connection is still open."""
+    sent: list[Json] = []
+    try:
+        for frame in frames:
+            if frame.action == "stall" and math.isinf(frame.delay):
+                while (await socket.receive())["type"] != "websocket.disconnect":
+                    pass  # the server has stopped answering: what the client sends goes unheard
+                return Written(tuple(sent)), False
+            if frame.delay:
+                await asyncio.sleep(frame.delay)
+            if frame.action in ("close", "reset"):
+                await socket.close(code=1011,
+                                   reason=f"ormock: disconnect fault ({frame.action})")
+                return Written(tuple(sent)), False
+            if frame.action == "end":
+                break
+            if frame.action is None:
+                await socket.send_text(frame.data.decode())
+                sent += frame.events
+    except WebSocketDisconnect:  # the client left part way
+        return Written(tuple(sent), gone=True), False
+    return Written(tuple(sent)), True
