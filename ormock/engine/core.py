@@ -154,6 +154,7 @@ class Engine:
         parsed: ResponseRequest | None = None,
         size: int | None = None,
         transport: Transport | None = None,
+        forced: Selection | None = None,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
@@ -166,7 +167,8 @@ class Engine:
         callers (no transport) get every event. ``parsed``: ``body`` already checked by
         ``parse_request`` (the server remembers the requests it has read). ``size``: the body's
         length in bytes, as read (the journal and the store count it against their limits;
-        measured when not given).
+        measured when not given). ``forced``: answer with this step, whatever the request
+        matches (``respond_with``).
         """
         entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
                              size=_body_size(body) if size is None else size)
@@ -174,7 +176,7 @@ class Engine:
             self.journal.append(entry)
             try:
                 reply = self._respond(parsed or parse_request(body), headers, entry,
-                                      local=local, transport=transport)
+                                      forced=forced, local=local, transport=transport)
             except OpenResponsesError as error:
                 # no secret header value in the answer nor the journal, whoever wrote it
                 error.message = scrub(error.message, headers)
@@ -261,11 +263,11 @@ class Engine:
         return self.scenarios if self.scenarios.get(scenario.name) is scenario else self.named
 
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
-        """Answer ``body`` with a given step, whatever it matches (``ormock show``)."""
-        entry = JournalEntry("POST", "/v1/responses", {}, body)
-        with self._lock, FAKER_LOCK:
-            return self._respond(parse_request(body), {}, entry, Selection(scenario, step))
+        """Answer ``body`` with a given step, whatever it matches (``ormock show``): the same
+        path as ``answer``, journal included, with the step forced."""
+        return self.answer(body, {}, forced=Selection(scenario, step))[0]
 
+    # -- one reply, step by step: context, echo, choice, build (or the cache), faults, keep ----
     def _respond(
         self,
         request: ResponseRequest,
@@ -275,76 +277,31 @@ class Engine:
         local: ResponseStore | None = None,
         transport: Transport | None = None,
     ) -> Reply | RawReply:
-        socket = transport == "socket"
         context, parent = self._context(request, local)
-        context_tokens = self._context_tokens(request, parent)
         selection = forced or self._choose(request, headers)
-        echo = dict(request.echo)
-        text_format = echo.get("text", {}).get("format", {})
-        if self.profile.echo_json_schema and text_format.get("type") == "json_schema":
-            schema = request.body["text"]["format"]["schema"]
-            echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
-        if request.model is None and parent is not None:
-            echo["model"] = parent.response["model"]
-        step_reply = selection.step.reply if selection else None
-        if step_reply is not None and step_reply.model:
-            echo["model"] = step_reply.model
+        turn = _Turn(request, entry, selection, context, parent,
+                     self._context_tokens(request, parent), local, transport == "socket")
+        turn.echo = self._echo(turn)
+        turn.seed = request.content_seed(self.seed)
         if selection is not None:
             entry.scenario, entry.step = selection.scenario.name, selection.step.index
-        seed = request.content_seed(self.seed)
         created, completed = self.clock.now(), self.clock.now()
-        faults = self._faults_for(step_reply, selection.scenario if selection else None)
-        if socket:
-            faults = _socket_faults(faults, step_reply, entry)
-        literal = step_reply is not None and step_reply.literal
-
-        def build(ids: Any, created_at: int, completed_at: int) -> list[Json]:
-            snapshot = new_response(ids.new("resp"), created_at, echo)
-            tokens = _input_tokens(request, context_tokens)
-            if selection is None or step_reply is None:
-                plan = default_plan(request, context, self.faker, self.seed)
-                events = build_events(plan, snapshot, ids, input_tokens=tokens,
-                                      completed_at=completed_at)
-            else:
-                self.faker.seed_instance(
-                    request.content_seed(selection.scenario.seed + selection.step.index))
-                fields = {"model": echo.get("model"), "input": _new_input_text(request),
-                          "instructions": echo.get("instructions"),
-                          "previous_response_id": request.previous_response_id,
-                          "tool_outputs": " ".join(input_text(i) for i in request.input
-                                                   if i.get("type") == "function_call_output")}
-                events = step_reply.build(self.faker, fields, snapshot, ids,
-                                          input_tokens=tokens, completed_at=completed_at)
-            if not literal:  # literal events are sent as written
-                self.profile.rename(events)
-            return events
-
-        pacing = step_reply.pacing if step_reply else None
+        faults = self._faults_for(turn.step_reply, selection.scenario if selection else None)
+        if turn.socket:
+            faults = _socket_faults(faults, turn.step_reply, entry)
+        pacing = turn.step_reply.pacing if turn.step_reply else None
         key = None
-        if transport and not (faults or self.self_check or (pacing and pacing.paced) or literal):
+        if transport and not (faults or self.self_check or (pacing and pacing.paced)
+                              or turn.literal):
             key = (Same(selection.scenario) if selection else None,
-                   selection.step.index if selection else 0, seed, request.stream, socket)
+                   selection.step.index if selection else 0, turn.seed, request.stream,
+                   turn.socket)
             template = self.cache.get(key)
             if template is not None:  # the same content as an earlier reply, fresh ids
-                body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
-                entry.response_id, entry.response_status = fresh[0], template.status
-                self._keep(selection, fresh[0], template.store,
-                           Stored(None, request.input, parent, raw=final_raw,
-                                  context_tokens=context_tokens,
-                                  request_size=entry.size), local)
-                return Reply(events=[], stream=request.stream, seed=seed, body=body,
-                             summary=summary, socket=socket)
+                return self._issue(turn, template, created, completed)
         ids = RecordingIds(self.ids) if key is not None else self.ids
-        events = build(ids, created, completed)
-        if self.speed != 1.0:  # carried even unpaced, for a slow fault
-            pacing = replace(pacing or Pacing(), speed=self.speed)
-        reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
-                      frames=step_reply.literal_frames(events)
-                      if step_reply is not None and literal and request.stream and not socket
-                      else None,
-                      built=None if literal else events, socket=socket)
-        if self.self_check and not literal:
-            _self_check(reply.events, self.profile)
+        reply = self._plan(turn, self._build(turn, ids, completed_at=completed,
+                                             created_at=created), pacing)
         out = self._apply(reply, faults, entry)
         final = final_response(out.events) if isinstance(out, Reply) else None
         if final is None or not isinstance(final.get("id"), str):
@@ -352,9 +309,74 @@ class Engine:
         if isinstance(ids, RecordingIds) and out is reply:
             self._remember(key, reply, final, ids, created, completed)
         self._keep(selection, final["id"], bool(final.get("store", True)),
-                   Stored(final, request.input, parent, context_tokens=context_tokens,
+                   Stored(final, request.input, parent, context_tokens=turn.context_tokens,
                           request_size=entry.size), local)
         return out
+
+    def _echo(self, turn: _Turn) -> Json:
+        """The request fields the Response repeats, with the model a parent or step sets."""
+        request, parent, step_reply = turn.request, turn.parent, turn.step_reply
+        echo = dict(request.echo)
+        text_format = echo.get("text", {}).get("format", {})
+        if self.profile.echo_json_schema and text_format.get("type") == "json_schema":
+            schema = request.body["text"]["format"]["schema"]
+            echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
+        if request.model is None and parent is not None:
+            echo["model"] = parent.response["model"]
+        if step_reply is not None and step_reply.model:
+            echo["model"] = step_reply.model
+        return echo
+
+    def _build(self, turn: _Turn, ids: Any, created_at: int, completed_at: int) -> list[Json]:
+        """The events of the reply: the embedded default's, or the chosen step's."""
+        request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
+            turn.echo
+        snapshot = new_response(ids.new("resp"), created_at, echo)
+        tokens = _input_tokens(request, turn.context_tokens)
+        if selection is None or step_reply is None:
+            plan = default_plan(request, turn.context, self.faker, self.seed)
+            events = build_events(plan, snapshot, ids, input_tokens=tokens,
+                                  completed_at=completed_at)
+        else:
+            self.faker.seed_instance(
+                request.content_seed(selection.scenario.seed + selection.step.index))
+            fields = {"model": echo.get("model"), "input": _new_input_text(request),
+                      "instructions": echo.get("instructions"),
+                      "previous_response_id": request.previous_response_id,
+                      "tool_outputs": " ".join(input_text(i) for i in request.input
+                                               if i.get("type") == "function_call_output")}
+            events = step_reply.build(self.faker, fields, snapshot, ids,
+                                      input_tokens=tokens, completed_at=completed_at)
+        if not turn.literal:  # literal events are sent as written
+            self.profile.rename(events)
+        return events
+
+    def _plan(self, turn: _Turn, events: list[Json], pacing: Pacing | None) -> Reply:
+        """The planned reply of these events: its pacing, a literal body's frames."""
+        if self.speed != 1.0:  # carried even unpaced, for a slow fault
+            pacing = replace(pacing or Pacing(), speed=self.speed)
+        step_reply = turn.step_reply
+        reply = Reply(events=events, stream=turn.request.stream, pacing=pacing, seed=turn.seed,
+                      frames=step_reply.literal_frames(events)
+                      if step_reply is not None and turn.literal and turn.request.stream
+                      and not turn.socket else None,
+                      built=None if turn.literal else events, socket=turn.socket)
+        if self.self_check and not turn.literal:
+            _self_check(reply.events, self.profile)
+        return reply
+
+    def _issue(self, turn: _Turn, template: StreamTemplate, created: int, completed: int
+               ) -> Reply:
+        """A reply from the stream cache: the template's bytes under fresh ids."""
+        body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
+        entry = turn.entry
+        entry.response_id, entry.response_status = fresh[0], template.status
+        self._keep(turn.selection, fresh[0], template.store,
+                   Stored(None, turn.request.input, turn.parent, raw=final_raw,
+                          context_tokens=turn.context_tokens, request_size=entry.size),
+                   turn.local)
+        return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
+                     summary=summary, socket=turn.socket)
 
     def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
                   completed: int) -> None:
@@ -414,6 +436,25 @@ class Engine:
         result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
         entry.faults = applied
         return result
+
+
+class _Turn:
+    """What one reply is being made of: the request, its journal entry, the chosen step, the
+    context (and its parent) and the echoed fields."""
+
+    __slots__ = ("context", "context_tokens", "echo", "entry", "literal", "local", "parent",
+                 "request", "seed", "selection", "socket", "step_reply")
+
+    def __init__(self, request: ResponseRequest, entry: JournalEntry,
+                 selection: Selection | None, context: list[Json], parent: Stored | None,
+                 context_tokens: int, local: ResponseStore | None, socket: bool) -> None:
+        self.request, self.entry, self.selection = request, entry, selection
+        self.context, self.parent, self.context_tokens = context, parent, context_tokens
+        self.local, self.socket = local, socket
+        self.step_reply: StepReply | None = selection.step.reply if selection else None
+        self.literal = self.step_reply is not None and self.step_reply.literal
+        self.seed = 0
+        self.echo: Json = {}
 
 
 def _socket_faults(faults: list[Fault], step_reply: StepReply | None,
