@@ -23,6 +23,7 @@ from ormock.engine.journal import JournalEntry, final_response, record, summariz
 from ormock.engine.limits import Limits
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
+from ormock.engine.turn import Turn, socket_faults
 from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
@@ -279,7 +280,7 @@ class Engine:
     ) -> Reply | RawReply:
         context, parent = self._context(request, local)
         selection = forced or self._choose(request, headers)
-        turn = _Turn(request, entry, selection, context, parent,
+        turn = Turn(request, entry, selection, context, parent,
                      self._context_tokens(request, parent), local, transport == "socket")
         turn.echo = self._echo(turn)
         turn.seed = request.content_seed(self.seed)
@@ -288,7 +289,7 @@ class Engine:
         created, completed = self.clock.now(), self.clock.now()
         faults = self._faults_for(turn.step_reply, selection.scenario if selection else None)
         if turn.socket:
-            faults = _socket_faults(faults, turn.step_reply, entry)
+            faults = socket_faults(faults, turn.step_reply, entry)
         pacing = turn.step_reply.pacing if turn.step_reply else None
         key = None
         if transport and not (faults or self.self_check or (pacing and pacing.paced)
@@ -313,7 +314,7 @@ class Engine:
                           request_size=entry.size), local)
         return out
 
-    def _echo(self, turn: _Turn) -> Json:
+    def _echo(self, turn: Turn) -> Json:
         """The request fields the Response repeats, with the model a parent or step sets."""
         request, parent, step_reply = turn.request, turn.parent, turn.step_reply
         echo = dict(request.echo)
@@ -327,7 +328,7 @@ class Engine:
             echo["model"] = step_reply.model
         return echo
 
-    def _build(self, turn: _Turn, ids: Any, created_at: int, completed_at: int) -> list[Json]:
+    def _build(self, turn: Turn, ids: Any, created_at: int, completed_at: int) -> list[Json]:
         """The events of the reply: the embedded default's, or the chosen step's."""
         request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
             turn.echo
@@ -351,7 +352,7 @@ class Engine:
             self.profile.rename(events)
         return events
 
-    def _plan(self, turn: _Turn, events: list[Json], pacing: Pacing | None) -> Reply:
+    def _plan(self, turn: Turn, events: list[Json], pacing: Pacing | None) -> Reply:
         """The planned reply of these events: its pacing, a literal body's frames."""
         if self.speed != 1.0:  # carried even unpaced, for a slow fault
             pacing = replace(pacing or Pacing(), speed=self.speed)
@@ -365,7 +366,7 @@ class Engine:
             _self_check(reply.events, self.profile)
         return reply
 
-    def _issue(self, turn: _Turn, template: StreamTemplate, created: int, completed: int
+    def _issue(self, turn: Turn, template: StreamTemplate, created: int, completed: int
                ) -> Reply:
         """A reply from the stream cache: the template's bytes under fresh ids."""
         body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
@@ -436,51 +437,6 @@ class Engine:
         result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
         entry.faults = applied
         return result
-
-
-class _Turn:
-    """What one reply is being made of: the request, its journal entry, the chosen step, the
-    context (and its parent) and the echoed fields."""
-
-    __slots__ = ("context", "context_tokens", "echo", "entry", "literal", "local", "parent",
-                 "request", "seed", "selection", "socket", "step_reply")
-
-    def __init__(self, request: ResponseRequest, entry: JournalEntry,
-                 selection: Selection | None, context: list[Json], parent: Stored | None,
-                 context_tokens: int, local: ResponseStore | None, socket: bool) -> None:
-        self.request, self.entry, self.selection = request, entry, selection
-        self.context, self.parent, self.context_tokens = context, parent, context_tokens
-        self.local, self.socket = local, socket
-        self.step_reply: StepReply | None = selection.step.reply if selection else None
-        self.literal = self.step_reply is not None and self.step_reply.literal
-        self.seed = 0
-        self.echo: Json = {}
-
-
-def _socket_faults(faults: list[Fault], step_reply: StepReply | None,
-                   entry: JournalEntry) -> list[Fault]:
-    """The faults of a WebSocket turn: a step's own that cannot exist on a WebSocket refuses
-    the turn; a server-wide one (``inject``, chaos) is left out, and the journal says so."""
-    own = {id(f) for f in (step_reply.faults if step_reply else ())}
-    kept = []
-    for fault in faults:
-        why = fault.not_on_socket()
-        if why is None:
-            kept.append(fault)
-        elif id(fault) in own:
-            from ormock.faults import FAULTS
-
-            applies = sorted(name for name, cls in FAULTS.items()
-                             if cls.not_on_socket is Fault.not_on_socket)
-            raise OpenResponsesError(
-                f"This step's fault {fault.name!r} cannot be sent on a WebSocket: {why}. On a "
-                f"WebSocket these apply: {', '.join(applies)}, and malformed invalid_json; "
-                "send the request over HTTP (SSE) for this one.",
-                code="fault_not_on_websocket", param="faults",
-            )
-        else:
-            entry.skipped.append(fault.name)
-    return kept
 
 
 def _no_match(misses: list[Miss]) -> OpenResponsesError:
