@@ -308,7 +308,7 @@ class Engine:
         if final is None or not isinstance(final.get("id"), str):
             return out
         if isinstance(ids, RecordingIds) and out is reply:
-            self._remember(key, reply, final, ids, created, completed)
+            out = self._remember(key, reply, final, ids, created, completed)
         self._keep(selection, final["id"], bool(final.get("store", True)),
                    Stored(final, request.input, parent, context_tokens=turn.context_tokens,
                           request_size=entry.size), local)
@@ -380,16 +380,17 @@ class Engine:
                      summary=summary, socket=turn.socket)
 
     def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
-                  completed: int) -> None:
-        """Keep the bytes of a reply for the next request of the same content."""
+                  completed: int) -> Reply:
+        """Keep the bytes of a reply for the next request of the same content; the reply with
+        those bytes (sent as they are) and its journal summary."""
         if reply.socket:  # one text frame a line (JSON text holds no raw line break)
-            reply.body = b"\n".join(frame.data for frame in reply.wire())
+            body = b"\n".join(frame.data for frame in reply.wire())
         else:
-            reply.body = reply.sse_body() if reply.stream else reply.json_body()
-        reply.summary = summarize(reply.events, None)  # the journal's too
+            body = reply.sse_body() if reply.stream else reply.json_body()
+        reply = replace(reply, body=body, summary=summarize(reply.events, None))
         self.cache.put(key, StreamTemplate(
-            body=reply.body,
-            final=reply.body if not reply.stream else encode_json(final).encode(),
+            body=body,
+            final=body if not reply.stream else encode_json(final).encode(),
             prefixes=tuple(ids.prefixes),
             ids=tuple(ids.drawn),
             created=created,
@@ -398,6 +399,7 @@ class Engine:
             status=str(final.get("status")),
             store=bool(final.get("store", True)),
         ))
+        return reply
 
     def _keep(self, selection: Selection | None, response_id: str, store: bool,
               stored: Stored, local: ResponseStore | None) -> None:

@@ -31,10 +31,11 @@ class RawReply:
     delay: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class Reply:
-    """A planned reply. ``frames``, when set, is exactly what goes on the wire: the SSE body of
-    a stream, or (set by a fault) the bytes of a non-streamed body."""
+    """A planned reply, immutable: a fault or the cache makes a new one (``replace``).
+    ``frames``, when set, is exactly what goes on the wire: the SSE body of a stream, a socket
+    turn's text frames, or (set by a fault) the bytes of a non-streamed body."""
 
     events: list[Json]
     stream: bool
@@ -83,7 +84,7 @@ class Reply:
         if self.body is not None:
             if self.socket:
                 return [Frame(line) for line in self.body.split(b"\n")]
-            return [Frame(self.body)]
+            return [Frame(self.body, events=tuple(self.events))]
         return frames_for(self.events, self.pacing, self.seed, socket=self.socket)
 
     def sse_body(self) -> bytes:
@@ -95,13 +96,15 @@ class Reply:
         event cannot be folded (``ProtocolError``)."""
         if self.built is not None and self.built is self.events:
             return self.response
-        if self._folded is None:
+        folded = self._folded
+        if folded is None:
             report = check_stream(self.events, schema=False)
-            self._folded = (report.response if report.response is not None
-                            else ProtocolError(report.violations))
-        if isinstance(self._folded, ProtocolError):
-            raise self._folded
-        return self._folded
+            folded = (report.response if report.response is not None
+                      else ProtocolError(report.violations))
+            object.__setattr__(self, "_folded", folded)  # a cache, not state
+        if isinstance(folded, ProtocolError):
+            raise folded
+        return folded
 
     def json_body(self) -> bytes:
         if self.body is not None:
