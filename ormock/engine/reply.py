@@ -1,8 +1,10 @@
-"""A reply: the planned events, and how they go out (JSON, SSE frames, or a raw HTTP answer).
+"""A reply: the planned events, and how they go out (JSON, SSE frames, WebSocket text frames,
+or a raw HTTP answer).
 
-One plan, one stream: the SSE body is the event list framed, the JSON body is that list folded
-by the checker. Faults and literal scenarios may replace the frames (what goes on the wire) or
-the whole HTTP answer; they never re-synthesise the events.
+One plan, one stream: the SSE body is the event list framed, a WebSocket turn the same list one
+text frame per event, the JSON body that list folded by the checker. A ``Reply`` is immutable:
+faults and literal scenarios make a new one whose frames (what goes on the wire, each saying
+which events it carries) or whole HTTP answer differ; they never re-synthesise the events.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ text frame that is not JSON, ``disconnect`` closes the connection with 1011 wher
 cut, ``stall`` stops sending, ``truncate`` ends the turn with no terminal event. The SSE framing
 faults (``crlf``, ``missing_blank_line``, ``type_mismatch``, ``multiline_data``, ``no_done``)
 cannot exist here: a step's is refused with an ``error`` event (400 ``fault_not_on_websocket``),
-a server-wide one is skipped and journaled in ``skipped``.
+a server-wide one is skipped and journaled in ``skipped``. A repeated content comes from the
+stream cache as on HTTP. ``send_turn`` is the writer: it returns what went out, and the journal
+records that (``ended: client gone`` when the client left part way).
 """
 
 from __future__ import annotations
