@@ -84,6 +84,10 @@ async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> W
         await send({"type": "http.response.body", "body": payload, "more_body": False})
         return None
     frames = reply.wire()
+    if len(frames) == 1 and frames[0].delay == 0 and frames[0].action is None:  # one write
+        await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], frames[0].data)
+        await send({"type": "http.response.body", "body": frames[0].data, "more_body": False})
+        return Written(frames[0].events)
     whole = b"".join(f.data for f in frames) if all(
         f.delay == 0 and f.action is None for f in frames) else None  # one write: a length
     await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], whole)
@@ -169,24 +173,7 @@ class _CreateRoute(BaseRoute):
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
             raise HTTPException(405, headers={"Allow": "POST"})
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.create(scope, receive, watched)
-        except Exception as exc:
-            # answered here, not by Starlette's error middleware, which re-raises to the server
-            # and so drops a keep-alive connection the next request would reuse
-            engine = self.create.namespaces.find(scope["path_params"].get("namespace", ""))
-            if engine is not None:
-                engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
-            if started:
-                raise
-            await send_error(send, _bug(exc))
+        await self.create(scope, receive, send)
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         raise NoMatchFound(name, path_params)
@@ -220,6 +207,14 @@ class _CreateResponse:
                                          parsed=request, size=len(raw))
         except OpenResponsesError as error:
             await send_error(send, error)
+            return
+        except Exception as exc:
+            # a bug before anything was sent is answered here, not by Starlette's error
+            # middleware, which re-raises to the server and so drops a keep-alive connection
+            found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
+            if found is not None:
+                found.errors.append("".join(traceback.format_exception(exc)).rstrip())
+            await send_error(send, _bug(exc))
             return
         self.namespaces.replies_in_flight += 1
         try:
