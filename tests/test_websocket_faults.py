@@ -252,3 +252,16 @@ def test_a_repeated_websocket_turn_comes_from_the_stream_cache_byte_for_byte(
     assert got[0][0] != got[0][1]  # fresh ids
     assert [json.loads(t)["type"] for t in got[0][0]] == [json.loads(t)["type"]
                                                           for t in got[0][1]]
+
+
+def test_chaos_that_draws_an_sse_only_fault_for_a_websocket_turn_skips_it(
+        fake: tuple[Engine, str]) -> None:
+    from ormock.faults import NoDone
+    from ormock.faults.chaos import Chaos
+
+    engine, url = fake
+    engine.chaos = Chaos(rate=1.0, faults=(NoDone(),))
+    frames, code = _frames(url, _create())
+    entry = engine.journal[-1]
+    assert code is None and json.loads(frames[-1])["type"] == "response.completed"
+    assert entry.status == 200 and entry.faults == [] and entry.skipped == ["no_done"]
