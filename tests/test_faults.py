@@ -11,7 +11,7 @@ import random
 import socket
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jsonschema
@@ -308,7 +308,7 @@ def test_slow_sets_pacing_and_delays_json_and_errors() -> None:
     raw, names = faulted({"slow": {"first_event": 0.25}}, {"http_error": 503})
     assert isinstance(raw, RawReply) and raw.delay == 0.25 and names == ["slow", "http_error"]
     framed = planned()
-    framed.frames = framed.wire()
+    framed = replace(framed, frames=framed.wire())  # a Reply is immutable
     paced = Slow(first_event=0.5, tokens_per_second=None).apply(framed, random.Random(0))
     assert isinstance(paced, Reply) and paced.frames is not None
     assert [f.delay for f in paced.frames[:2]] == [0.5, 0.0]

@@ -22,7 +22,8 @@ from ormock.engine.journal import JournalEntry, final_response, record, summariz
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
-from ormock.engine.wire import Pacing
+from ormock.engine.turn import Turn, socket_faults
+from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.checker import check_stream
@@ -145,18 +146,24 @@ class Engine:
         headers: Mapping[str, str],
         path: str = "/v1/responses",
         local: ResponseStore | None = None,
-        cached: bool = False,
         parsed: ResponseRequest | None = None,
         size: int | None = None,
+        transport: Transport | None = None,
+        forced: Selection | None = None,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
-        ``cached``: an unpaced reply with no fault to apply may come from the stream cache
-        (``ormock.engine.cache``): the same bytes as a fresh build, but its ``events`` hold only
-        the terminal event. The server asks for that; Python callers get every event.
-        ``parsed``: ``body`` already checked by ``parse_request`` (the server remembers the
-        requests it has read). ``size``: the body's length in bytes, as read (the journal and
-        the store count it against their limits; measured when not given).
+        ``transport``: the writer the reply goes to, ``"http"`` (SSE or JSON, as the request
+        says) or ``"socket"`` (a WebSocket turn: text frames, and a step's fault that cannot
+        exist on a WebSocket is refused, 400 ``fault_not_on_websocket``; a server-wide one is
+        skipped, ``entry.skipped``). A writer needs only the reply's frames, so with a transport
+        an unpaced reply with no fault to apply may come from the stream cache
+        (``ormock.engine.cache``): the same bytes as a fresh build, with no ``events``. Python
+        callers (no transport) get every event. ``parsed``: ``body`` already checked by
+        ``parse_request`` (the server remembers the requests it has read). ``size``: the body's
+        length in bytes, as read (the journal and the store count it against their limits;
+        measured when not given). ``forced``: answer with this step, whatever the request
+        matches (``respond_with``).
         """
         entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
                              size=_body_size(body) if size is None else size)
@@ -164,7 +171,7 @@ class Engine:
             self.journal.append(entry)
             try:
                 reply = self._respond(parsed or parse_request(body), headers, entry,
-                                      local=local, cached=cached)
+                                      forced=forced, local=local, transport=transport)
             except OpenResponsesError as error:
                 # no secret header value in the answer nor the journal, whoever wrote it
                 error.message = scrub(error.message, headers)
@@ -251,11 +258,11 @@ class Engine:
         return self.scenarios if self.scenarios.get(scenario.name) is scenario else self.named
 
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
-        """Answer ``body`` with a given step, whatever it matches (``ormock show``)."""
-        entry = JournalEntry("POST", "/v1/responses", {}, body)
-        with self._lock, FAKER_LOCK:
-            return self._respond(parse_request(body), {}, entry, Selection(scenario, step))
+        """Answer ``body`` with a given step, whatever it matches (``ormock show``): the same
+        path as ``answer``, journal included, with the step forced."""
+        return self.answer(body, {}, forced=Selection(scenario, step))[0]
 
+    # -- one reply, step by step: context, echo, choice, build (or the cache), faults, keep ----
     def _respond(
         self,
         request: ResponseRequest,
@@ -263,11 +270,47 @@ class Engine:
         entry: JournalEntry,
         forced: Selection | None = None,
         local: ResponseStore | None = None,
-        cached: bool = False,
+        transport: Transport | None = None,
     ) -> Reply | RawReply:
         context, parent = self._context(request, local)
-        context_tokens = self._context_tokens(request, parent)
         selection = forced or self._choose(request, headers)
+        turn = Turn(request, entry, selection, context, parent,
+                     self._context_tokens(request, parent), local, transport == "socket")
+        turn.echo = self._echo(turn)
+        turn.seed = request.content_seed(self.seed)
+        if selection is not None:
+            entry.scenario, entry.step = selection.scenario.name, selection.step.index
+        created, completed = self.clock.now(), self.clock.now()
+        faults = self._faults_for(turn.step_reply, selection.scenario if selection else None)
+        if turn.socket:
+            faults = socket_faults(faults, turn.step_reply, entry)
+        pacing = turn.step_reply.pacing if turn.step_reply else None
+        key = None
+        if transport and not (faults or self.self_check or (pacing and pacing.paced)
+                              or turn.literal):
+            key = (Same(selection.scenario) if selection else None,
+                   selection.step.index if selection else 0, turn.seed, request.stream,
+                   turn.socket)
+            template = self.cache.get(key)
+            if template is not None:  # the same content as an earlier reply, fresh ids
+                return self._issue(turn, template, created, completed)
+        ids = RecordingIds(self.ids) if key is not None else self.ids
+        reply = self._plan(turn, self._build(turn, ids, completed_at=completed,
+                                             created_at=created), pacing)
+        out = self._apply(reply, faults, entry)
+        final = final_response(out.events) if isinstance(out, Reply) else None
+        if final is None or not isinstance(final.get("id"), str):
+            return out
+        if isinstance(ids, RecordingIds) and out is reply:
+            out = self._remember(key, reply, final, ids, created, completed)
+        self._keep(selection, final["id"], bool(final.get("store", True)),
+                   Stored(final, request.input, parent, context_tokens=turn.context_tokens,
+                          request_size=entry.size), local)
+        return out
+
+    def _echo(self, turn: Turn) -> Json:
+        """The request fields the Response repeats, with the model a parent or step sets."""
+        request, parent, step_reply = turn.request, turn.parent, turn.step_reply
         echo = dict(request.echo)
         text_format = echo.get("text", {}).get("format", {})
         if self.profile.echo_json_schema and text_format.get("type") == "json_schema":
@@ -275,81 +318,73 @@ class Engine:
             echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
         if request.model is None and parent is not None:
             echo["model"] = parent.response["model"]
-        step_reply = selection.step.reply if selection else None
         if step_reply is not None and step_reply.model:
             echo["model"] = step_reply.model
-        if selection is not None:
-            entry.scenario, entry.step = selection.scenario.name, selection.step.index
-        seed = request.content_seed(self.seed)
-        created, completed = self.clock.now(), self.clock.now()
-        faults = self._faults_for(step_reply, selection.scenario if selection else None)
-        literal = step_reply is not None and step_reply.literal
+        return echo
 
-        def build(ids: Any, created_at: int, completed_at: int) -> list[Json]:
-            snapshot = new_response(ids.new("resp"), created_at, echo)
-            tokens = _input_tokens(request, context_tokens)
-            if selection is None or step_reply is None:
-                plan = default_plan(request, context, self.faker, self.seed)
-                events = build_events(plan, snapshot, ids, input_tokens=tokens,
-                                      completed_at=completed_at)
-            else:
-                self.faker.seed_instance(
-                    request.content_seed(selection.scenario.seed + selection.step.index))
-                fields = {"model": echo.get("model"), "input": _new_input_text(request),
-                          "instructions": echo.get("instructions"),
-                          "previous_response_id": request.previous_response_id,
-                          "tool_outputs": " ".join(input_text(i) for i in request.input
-                                                   if i.get("type") == "function_call_output")}
-                events = step_reply.build(self.faker, fields, snapshot, ids,
-                                          input_tokens=tokens, completed_at=completed_at)
-            if not literal:  # literal events are sent as written
-                self.profile.rename(events)
-            return events
+    def _build(self, turn: Turn, ids: Any, created_at: int, completed_at: int) -> list[Json]:
+        """The events of the reply: the embedded default's, or the chosen step's."""
+        request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
+            turn.echo
+        snapshot = new_response(ids.new("resp"), created_at, echo)
+        tokens = _input_tokens(request, turn.context_tokens)
+        if selection is None or step_reply is None:
+            plan = default_plan(request, turn.context, self.faker, self.seed)
+            events = build_events(plan, snapshot, ids, input_tokens=tokens,
+                                  completed_at=completed_at)
+        else:
+            self.faker.seed_instance(
+                request.content_seed(selection.scenario.seed + selection.step.index))
+            fields = {"model": echo.get("model"), "input": _new_input_text(request),
+                      "instructions": echo.get("instructions"),
+                      "previous_response_id": request.previous_response_id,
+                      "tool_outputs": " ".join(input_text(i) for i in request.input
+                                               if i.get("type") == "function_call_output")}
+            events = step_reply.build(self.faker, fields, snapshot, ids,
+                                      input_tokens=tokens, completed_at=completed_at)
+        if not turn.literal:  # literal events are sent as written
+            self.profile.rename(events)
+        return events
 
-        pacing = step_reply.pacing if step_reply else None
-        key = None
-        if cached and not (faults or self.self_check or (pacing and pacing.paced) or literal):
-            key = (Same(selection.scenario) if selection else None,
-                   selection.step.index if selection else 0, seed, request.stream)
-            template = self.cache.get(key)
-            if template is not None:  # the same content as an earlier reply, fresh ids
-                body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
-                entry.response_id, entry.response_status = fresh[0], template.status
-                self._keep(selection, fresh[0], template.store,
-                           Stored(None, request.input, parent, raw=final_raw,
-                                  context_tokens=context_tokens,
-                                  request_size=entry.size), local)
-                return Reply(events=[], stream=request.stream, seed=seed, body=body,
-                             summary=summary)
-        ids = RecordingIds(self.ids) if key is not None else self.ids
-        events = build(ids, created, completed)
+    def _plan(self, turn: Turn, events: list[Json], pacing: Pacing | None) -> Reply:
+        """The planned reply of these events: its pacing, a literal body's frames."""
         if self.speed != 1.0:  # carried even unpaced, for a slow fault
             pacing = replace(pacing or Pacing(), speed=self.speed)
-        reply = Reply(events=events, stream=request.stream, pacing=pacing, seed=seed,
-                      frames=step_reply.literal_frames()
-                      if step_reply is not None and literal and request.stream else None,
-                      built=None if literal else events)
-        if self.self_check and not literal:
+        step_reply = turn.step_reply
+        reply = Reply(events=events, stream=turn.request.stream, pacing=pacing, seed=turn.seed,
+                      frames=step_reply.literal_frames(events)
+                      if step_reply is not None and turn.literal and turn.request.stream
+                      and not turn.socket else None,
+                      built=None if turn.literal else events, socket=turn.socket)
+        if self.self_check and not turn.literal:
             _self_check(reply.events, self.profile)
-        out = self._apply(reply, faults, entry)
-        final = final_response(out.events) if isinstance(out, Reply) else None
-        if final is None or not isinstance(final.get("id"), str):
-            return out
-        if isinstance(ids, RecordingIds) and out is reply:
-            self._remember(key, reply, final, ids, created, completed)
-        self._keep(selection, final["id"], bool(final.get("store", True)),
-                   Stored(final, request.input, parent, context_tokens=context_tokens,
-                          request_size=entry.size), local)
-        return out
+        return reply
+
+    def _issue(self, turn: Turn, template: StreamTemplate, created: int, completed: int
+               ) -> Reply:
+        """A reply from the stream cache: the template's bytes under fresh ids."""
+        body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
+        entry = turn.entry
+        entry.response_id, entry.response_status = fresh[0], template.status
+        self._keep(turn.selection, fresh[0], template.store,
+                   Stored(None, turn.request.input, turn.parent, raw=final_raw,
+                          context_tokens=turn.context_tokens, request_size=entry.size),
+                   turn.local)
+        return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
+                     summary=summary, socket=turn.socket)
 
     def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
-                  completed: int) -> None:
-        """Keep the bytes of a reply for the next request of the same content."""
-        reply.body = reply.sse_body() if reply.stream else reply.json_body()
-        reply.summary = summarize(reply.events, None)  # the journal's too
+                  completed: int) -> Reply:
+        """Keep the bytes of a reply for the next request of the same content; the reply with
+        those bytes (sent as they are) and its journal summary."""
+        if reply.socket:  # one text frame a line (JSON text holds no raw line break)
+            body = b"\n".join(frame.data for frame in reply.wire())
+        else:
+            body = reply.sse_body() if reply.stream else reply.json_body()
+        reply = replace(reply, body=body, summary=summarize(reply.events, None))
         self.cache.put(key, StreamTemplate(
-            body=reply.body,
-            final=reply.body if not reply.stream else encode_json(final).encode(),
+            body=body,
+            final=body if not reply.stream else encode_json(final).encode(),
             prefixes=tuple(ids.prefixes),
             ids=tuple(ids.drawn),
             created=created,
@@ -358,6 +393,7 @@ class Engine:
             status=str(final.get("status")),
             store=bool(final.get("store", True)),
         ))
+        return reply
 
     def _keep(self, selection: Selection | None, response_id: str, store: bool,
               stored: Stored, local: ResponseStore | None) -> None:

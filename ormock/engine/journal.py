@@ -13,12 +13,12 @@ from ormock.protocol.checker import ProtocolError
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from ormock.protocol.secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
 from ormock.protocol.secrets import mask_headers
-from ormock.protocol.sse import SSEParser, json_events
 
 __all__ = [
     "Ended",
     "JournalEntry",
     "Sent",
+    "client_gone",
     "final_response",
     "masked",
     "on_the_wire",
@@ -31,7 +31,8 @@ __all__ = [
 # truncated: the body ended cleanly but short (a stream with no terminal event, a JSON body
 # that is not JSON); closed / reset: the connection dropped mid-body (FIN / RST); stalled: the
 # server stopped sending for good, until the client left.
-Ended = Literal["whole", "truncated", "closed", "reset", "stalled"]
+# client gone: the client left before the planned end (during a paced stream, a finite stall).
+Ended = Literal["whole", "truncated", "closed", "reset", "stalled", "client gone"]
 Json = dict[str, Any]
 
 
@@ -76,10 +77,10 @@ class JournalEntry:
     after a wire fault, only the events that went out whole before the cut).
     ``reply_headers``: the headers the reply itself set (``retry-after``, ``retry-after-ms``,
     ``x-should-retry``, ...; not the server's usual ones). ``ended``: how the answer ended on
-    the wire (``Ended``). ``output_ids``: the ids of the output items the client was sent, and
-    the ``call_id`` of each function call among them. ``finished_at``: seconds since the engine
-    started when the answer was all written, dropped, or the client left (``None`` for an
-    error answer, and while it is being written).
+    the wire (``Ended``), as the writer saw it. ``output_ids``: the ids of the output items the
+    client was sent, and the ``call_id`` of each function call among them. ``finished_at``:
+    seconds since the engine started when the answer was all written, dropped, or the client
+    left (``None`` for an error answer, and while it is being written).
     """
 
     method: str
@@ -96,6 +97,9 @@ class JournalEntry:
     scenario: str | None = None
     step: int | None = None
     faults: list[str] = field(default_factory=list)
+    # server-wide faults left out of this answer because they cannot exist on its transport
+    # (an SSE framing fault drawn for a WebSocket turn)
+    skipped: list[str] = field(default_factory=list)
     # what was sent, in flat tuples (memory per entry stays small whatever the stream)
     sent: Sent | None = field(default=None, repr=False, compare=False)
     reply_headers: dict[str, str] = field(default_factory=dict)
@@ -123,6 +127,7 @@ class JournalEntry:
         deeply nested)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sent"}
         data["headers"], data["faults"] = dict(self.headers), list(self.faults)
+        data["skipped"] = list(self.skipped)
         data["events"] = self.events
         data["output_ids"] = self.output_ids
         return data
@@ -145,8 +150,9 @@ def raw_ended(reply: RawReply) -> Ended:
 
 def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
     """For a reply whose frames are set (a wire fault, a literal SSE body): the events that
-    went out whole before a drop or a stall for good, with their delays, and how it ended.
-    Data lines that are not JSON objects are not events and are left out."""
+    go out whole before a drop or a stall for good, with their delays, and how it ends. Each
+    frame says which events it carries (``Frame.events``, set where it was made): no bytes are
+    parsed again."""
     frames = reply.frames or []
     if not reply.stream:  # a JSON body held back or dropped
         for frame in frames:
@@ -155,7 +161,6 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
             if frame.action in ("close", "reset"):
                 return None, "closed" if frame.action == "close" else "reset"
         return summarize(reply.events, None), "whole"
-    parser = SSEParser()
     events: list[Json] = []
     delays: list[float] = []
     wait = 0.0
@@ -170,13 +175,21 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
             break
         if frame.action == "end":
             break
-        for event in json_events(parser.feed(frame.data)):
+        for event in frame.events:
             events.append(event)
             delays.append(wait)
             wait = 0.0
     if ended == "whole" and not any(e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
     return summarize(events, delays), ended
+
+
+def client_gone(entry: JournalEntry, events: tuple[Json, ...]) -> None:
+    """The writer saw the client leave before the planned end, after ``events`` went out
+    whole: that is what the entry records (with their planned delays)."""
+    planned = entry.sent.delays if entry.sent is not None else None
+    entry.sent = summarize(list(events), list(planned[: len(events)]) if planned else None)
+    entry.ended = "client gone"
 
 
 def final_response(events: list[Json]) -> Json | None:
@@ -208,8 +221,10 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
     if not reply.stream and reply.frames is None:
         try:
             reply.folded()
-        except ProtocolError:
-            entry.status = 500  # the app answers unfoldable_reply
+        except ProtocolError as error:  # the app answers unfoldable_reply
+            entry.status = 500
+            entry.error = {"type": "server_error", "code": "unfoldable_reply",
+                           "message": str(error), "param": "stream"}
     final = final_response(reply.events)
     if final is not None:
         entry.response_id, entry.response_status = final.get("id"), final.get("status")

@@ -1,8 +1,10 @@
-"""A reply: the planned events, and how they go out (JSON, SSE frames, or a raw HTTP answer).
+"""A reply: the planned events, and how they go out (JSON, SSE frames, WebSocket text frames,
+or a raw HTTP answer).
 
-One plan, one stream: the SSE body is the event list framed, the JSON body is that list folded
-by the checker. Faults and literal scenarios may replace the frames (what goes on the wire) or
-the whole HTTP answer; they never re-synthesise the events.
+One plan, one stream: the SSE body is the event list framed, a WebSocket turn the same list one
+text frame per event, the JSON body that list folded by the checker. A ``Reply`` is immutable:
+faults and literal scenarios make a new one whose frames (what goes on the wire, each saying
+which events it carries) or whole HTTP answer differ; they never re-synthesise the events.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ class RawReply:
     delay: float = 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class Reply:
-    """A planned reply. ``frames``, when set, is exactly what goes on the wire: the SSE body of
-    a stream, or (set by a fault) the bytes of a non-streamed body."""
+    """A planned reply, immutable: a fault or the cache makes a new one (``replace``).
+    ``frames``, when set, is exactly what goes on the wire: the SSE body of a stream, a socket
+    turn's text frames, or (set by a fault) the bytes of a non-streamed body."""
 
     events: list[Json]
     stream: bool
@@ -42,12 +45,14 @@ class Reply:
     pacing: Pacing | None = None
     frames: list[Frame] | None = None
     seed: int = 0
+    # a WebSocket turn: the frames are text frames, one event's JSON each, with no [DONE]
+    socket: bool = False
     # the list ``build_events`` returned, while the events are still that list: its terminal
     # snapshot is then the fold (the builder makes it from the items it streams; the property
     # tests hold the two equal), so the JSON body need not fold again
     built: list[Json] | None = field(default=None, repr=False, compare=False)
-    # a reply issued from ``ormock.engine.cache``: its body, ready (SSE or JSON), and its
-    # journal summary; ``events`` is then empty
+    # a reply issued from ``ormock.engine.cache``: its body, ready (SSE, JSON, or a socket
+    # turn's text frames one a line), and its journal summary; ``events`` is then empty
     body: bytes | None = field(default=None, repr=False, compare=False)
     summary: Any = field(default=None, repr=False, compare=False)
     _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
@@ -67,17 +72,22 @@ class Reply:
         if not self.stream:
             parsed: Json = json.loads(self.body)
             return parsed
+        if self.socket:
+            last: Json = json.loads(self.body.rsplit(b"\n", 1)[-1])["response"]
+            return last
         events = list(json_events(parse_sse(self.body)))
         terminal: Json = events[-1]["response"]
         return terminal
 
     def wire(self) -> list[Frame]:
-        """The frames of the SSE body."""
+        """The frames of the SSE body (of a WebSocket turn, with ``socket``)."""
         if self.frames is not None:
             return self.frames
         if self.body is not None:
-            return [Frame(self.body)]
-        return frames_for(self.events, self.pacing, self.seed)
+            if self.socket:
+                return [Frame(line) for line in self.body.split(b"\n")]
+            return [Frame(self.body, events=tuple(self.events))]
+        return frames_for(self.events, self.pacing, self.seed, socket=self.socket)
 
     def sse_body(self) -> bytes:
         return b"".join(frame.data for frame in self.wire())
@@ -88,13 +98,15 @@ class Reply:
         event cannot be folded (``ProtocolError``)."""
         if self.built is not None and self.built is self.events:
             return self.response
-        if self._folded is None:
+        folded = self._folded
+        if folded is None:
             report = check_stream(self.events, schema=False)
-            self._folded = (report.response if report.response is not None
-                            else ProtocolError(report.violations))
-        if isinstance(self._folded, ProtocolError):
-            raise self._folded
-        return self._folded
+            folded = (report.response if report.response is not None
+                      else ProtocolError(report.violations))
+            object.__setattr__(self, "_folded", folded)  # a cache, not state
+        if isinstance(folded, ProtocolError):
+            raise folded
+        return folded
 
     def json_body(self) -> bytes:
         if self.body is not None:

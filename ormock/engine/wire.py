@@ -16,15 +16,17 @@ import random
 import socket
 import struct
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ormock.protocol.sse import DONE_FRAME, frame_event
+from ormock.protocol.sse import DONE_FRAME, encode_json, frame_event
 from ormock.protocol.tokens import count_tokens
 
 __all__ = [
     "Frame",
     "Pacing",
+    "Transport",
+    "Written",
     "close_connection",
     "coalesced",
     "frames_for",
@@ -36,6 +38,9 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Action = Literal["end", "close", "reset", "stall"]
+# the writer a reply goes to: HTTP (an SSE stream or a JSON body, as the request says), or a
+# WebSocket turn (one text frame per event)
+Transport = Literal["http", "socket"]
 
 
 @dataclass(frozen=True)
@@ -44,12 +49,17 @@ class Frame:
 
     ``end``: end the body here, properly framed (a truncated stream); ``close``: close the
     connection mid-body (FIN); ``reset``: abort it (RST); ``stall``: send nothing for ``delay``
-    seconds (``inf``: until the client gives up).
+    seconds (``inf``: until the client gives up). ``events``: the events a reader gets whole
+    from these bytes (the journal's record of them); a fault that makes a frame of new bytes
+    says which events they carry (none for a broken one).
     """
 
     data: bytes = b""
     delay: float = 0.0
     action: Action | None = None
+    # the events the frame carries whole, as a client reads them (what the journal records of
+    # it): set where the frame is made, so nothing parses the bytes again
+    events: tuple[dict[str, Any], ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -101,11 +111,18 @@ class Pacing:
 
 
 def frames_for(
-    events: list[dict[str, Any]], pacing: Pacing | None = None, seed: int = 0
+    events: list[dict[str, Any]], pacing: Pacing | None = None, seed: int = 0,
+    socket: bool = False,
 ) -> list[Frame]:
-    """The frames of a well-formed stream: each event framed whole, then ``data: [DONE]``."""
+    """The frames of a well-formed stream: each event framed whole, then ``data: [DONE]``.
+
+    With ``socket``, the frames of a WebSocket turn: each event's JSON as one text frame, and
+    no ``[DONE]``."""
     delays = pacing.delays(events, seed) if pacing else [0.0] * len(events)
-    frames = [Frame(frame_event(e), d) for e, d in zip(events, delays, strict=True)]
+    if socket:
+        return [Frame(encode_json(e).encode(), d, events=(e,))
+                for e, d in zip(events, delays, strict=True)]
+    frames = [Frame(frame_event(e), d, events=(e,)) for e, d in zip(events, delays, strict=True)]
     frames.append(Frame(DONE_FRAME))
     return frames
 
@@ -115,7 +132,8 @@ def coalesced(frames: list[Frame]) -> list[Frame]:
     out: list[Frame] = []
     for frame in frames:
         if out and frame.delay == 0 and frame.action is None and out[-1].action is None:
-            out[-1] = Frame(out[-1].data + frame.data, out[-1].delay)
+            out[-1] = Frame(out[-1].data + frame.data, out[-1].delay,
+                            events=out[-1].events + frame.events)
         else:
             out.append(frame)
     return out
@@ -158,12 +176,22 @@ def close_connection(send: Send, reset: bool) -> bool:
     return True
 
 
-async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> None:
+@dataclass(frozen=True)
+class Written:
+    """What a writer sent: the events that went out whole, and whether the client left before
+    the planned end (a stall for good that the client ends is the planned end)."""
+
+    events: tuple[dict[str, Any], ...]
+    gone: bool = False
+
+
+async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> Written:
     """Write ``frames`` as the body of a started response; stop when the client leaves."""
     frames = coalesced(frames)
     if len(frames) == 1 and frames[0].delay == 0 and frames[0].action is None:
         await send({"type": "http.response.body", "body": frames[0].data, "more_body": False})
-        return
+        return Written(frames[0].events)
+    sent: list[dict[str, Any]] = []
     gone = asyncio.Event()
 
     async def watch() -> None:
@@ -177,7 +205,7 @@ async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> None
     try:
         for frame in frames:
             if frame.delay and await _wait(gone, frame.delay):
-                return
+                return Written(tuple(sent), gone=not math.isinf(frame.delay))
             if frame.action == "stall":
                 continue
             if frame.action in ("close", "reset"):
@@ -186,15 +214,17 @@ async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> None
                     # loop turn) before the app returns, or uvicorn logs "ASGI callable returned
                     # without completing response"
                     await asyncio.sleep(0)
-                    return
+                    return Written(tuple(sent))
                 frame = Frame(action="end")
             if frame.action == "end":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
+                return Written(tuple(sent))
             if gone.is_set():
-                return
+                return Written(tuple(sent), gone=True)
             await send({"type": "http.response.body", "body": frame.data, "more_body": True})
+            sent += frame.events
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return Written(tuple(sent))
     finally:
         watcher.cancel()
 

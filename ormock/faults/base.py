@@ -266,6 +266,12 @@ class Fault:
         """This fault on an answer already replaced (by ``http_error``): most do nothing."""
         return raw
 
+    def not_on_socket(self) -> str | None:
+        """Why this fault cannot exist on a WebSocket (it belongs to SSE framing), or None when
+        it applies there. A step's fault that cannot is refused on a socket; a server-wide one
+        (``inject``, chaos) is skipped there, and the journal says so."""
+        return None
+
     def to_spec(self) -> dict[str, Any]:
         """The YAML form: only the parameters that differ from their defaults."""
         changed = {

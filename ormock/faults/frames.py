@@ -2,7 +2,9 @@
 
 Wire faults work on ``reply.wire()``: the frames a stream goes out as (one per event, then
 ``data: [DONE]``), possibly already changed by an earlier wire fault, so edits keep every byte
-they do not mean to change.
+they do not mean to change. A frame also says which events a reader gets whole from it
+(``Frame.events``, what the journal records): an edit that adds, breaks or renumbers an event
+sets them (``renumber_frame`` does), so the journal never parses the bytes again.
 """
 
 from __future__ import annotations
@@ -72,5 +74,7 @@ def renumber_frame(frame: Frame, by: int) -> Frame:
     if match is None:
         return frame
     number = str(int(match.group(1)) + by).encode()
+    events = tuple({**e, "sequence_number": e["sequence_number"] + by}
+                   if isinstance(e.get("sequence_number"), int) else e for e in frame.events)
     return Frame(frame.data[: match.start(1)] + number + frame.data[match.end(1):], frame.delay,
-                 frame.action)
+                 frame.action, events)

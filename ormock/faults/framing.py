@@ -59,7 +59,16 @@ class Malformed(Fault):
     def breaks(self) -> frozenset[str]:
         return _BREAKS[self.kind]
 
+    def not_on_socket(self) -> str | None:
+        if self.kind == "invalid_json":
+            return None
+        return (f"malformed {self.kind} breaks SSE framing (event: and data: lines, blank "
+                "lines, line ends), which a WebSocket does not have; on a WebSocket only "
+                "malformed invalid_json applies (a text frame that is not JSON)")
+
     def apply(self, reply: Reply, rng: random.Random) -> Reply | RawReply:
+        if reply.socket:
+            return self._on_socket(reply)
         if not reply.stream:
             if self.kind != "invalid_json":
                 return reply
@@ -94,11 +103,29 @@ class Malformed(Fault):
             frames[index] = replace(frame, data=b"event: " + stale + nl1 + b"data: " + data
                                     + nl2 + nl3)
         elif self.kind == "missing_blank_line":
-            frames[index] = replace(frame, data=frame.data[: -len(nl3)])
+            # one message of two data lines that is not JSON: the reader loses both events
+            frames[index] = replace(frame, data=frame.data[: -len(nl3)], events=())
+            if index + 1 < len(frames):
+                frames[index + 1] = replace(frames[index + 1], events=())
         else:
             event = event_of(frame) or {}
             head = "{" + encode_json("type") + ":" + encode_json(event.get("type")) + ","
             rest = encode_json({k: v for k, v in event.items() if k != "type"})[1:]
             lines = b"data: " + head.encode() + nl2 + b"data: " + rest.encode() + nl2
             frames[index] = replace(frame, data=b"event: " + name + nl1 + lines + nl3)
+        return replace(reply, frames=frames)
+
+    def _on_socket(self, reply: Reply) -> Reply:
+        """``invalid_json`` on a WebSocket: an extra text frame, a copy of event ``at`` cut
+        short, goes before it; later numbers move up one."""
+        if self.kind != "invalid_json":
+            return reply
+        frames = list(reply.wire())
+        indexes = event_indexes(frames)
+        if not indexes:
+            return reply
+        at = min(self.at if self.at is not None else len(indexes) // 2, len(indexes) - 1)
+        index = indexes[at]
+        broken = Frame(frames[index].data[:-1])
+        frames[index:] = [broken, *(renumber_frame(f, 1) for f in frames[index:])]
         return replace(reply, frames=frames)

@@ -17,6 +17,7 @@ from ormock.engine.reply import RawReply, Reply
 from ormock.engine.wire import Frame, Pacing
 from ormock.faults.base import PACING, WIRE, Fault, Param, register
 from ormock.faults.frames import data_span, event_indexes, is_done, split_after
+from ormock.protocol.sse import SSEParser, json_events
 
 __all__ = ["Disconnect", "NoDone", "Slow", "Stall", "Truncate", "cut_bytes"]
 
@@ -44,7 +45,9 @@ def cut_bytes(frames: list[Frame], size: int) -> tuple[list[Frame], Frame]:
     frame = frames[chosen]
     span = data_span(frame) or (0, len(frame.data))
     inside = max(span[0] + 1, min(size - starts[chosen], span[1] - 1))
-    return frames[:chosen], Frame(frame.data[:inside], frame.delay)
+    part = frame.data[:inside]  # the events a reader gets whole from it (a literal body's)
+    return frames[:chosen], Frame(part, frame.delay,
+                                  events=tuple(json_events(SSEParser().feed(part))))
 
 
 @register
@@ -91,6 +94,8 @@ class Disconnect(Fault):
         frames = reply.wire()
         if self.after_bytes is not None:
             whole, part = cut_bytes(frames, self.after_bytes)
+            if reply.socket:  # a WebSocket message arrives whole or not at all
+                return replace(reply, frames=[*whole, drop])
             return replace(reply, frames=[*whole, part, drop])
         head, _ = split_after(frames, _events_before_terminal(frames, self.after_events))
         return replace(reply, frames=[*head, drop])
@@ -221,7 +226,10 @@ class NoDone(Fault):
     def breaks(self) -> frozenset[str]:
         return frozenset({"no-done"})
 
+    def not_on_socket(self) -> str | None:
+        return "a WebSocket turn has no data: [DONE] to leave out"
+
     def apply(self, reply: Reply, rng: random.Random) -> Reply:
-        if not reply.stream:
+        if not reply.stream or reply.socket:
             return reply
         return replace(reply, frames=[f for f in reply.wire() if not is_done(f)])

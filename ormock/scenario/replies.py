@@ -155,8 +155,9 @@ class StepReply:
         assert self.sse is not None
         return list(json_events(parse_sse(self.sse)))
 
-    def literal_frames(self) -> list[Frame] | None:
-        return [Frame(self.sse)] if self.sse is not None else None
+    def literal_frames(self, events: list[Json]) -> list[Frame] | None:
+        """The literal SSE body as one frame, carrying ``events`` (its ``literal_events``)."""
+        return [Frame(self.sse, events=tuple(events))] if self.sse is not None else None
 
     def plan(self, faker: Faker, request: Mapping[str, Any]) -> ReplyPlan:
         items = [_item(_render(spec, faker, request)) for spec in self.items]

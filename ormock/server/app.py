@@ -1,9 +1,10 @@
 """The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
 
-``POST /v1/responses`` is a plain ASGI endpoint (the hot path): it reads the body with a size
-limit, asks the engine, and writes the reply. An unpaced stream goes out as whole events
-coalesced into one write; no event is ever split across writes. Every response carries
-``X-Request-ID`` (the client's own when it sent one).
+``POST [/<namespace>]/v1/responses`` (the hot path) goes through the router like every route,
+on a route of its own tried first and matched without a regular expression (``_CreateRoute``);
+its endpoint reads the body with a size limit, asks the engine, and writes the reply. An
+unpaced stream goes out as whole events coalesced into one write; no event is ever split across
+writes. Every response carries ``X-Request-ID`` (the client's own when it sent one).
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
+from ormock.engine.journal import client_gone
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import coalesced, remember_transport, send_frames
+from ormock.engine.wire import Written, remember_transport, send_frames
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
@@ -51,20 +54,20 @@ _SSE_HEADERS = [
 MODELS = ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5")
 
 
-async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> None:
-    """Write a reply: JSON in one write, an unpaced stream in one write, a paced one paced."""
+async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> Written | None:
+    """Write a reply: JSON in one write, an unpaced stream in one write, a paced one paced.
+    Returns what a stream's frames sent (``Written``), None for an answer written in one go."""
     if isinstance(reply, RawReply):
         if reply.delay:
             await asyncio.sleep(reply.delay)
         headers = [(b"content-type", reply.content_type.encode()), *_encode(reply.headers)]
         await _start(send, reply.status, headers, reply.body)
         await send({"type": "http.response.body", "body": reply.body, "more_body": False})
-        return
+        return None
     if not reply.stream:
         if reply.frames is not None:  # a fault cut or held back the JSON body
             await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], None)
-            await send_frames(send, receive, reply.frames)
-            return
+            return await send_frames(send, receive, reply.frames)
         try:
             payload = reply.json_body()
         except ProtocolError as error:
@@ -73,18 +76,22 @@ async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> N
                 f"({error}). Send the request with stream: true.",
                 type="server_error", code="unfoldable_reply", param="stream", status=500,
             ))
-            return
+            return None
         delay = reply.json_delay()
         if delay:
             await asyncio.sleep(delay)
         await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], payload)
         await send({"type": "http.response.body", "body": payload, "more_body": False})
-        return
-    frames = coalesced(reply.wire())
-    whole = frames[0].data if len(frames) == 1 and frames[0].delay == 0 and not frames[
-        0].action else None
+        return None
+    frames = reply.wire()
+    if len(frames) == 1 and frames[0].delay == 0 and frames[0].action is None:  # one write
+        await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], frames[0].data)
+        await send({"type": "http.response.body", "body": frames[0].data, "more_body": False})
+        return Written(frames[0].events)
+    whole = b"".join(f.data for f in frames) if all(
+        f.delay == 0 and f.action is None for f in frames) else None  # one write: a length
     await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], whole)
-    await send_frames(send, receive, frames)
+    return await send_frames(send, receive, frames)
 
 
 def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
@@ -145,39 +152,31 @@ class _RequestIds:
 _CREATE_PATH = "/v1/responses"
 
 
-class _CreateFirst:
-    """Pure ASGI middleware: ``POST [/<namespace>]/v1/responses``, the hot path, goes straight
-    to its endpoint instead of through the router's regular expressions; the rest goes on."""
+class _CreateRoute(BaseRoute):
+    """The route of ``POST [/<namespace>]/v1/responses``, the hot path: matched by a string test
+    instead of a regular expression, and tried first. Another method gets 405."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]],
-                 create: _CreateResponse) -> None:
-        self.app = app
+    def __init__(self, create: _CreateResponse) -> None:
         self.create = create
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
         path: str = scope.get("path", "")
-        head = path[: -len(_CREATE_PATH)] if path.endswith(_CREATE_PATH) else None
-        if (scope["type"] != "http" or scope["method"] != "POST" or head is None
-                or (head and (head[0] != "/" or "/" in head[1:] or len(head) == 1))):
-            await self.app(scope, receive, send)
-            return
-        scope["path_params"] = {"namespace": head[1:]} if head else {}
-        started = False
+        if scope["type"] != "http" or not path.endswith(_CREATE_PATH):
+            return Match.NONE, {}
+        head = path[: -len(_CREATE_PATH)]
+        if head and (head[0] != "/" or "/" in head[1:] or len(head) == 1):
+            return Match.NONE, {}
+        child: Scope = {"endpoint": self.create,
+                        "path_params": {"namespace": head[1:]} if head else {}}
+        return (Match.FULL if scope["method"] == "POST" else Match.PARTIAL), child
 
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            raise HTTPException(405, headers={"Allow": "POST"})
+        await self.create(scope, receive, send)
 
-        try:
-            await self.create(scope, receive, watched)
-        except Exception as exc:  # what Starlette's error middleware does for other routes
-            engine = self.create.namespaces.find(head[1:] if head else "")
-            if engine is not None:
-                engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
-            if started:
-                raise
-            await send_error(send, _bug(exc))
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        raise NoMatchFound(name, path_params)
 
 
 def _bug(exc: Exception) -> OpenResponsesError:
@@ -204,14 +203,24 @@ class _CreateResponse:
             body, request = self._read.get(raw) or self._parse(raw)
             # the server's own path may issue a repeated content from the stream cache: it
             # writes bytes, and never looks at the events
-            reply, entry = engine.answer(body, headers, scope["path"], cached=True,
+            reply, entry = engine.answer(body, headers, scope["path"], transport="http",
                                          parsed=request, size=len(raw))
         except OpenResponsesError as error:
             await send_error(send, error)
             return
+        except Exception as exc:
+            # a bug before anything was sent is answered here, not by Starlette's error
+            # middleware, which re-raises to the server and so drops a keep-alive connection
+            found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
+            if found is not None:
+                found.errors.append("".join(traceback.format_exception(exc)).rstrip())
+            await send_error(send, _bug(exc))
+            return
         self.namespaces.replies_in_flight += 1
         try:
-            await send_reply(reply, send, receive)
+            written = await send_reply(reply, send, receive)
+            if written is not None and written.gone:
+                client_gone(entry, written.events)
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()
@@ -302,10 +311,10 @@ def create_app(
             engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return error_response(_bug(exc))
 
-    routes: list[BaseRoute] = [*admin_routes(namespaces, admin_hosts, max_body)]
+    routes: list[BaseRoute] = [_CreateRoute(create),
+                               *admin_routes(namespaces, admin_hosts, max_body)]
     for prefix in ("", "/{namespace:str}"):
         routes += [
-            Route(prefix + "/v1/responses", create, methods=["POST"]),
             WebSocketRoute(prefix + "/v1/responses", socket),
             Route(prefix + "/v1/responses/{response_id}", get_response, methods=["GET"]),
             Route(prefix + "/v1/models", models, methods=["GET"]),
@@ -314,7 +323,7 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    served: Any = _CreateFirst(app, create)
+    served: Any = app
     if api_key is not None:
         served = ApiKeyGuard(served, api_key)
     return _RequestIds(served, namespaces.seed)

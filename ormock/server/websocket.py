@@ -7,23 +7,33 @@ fails gets ``{"type": "error", "status", "error": {...}}`` and the connection st
 ``store: false`` responses can be continued on the connection that made them, and only there;
 a continuation that fails evicts its parent from that connection's cache.
 
-Event-level faults apply; wire-level ones (framing, ``[DONE]``) have no meaning on a WebSocket
-and are not sent, except ``disconnect``, which closes the connection where the stream is cut.
+Faults apply as on a stream (``docs/faults.md``, the WebSocket column): the turn's frames are
+``Reply.wire()`` of a socket reply, one text frame per event, so ``malformed invalid_json`` is a
+text frame that is not JSON, ``disconnect`` closes the connection with 1011 where the stream is
+cut, ``stall`` stops sending, ``truncate`` ends the turn with no terminal event. The SSE framing
+faults (``crlf``, ``missing_blank_line``, ``type_mismatch``, ``multiline_data``, ``no_done``)
+cannot exist here: a step's is refused with an ``error`` event (400 ``fault_not_on_websocket``),
+a server-wide one is skipped and journaled in ``skipped``. A repeated content comes from the
+stream cache as on HTTP. ``send_turn`` is the writer: it returns what went out, and the journal
+records that (``ended: client gone`` when the client left part way).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import traceback
 from collections.abc import MutableMapping
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ormock.engine.journal import client_gone
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import RawReply
 from ormock.engine.store.memory import ResponseStore
+from ormock.engine.wire import Frame, Written
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.server.body import decode_json
@@ -101,7 +111,8 @@ class ResponsesSocket:
         body["stream"] = True
         previous = body.get("previous_response_id")
         try:
-            reply, _ = engine.answer(body, headers, path, local=local, size=len(text))
+            reply, entry = engine.answer(body, headers, path, local=local, size=len(text),
+                                         transport="socket")
         except OpenResponsesError as error:
             if isinstance(previous, str):
                 local.pop(previous, None)
@@ -116,27 +127,42 @@ class ResponsesSocket:
             await asyncio.sleep(reply.delay)
             await socket.send_text(_error_event(reply.status, error_body))
             return True
-        cut = _cut_at(reply)
-        for index, (event, delay) in enumerate(zip(reply.events, reply.delays(), strict=True)):
-            if index == cut:
-                await socket.close(code=1011, reason="ormock: disconnect fault")
+        try:
+            written, open_ = await send_turn(socket, reply.wire())
+            if written.gone:
+                client_gone(entry, written.events)
+            if not open_:
                 return False
-            if delay:
-                await asyncio.sleep(delay)
-            await socket.send_text(encode_json(event))
-        final = reply.events[-1].get("response") if reply.events else None
-        if isinstance(previous, str) and isinstance(final, dict) and final.get("status") == (
-            "failed"
-        ):
+        finally:
+            entry.finished_at = engine.elapsed()
+        if isinstance(previous, str) and entry.response_status == "failed":
             local.pop(previous, None)
         return True
 
 
-def _cut_at(reply: Any) -> int | None:
-    """The event index where a disconnect fault cuts the stream, if one does."""
-    if reply.frames is None:
-        return None
-    for index, frame in enumerate(reply.frames):
-        if frame.action in ("close", "reset"):
-            return index
-    return None
+async def send_turn(socket: WebSocket, frames: list[Frame]) -> tuple[Written, bool]:
+    """Write a turn's frames (``Reply.wire()`` of a socket reply): each a text frame after its
+    delay; ``close``/``reset`` close the connection with 1011; ``stall`` sends nothing for its
+    time, or (``inf``) until the client leaves; ``end`` ends the turn there. Returns what was
+    sent, and whether the connection is still open."""
+    sent: list[Json] = []
+    try:
+        for frame in frames:
+            if frame.action == "stall" and math.isinf(frame.delay):
+                while (await socket.receive())["type"] != "websocket.disconnect":
+                    pass  # the server has stopped answering: what the client sends goes unheard
+                return Written(tuple(sent)), False
+            if frame.delay:
+                await asyncio.sleep(frame.delay)
+            if frame.action in ("close", "reset"):
+                await socket.close(code=1011,
+                                   reason=f"ormock: disconnect fault ({frame.action})")
+                return Written(tuple(sent)), False
+            if frame.action == "end":
+                break
+            if frame.action is None:
+                await socket.send_text(frame.data.decode())
+                sent += frame.events
+    except WebSocketDisconnect:  # the client left part way
+        return Written(tuple(sent), gone=True), False
+    return Written(tuple(sent)), True

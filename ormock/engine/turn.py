@@ -1,0 +1,68 @@
+"""One reply in the making (``Turn``), and the faults a WebSocket turn can carry.
+
+``Engine._respond`` makes a reply in small steps (context, echo, choice, build or the stream
+cache, faults, keep); a ``Turn`` holds what they share. ``socket_faults`` sorts the faults of a
+WebSocket turn: one that cannot exist there (``Fault.not_on_socket``) refuses the turn when the
+step chose it, and is skipped (journaled in ``skipped``) when it came from the server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ormock.engine.journal import JournalEntry
+from ormock.engine.store.memory import ResponseStore, Stored
+from ormock.faults import Fault
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.request import ResponseRequest
+from ormock.scenario import Selection
+from ormock.scenario.replies import StepReply
+
+__all__ = ["Turn", "socket_faults"]
+
+Json = dict[str, Any]
+
+
+class Turn:
+    """What one reply is being made of: the request, its journal entry, the chosen step, the
+    context (and its parent) and the echoed fields."""
+
+    __slots__ = ("context", "context_tokens", "echo", "entry", "literal", "local", "parent",
+                 "request", "seed", "selection", "socket", "step_reply")
+
+    def __init__(self, request: ResponseRequest, entry: JournalEntry,
+                 selection: Selection | None, context: list[Json], parent: Stored | None,
+                 context_tokens: int, local: ResponseStore | None, socket: bool) -> None:
+        self.request, self.entry, self.selection = request, entry, selection
+        self.context, self.parent, self.context_tokens = context, parent, context_tokens
+        self.local, self.socket = local, socket
+        self.step_reply: StepReply | None = selection.step.reply if selection else None
+        self.literal = self.step_reply is not None and self.step_reply.literal
+        self.seed = 0
+        self.echo: Json = {}
+
+
+def socket_faults(faults: list[Fault], step_reply: StepReply | None,
+                   entry: JournalEntry) -> list[Fault]:
+    """The faults of a WebSocket turn: a step's own that cannot exist on a WebSocket refuses
+    the turn; a server-wide one (``inject``, chaos) is left out, and the journal says so."""
+    own = {id(f) for f in (step_reply.faults if step_reply else ())}
+    kept = []
+    for fault in faults:
+        why = fault.not_on_socket()
+        if why is None:
+            kept.append(fault)
+        elif id(fault) in own:
+            from ormock.faults import FAULTS
+
+            applies = sorted(name for name, cls in FAULTS.items()
+                             if cls.not_on_socket is Fault.not_on_socket)
+            raise OpenResponsesError(
+                f"This step's fault {fault.name!r} cannot be sent on a WebSocket: {why}. On a "
+                f"WebSocket these apply: {', '.join(applies)}, and malformed invalid_json; "
+                "send the request over HTTP (SSE) for this one.",
+                code="fault_not_on_websocket", param="faults",
+            )
+        else:
+            entry.skipped.append(fault.name)
+    return kept

@@ -1,0 +1,164 @@
+"""What a client receives is what the journal says went out: for every catalogue scenario, over
+SSE (the raw bytes of an HTTP stream) and over a WebSocket (the raw text frames), the event
+types and sequence numbers in order, and how the answer ended."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from ormock import OrmockServer
+from ormock.protocol.events import TERMINAL_EVENTS
+from ormock.protocol.sse import SSEParser, json_events
+from ormock.scenario import catalogue
+
+SCENARIOS = sorted(catalogue())
+
+
+@pytest.fixture(scope="module")
+def fast() -> Iterator[OrmockServer]:
+    """A server with no pacing (``speed=0``): a slow scenario comes at once."""
+    with OrmockServer(seed=0, speed=0) as running:
+        yield running
+
+
+def _journaled(entry: Any) -> list[tuple[Any, Any]]:
+    return [(e["type"], e["sequence_number"]) for e in entry.events]
+
+
+def _pairs(events: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    return [(e.get("type"), e.get("sequence_number")) for e in events]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_sse_bytes_are_what_the_journal_records(fast: OrmockServer, name: str) -> None:
+    namespace = f"sse-{name}"
+    fast.namespaces.open(namespace)
+    engine = fast.namespaces.serve(namespace)
+    parser, events = SSEParser(), []
+    ended = "whole"
+    with httpx.Client(base_url=f"{fast.url}/{namespace}/v1", timeout=0.5) as http:
+        try:
+            with http.stream("POST", "/responses", json={"model": "m", "input": "hi",
+                                                         "stream": True},
+                             headers={"X-Ormock-Scenario": name}) as answer:
+                for chunk in answer.iter_raw():
+                    events += json_events(parser.feed(chunk))
+                status = answer.status_code
+        except httpx.ReadTimeout:
+            ended, status = "stalled", 200
+        except httpx.RemoteProtocolError:
+            ended, status = "closed", 200
+        except httpx.ReadError:
+            ended, status = "reset", 200
+    events += json_events(parser.close())
+    if ended == "whole" and status == 200 and not any(
+            e.get("type") in TERMINAL_EVENTS for e in events):
+        ended = "truncated"
+    (entry,) = engine.journal
+    assert entry.status == status
+    assert _journaled(entry) == _pairs(events)
+    assert entry.ended == ended
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_websocket_frames_are_what_the_journal_records(fast: OrmockServer,
+                                                           name: str) -> None:
+    namespace = f"ws-{name}"
+    fast.namespaces.open(namespace)
+    engine = fast.namespaces.serve(namespace)
+    url = fast.url.replace("http", "ws", 1) + f"/{namespace}/v1/responses"
+    events: list[dict[str, Any]] = []
+    ended, error, code = "whole", None, 1011
+    with connect(url) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": f"ormock:{name}",
+                                "input": "hi"}))
+        try:
+            while True:
+                try:
+                    event = json.loads(socket.recv(timeout=0.5))
+                except ValueError:
+                    continue  # a text frame that is not JSON carries no event
+                if event.get("type") == "error" and "sequence_number" not in event:
+                    error = event
+                    break
+                events.append(event)
+                if event.get("type") in TERMINAL_EVENTS:
+                    break
+        except ConnectionClosed as closed:
+            code = closed.rcvd.code if closed.rcvd is not None else None
+            reason = closed.rcvd.reason if closed.rcvd is not None else ""
+            ended = "reset" if "(reset)" in reason else "closed"
+        except TimeoutError:
+            # the turn ended with no terminal event, or the server stopped for good: a
+            # server that still listens answers the next message
+            socket.send(json.dumps({"type": "response.create", "model": "m", "input": "x"}))
+            try:
+                socket.recv(timeout=1)
+                ended = "truncated"
+            except TimeoutError:
+                ended = "stalled"
+    entry = engine.journal[0]
+    if error is not None:
+        assert entry.status == error["status"] and not entry.events
+        if error["status"] == 400:  # only an SSE framing fault is refused here
+            assert error["error"]["code"] == "fault_not_on_websocket"
+            assert name in {"crlf-framing", "event-type-mismatch", "no-done"}
+        return
+    assert entry.status == 200 and code == 1011  # a disconnect fault closes with 1011
+    assert _journaled(entry) == _pairs(events)
+    assert entry.ended == ended
+
+
+def _finished(engine: Any) -> Any:
+    """The engine's only journal entry, once its answer is over."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while not engine.journal or engine.journal[0].finished_at is None:
+        assert time.monotonic() < deadline, "the answer never finished"
+        time.sleep(0.01)
+    return engine.journal[0]
+
+
+def _paced(server: OrmockServer, namespace: str) -> Any:
+    server.namespaces.open(namespace)
+    engine = server.namespaces.serve(namespace)
+    engine.inject({"slow": {"first_event": 0, "per_event": 0.05, "tokens_per_second": None}})
+    return engine
+
+
+def test_a_client_that_leaves_a_paced_sse_stream_is_journaled_as_gone(server: OrmockServer
+                                                                     ) -> None:
+    engine = _paced(server, "gone-sse")
+    parser, events = SSEParser(), []
+    with httpx.Client(base_url=f"{server.url}/gone-sse/v1") as http, http.stream(
+            "POST", "/responses", json={"model": "m", "input": "Tell me a long story.",
+                                        "stream": True}) as answer:
+        for chunk in answer.iter_raw():
+            events += json_events(parser.feed(chunk))
+            if len(events) >= 3:
+                break
+    entry = _finished(engine)
+    assert entry.ended == "client gone"
+    assert 3 <= len(entry.events) < 10
+    assert _journaled(entry)[:3] == _pairs(events)[:3]
+
+
+def test_a_client_that_leaves_a_paced_websocket_turn_is_journaled_as_gone(
+        server: OrmockServer) -> None:
+    engine = _paced(server, "gone-ws")
+    with connect(server.url.replace("http", "ws", 1) + "/gone-ws/v1/responses") as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "m",
+                                "input": "Tell me a long story."}))
+        events = [json.loads(socket.recv(timeout=10)) for _ in range(3)]
+    entry = _finished(engine)
+    assert entry.ended == "client gone"
+    assert 3 <= len(entry.events) < 10
+    assert _journaled(entry)[:3] == _pairs(events)
