@@ -73,7 +73,7 @@ def test_to_dict_is_plain_json_data() -> None:
         "method": "POST", "path": "/ns/v1/responses", "headers": {"x-trace": "t"},
         "body": body, "at": 1.25, "size": 64, "status": 200, "stream": True,
         "response_id": "resp_1", "response_status": "completed", "error": None,
-        "scenario": "text", "step": 1, "faults": ["slow"],
+        "scenario": "text", "step": 1, "faults": ["slow"], "skipped": [],
         "reply_headers": {"retry-after": "1"}, "ended": "whole", "finished_at": 1.5,
         "events": entry.events, "output_ids": ["msg_1", "fc_1", "call_1"],
     }
