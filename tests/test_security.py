@@ -252,7 +252,7 @@ def test_finding6_the_websocket_store_false_cache_is_capped() -> None:
 
 def test_finding6_a_chain_counts_each_item_once(monkeypatch: pytest.MonkeyPatch) -> None:
     from ormock import Engine
-    from ormock.engine import core as engine_module
+    from ormock.engine import context as engine_module
 
     counted: list[int] = []
     real = engine_module.count_tokens
@@ -278,7 +278,7 @@ def test_finding6_a_chain_counts_each_item_once(monkeypatch: pytest.MonkeyPatch)
     assert max(per_turn[2:]) <= per_turn[1] + 2  # not growing with the chain
     # the kept counts are the counts: the whole context recounted at the end agrees
     stored = engine.responses[previous]
-    recount = sum(real(engine_module.input_text(i)) for i in stored.context)
+    recount = sum(real(engine_module.item_text(i)) for i in stored.context)
     assert usage[-1] == recount and usage == sorted(usage)
 
 
@@ -396,3 +396,18 @@ def test_finding6_a_chain_holds_each_input_once() -> None:
     context = engine.responses[previous].context
     assert len(context) == 2 * 300 - 1
     assert [i["content"] for i in context[::2]][:2] == ["turn 0", "turn 1"]
+
+
+@pytest.mark.parametrize("parameters", [
+    {"type": "number", "maximum": 0}, {"type": "number", "maximum": -5},
+    {"type": "integer", "maximum": -5}, {"type": "number", "minimum": 3, "maximum": 3},
+    {"type": "object", "properties": {"n": {"type": "number", "exclusiveMaximum": 0}},
+     "required": ["n"]},
+])
+def test_finding7_number_bounds_that_leave_one_value_are_answered(
+    http: httpx.Client, parameters: dict[str, Any]
+) -> None:
+    response = http.post("/responses", json={
+        "model": "m", "input": "x", "tool_choice": "required",
+        "tools": [{"type": "function", "name": "f", "parameters": parameters}]})
+    assert response.status_code == 200, response.text

@@ -17,45 +17,39 @@ from typing import Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamCache, StreamTemplate
 from ormock.engine.capped import Capped
+from ormock.engine.choose import choose, set_of
+from ormock.engine.compose import self_check
+from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.embedded import default_plan
 from ormock.engine.journal import JournalEntry, final_response, record, summarize
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
-from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
+from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.engine.turn import Turn, socket_faults
 from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
-from ormock.protocol.checker import check_stream
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import Clock, IdFactory
-from ormock.protocol.profile import Profile
-from ormock.protocol.request import ResponseRequest, parse_request
-from ormock.protocol.request import item_text as input_text  # _respond's name for it
+from ormock.protocol.request import ResponseRequest, item_text, parse_request
 from ormock.protocol.response import new_response
 from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.sse import encode_json
 from ormock.protocol.stream import build_events
-from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 from ormock.scenario import (
-    RequestView,
     Scenario,
     ScenarioSet,
     Selection,
     Step,
-    find_named,
     find_scenario,
     load_scenario,
 )
 from ormock.scenario.fakes import FAKER_LOCK, shared_faker
 from ormock.scenario.replies import StepReply
-from ormock.scenario.selection import Miss
 
 __all__ = ["Engine"]
 
-SCENARIO_HEADER = "x-ormock-scenario"
-MODEL_PREFIX = "ormock:"
 
 
 class Engine:
@@ -185,78 +179,6 @@ class Engine:
             hook(entry, reply)
         return reply, entry
 
-    def _context(
-        self, request: ResponseRequest, local: ResponseStore | None = None
-    ) -> tuple[list[Json], Stored | None]:
-        previous = request.previous_response_id
-        if previous is None:
-            return list(request.input), None
-        parent = self.responses.get(previous)
-        if parent is None and local is not None:
-            parent = local.get(previous)
-        if parent is None:
-            raise OpenResponsesError(
-                f"Previous response with id {previous!r} not found: this server answers only "
-                "for stored responses it produced (was it created with store: false, or on "
-                "another server or namespace?).",
-                type="invalid_request",
-                code="previous_response_not_found",
-                param="previous_response_id",
-            )
-        context = [*parent.context, *parent.response["output"]]
-        check_call_outputs(context, request.input)
-        return [*context, *request.input], parent
-
-    def _context_tokens(self, request: ResponseRequest, parent: Stored | None) -> int:
-        """The tokens of the context items: the parent's are kept, never counted again."""
-        new = _item_tokens(request.input)
-        if parent is None:
-            return new
-        if parent.chain_tokens is None:  # what a continuation of it adds: its output
-            parent.chain_tokens = parent.context_tokens + _item_tokens(parent.response["output"])
-        return parent.chain_tokens + new
-
-    def _choose(self, request: ResponseRequest, headers: Mapping[str, str]) -> Selection | None:
-        header = headers.get(SCENARIO_HEADER)
-        named = request.model is not None and request.model.startswith(MODEL_PREFIX)
-        if not (self.scenarios.scenarios or header or named):
-            return None  # the embedded default
-        view = _view(request, headers)
-        misses: list[Miss] = []
-        if self.scenarios.scenarios:
-            chosen = self.scenarios.select(view)
-            if isinstance(chosen, Selection):
-                return chosen
-            misses = chosen
-        name = header or (request.model[len(MODEL_PREFIX):]
-                          if named and request.model is not None else None)
-        if name is not None:
-            scenario = self.scenarios.get(name) or self.named_by_request.get(name)
-            if scenario is None:
-                try:
-                    scenario = find_named(name, self.scenario_dirs)
-                except ValueError as error:
-                    raise OpenResponsesError(
-                        str(error), code="unknown_scenario",
-                        param=SCENARIO_HEADER if header else "model",
-                    ) from None
-                # the file's name may differ from the scenario's own; only names of files that
-                # exist get here, so this stays as small as the folders
-                self.named_by_request[name] = scenario
-                self.named.add(scenario)
-            chosen = self._set_of(scenario).select(view, only=scenario)
-            if isinstance(chosen, Selection):
-                return chosen
-            misses = chosen + misses
-            raise _no_match(misses)
-        if misses and self.scenarios.strict:
-            raise _no_match(misses)
-        return None
-
-    def _set_of(self, scenario: Scenario) -> ScenarioSet:
-        """The set that keeps a scenario's counters: the loaded ones, or those chosen by name."""
-        return self.scenarios if self.scenarios.get(scenario.name) is scenario else self.named
-
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
         """Answer ``body`` with a given step, whatever it matches (``ormock show``): the same
         path as ``answer``, journal included, with the step forced."""
@@ -272,10 +194,10 @@ class Engine:
         local: ResponseStore | None = None,
         transport: Transport | None = None,
     ) -> Reply | RawReply:
-        context, parent = self._context(request, local)
-        selection = forced or self._choose(request, headers)
+        context, parent = context_of(self.responses, request, local)
+        selection = forced or choose(self, request, headers)
         turn = Turn(request, entry, selection, context, parent,
-                     self._context_tokens(request, parent), local, transport == "socket")
+                     context_tokens(request, parent), local, transport == "socket")
         turn.echo = self._echo(turn)
         turn.seed = request.content_seed(self.seed)
         if selection is not None:
@@ -327,7 +249,7 @@ class Engine:
         request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
             turn.echo
         snapshot = new_response(ids.new("resp"), created_at, echo)
-        tokens = _input_tokens(request, turn.context_tokens)
+        tokens = input_tokens(request, turn.context_tokens)
         if selection is None or step_reply is None:
             plan = default_plan(request, turn.context, self.faker, self.seed)
             events = build_events(plan, snapshot, ids, input_tokens=tokens,
@@ -335,10 +257,10 @@ class Engine:
         else:
             self.faker.seed_instance(
                 request.content_seed(selection.scenario.seed + selection.step.index))
-            fields = {"model": echo.get("model"), "input": _new_input_text(request),
+            fields = {"model": echo.get("model"), "input": request.new_input_text,
                       "instructions": echo.get("instructions"),
                       "previous_response_id": request.previous_response_id,
-                      "tool_outputs": " ".join(input_text(i) for i in request.input
+                      "tool_outputs": " ".join(item_text(i) for i in request.input
                                                if i.get("type") == "function_call_output")}
             events = step_reply.build(self.faker, fields, snapshot, ids,
                                       input_tokens=tokens, completed_at=completed_at)
@@ -357,7 +279,7 @@ class Engine:
                       and not turn.socket else None,
                       built=None if turn.literal else events, socket=turn.socket)
         if self.self_check and not turn.literal:
-            _self_check(reply.events, self.profile)
+            self_check(reply.events, self.profile)
         return reply
 
     def _issue(self, turn: Turn, template: StreamTemplate, created: int, completed: int
@@ -399,7 +321,7 @@ class Engine:
               stored: Stored, local: ResponseStore | None) -> None:
         """Remember a response: for ``step:N`` matching, and stored for continuations."""
         if selection is not None:
-            self._set_of(selection.scenario).answered(selection, response_id)
+            set_of(self, selection.scenario).answered(selection, response_id)
         if store:
             self.responses.keep(response_id, stored)
         elif local is not None:
@@ -435,65 +357,8 @@ class Engine:
         return result
 
 
-def _no_match(misses: list[Miss]) -> OpenResponsesError:
-    closest = misses[0].describe() if misses else "no scenario has a step left"
-    others = len(misses) - 1
-    tail = f" {others} other step{'s' if others != 1 else ''} did not match either." \
-        if others > 0 else ""
-    return OpenResponsesError(
-        f"No scenario step matches this request. Closest: {closest}.{tail} Change the request "
-        "or the scenario, or load it with strict: false to fall back to the default reply.",
-        code="no_matching_scenario",
-        param="input",
-    )
-
-
-def _new_input_text(request: ResponseRequest) -> str:
-    return request.new_input_text
-
-
-def _view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
-    return RequestView(
-        model=request.model or "",
-        input_text=request.new_input_text,
-        instructions=request.echo.get("instructions") or "",
-        tools=[t["name"] for t in request.function_tools],
-        tool_choice=request.tool_choice,
-        call_outputs=[str(i.get("call_id")) for i in request.input
-                      if i.get("type") == "function_call_output"],
-        previous_response_id=request.previous_response_id,
-        headers={k.lower(): v for k, v in headers.items()},
-        metadata=request.echo.get("metadata") or {},
-        stream=request.stream,
-    )
-
-
-def _self_check(events: list[Json], profile: Profile) -> None:
-    """Refuse to send a planned stream that breaks the protocol or the official schema."""
-    report = check_stream(events, schema=True, profile=profile)
-    if not report.ok:
-        raise OpenResponsesError(
-            "ormock planned a stream that breaks the protocol (self-check is on): "
-            + "; ".join(map(str, report.violations[:5])),
-            type="server_error",
-            code="self_check_failed",
-            status=500,
-        )
-
-
 def _entry_size(entry: JournalEntry) -> int:
     return entry.size + 512  # the entry's own fields, roughly
-
-
-def _item_tokens(items: list[Json]) -> int:
-    return sum(count_tokens(input_text(item)) for item in items)
-
-
-def _input_tokens(request: ResponseRequest, context_tokens: int) -> int:
-    total = context_tokens + count_tokens(request.echo.get("instructions") or "")
-    for tool in request.function_tools:
-        total += count_tokens(encode_json(tool))
-    return total
 
 
 def _body_size(body: Any) -> int:

@@ -134,8 +134,12 @@ def _string(schema: Mapping[str, Any], faker: Faker, hints: Mapping[str, Any], n
 
 
 def _number(schema: Mapping[str, Any], faker: Faker, integer: bool) -> int | float:
-    low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
-    high = schema.get("maximum", schema.get("exclusiveMaximum", low + 100))
+    given_low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    given_high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if given_low is None:  # only a maximum (or neither): the hundred below it, or 0 to 100
+        given_low = min(0, given_high - 100) if given_high is not None else 0
+    low = given_low
+    high = given_high if given_high is not None else low + 100
     if "exclusiveMinimum" in schema and "minimum" not in schema:
         low += 1 if integer else 0.5
     if "exclusiveMaximum" in schema and "maximum" not in schema:
@@ -148,4 +152,6 @@ def _number(schema: Mapping[str, Any], faker: Faker, integer: bool) -> int | flo
             if value < low:
                 value += step
         return value
-    return round(faker.pyfloat(min_value=float(low), max_value=float(max(low, high))), 2)
+    if high <= low:  # one value fits (or none does: the lower bound is the best answer)
+        return float(low)
+    return round(faker.pyfloat(min_value=float(low), max_value=float(high)), 2)

@@ -1,0 +1,97 @@
+"""Choosing what answers a request: a loaded scenario's step, a scenario named by the header
+``X-Ormock-Scenario: NAME`` or the model ``ormock:NAME`` (plain names only:
+``scenario.catalogue.find_named``), or the embedded default; and the near miss when nothing
+does."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.request import ResponseRequest
+from ormock.scenario import RequestView, Scenario, ScenarioSet, Selection, find_named
+from ormock.scenario.selection import Miss
+
+if TYPE_CHECKING:
+    from ormock.engine.core import Engine
+
+__all__ = ["MODEL_PREFIX", "SCENARIO_HEADER", "choose", "no_match", "set_of", "view"]
+
+SCENARIO_HEADER = "x-ormock-scenario"
+MODEL_PREFIX = "ormock:"
+
+
+def choose(engine: Engine, request: ResponseRequest, headers: Mapping[str, str]
+           ) -> Selection | None:
+    """The step that answers: the loaded scenarios' ``match`` rules, then the scenario the
+    header or ``ormock:NAME`` names, then None (the embedded default); a miss of a strict
+    scenario is a 400 naming the closest step."""
+    header = headers.get(SCENARIO_HEADER)
+    named = request.model is not None and request.model.startswith(MODEL_PREFIX)
+    if not (engine.scenarios.scenarios or header or named):
+        return None  # the embedded default
+    seen = view(request, headers)
+    misses: list[Miss] = []
+    if engine.scenarios.scenarios:
+        chosen = engine.scenarios.select(seen)
+        if isinstance(chosen, Selection):
+            return chosen
+        misses = chosen
+    name = header or (request.model[len(MODEL_PREFIX):]
+                      if named and request.model is not None else None)
+    if name is not None:
+        scenario = engine.scenarios.get(name) or engine.named_by_request.get(name)
+        if scenario is None:
+            try:
+                scenario = find_named(name, engine.scenario_dirs)
+            except ValueError as error:
+                raise OpenResponsesError(
+                    str(error), code="unknown_scenario",
+                    param=SCENARIO_HEADER if header else "model",
+                ) from None
+            # the file's name may differ from the scenario's own; only names of files that
+            # exist get here, so this stays as small as the folders
+            engine.named_by_request[name] = scenario
+            engine.named.add(scenario)
+        chosen = set_of(engine, scenario).select(seen, only=scenario)
+        if isinstance(chosen, Selection):
+            return chosen
+        misses = chosen + misses
+        raise no_match(misses)
+    if misses and engine.scenarios.strict:
+        raise no_match(misses)
+    return None
+
+def set_of(engine: Engine, scenario: Scenario) -> ScenarioSet:
+    """The set that keeps a scenario's counters: the loaded ones, or those chosen by name."""
+    return engine.scenarios if engine.scenarios.get(scenario.name) is scenario else engine.named
+
+
+def no_match(misses: list[Miss]) -> OpenResponsesError:
+    closest = misses[0].describe() if misses else "no scenario has a step left"
+    others = len(misses) - 1
+    tail = f" {others} other step{'s' if others != 1 else ''} did not match either." \
+        if others > 0 else ""
+    return OpenResponsesError(
+        f"No scenario step matches this request. Closest: {closest}.{tail} Change the request "
+        "or the scenario, or load it with strict: false to fall back to the default reply.",
+        code="no_matching_scenario",
+        param="input",
+    )
+
+
+def view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
+    return RequestView(
+        model=request.model or "",
+        input_text=request.new_input_text,
+        instructions=request.echo.get("instructions") or "",
+        tools=[t["name"] for t in request.function_tools],
+        tool_choice=request.tool_choice,
+        call_outputs=[str(i.get("call_id")) for i in request.input
+                      if i.get("type") == "function_call_output"],
+        previous_response_id=request.previous_response_id,
+        headers={k.lower(): v for k, v in headers.items()},
+        metadata=request.echo.get("metadata") or {},
+        stream=request.stream,
+    )

@@ -1,0 +1,58 @@
+"""A request's context: what the model sees through ``previous_response_id`` (the chain's
+inputs and outputs, then the new input), and its tokens, counted once per item and kept."""
+
+from __future__ import annotations
+
+from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.request import ResponseRequest, item_text
+from ormock.protocol.sse import encode_json
+from ormock.protocol.tokens import count_tokens
+from ormock.protocol.types import Json
+
+__all__ = ["context_of", "context_tokens", "input_tokens", "item_tokens"]
+
+
+def context_of(
+    responses: ResponseStore, request: ResponseRequest, local: ResponseStore | None = None
+) -> tuple[list[Json], Stored | None]:
+    """The items the model sees (the chain's inputs and outputs, then the new input) and the
+    parent; a ``previous_response_id`` nothing stored is a 400."""
+    previous = request.previous_response_id
+    if previous is None:
+        return list(request.input), None
+    parent = responses.get(previous)
+    if parent is None and local is not None:
+        parent = local.get(previous)
+    if parent is None:
+        raise OpenResponsesError(
+            f"Previous response with id {previous!r} not found: this server answers only "
+            "for stored responses it produced (was it created with store: false, or on "
+            "another server or namespace?).",
+            type="invalid_request",
+            code="previous_response_not_found",
+            param="previous_response_id",
+        )
+    context = [*parent.context, *parent.response["output"]]
+    check_call_outputs(context, request.input)
+    return [*context, *request.input], parent
+
+def context_tokens(request: ResponseRequest, parent: Stored | None) -> int:
+    """The tokens of the context items: the parent's are kept, never counted again."""
+    new = item_tokens(request.input)
+    if parent is None:
+        return new
+    if parent.chain_tokens is None:  # what a continuation of it adds: its output
+        parent.chain_tokens = parent.context_tokens + item_tokens(parent.response["output"])
+    return parent.chain_tokens + new
+
+
+def item_tokens(items: list[Json]) -> int:
+    return sum(count_tokens(item_text(item)) for item in items)
+
+
+def input_tokens(request: ResponseRequest, context_tokens: int) -> int:
+    total = context_tokens + count_tokens(request.echo.get("instructions") or "")
+    for tool in request.function_tools:
+        total += count_tokens(encode_json(tool))
+    return total
