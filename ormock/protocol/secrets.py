@@ -10,6 +10,7 @@ of the credential, and its length: ``'Bearer sk-…' (masked, 20 chars)``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 __all__ = ["MASK", "SECRET_HEADERS", "is_secret_header", "mask_headers", "mask_value", "scrub",
            "shown_value"]
@@ -28,6 +29,7 @@ _KEPT = 3  # characters of the credential itself a masked value keeps, at most
 _SCRUBBED = 8  # secret values at least this long are taken out of any message
 
 
+@lru_cache(maxsize=1024)  # header names repeat from request to request; a bounded memo
 def is_secret_header(name: str) -> bool:
     """Whether a header's value is a secret (names in any case)."""
     lowered = name.strip().lower()
