@@ -13,6 +13,7 @@ from ormock.protocol.checker import ProtocolError
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from ormock.protocol.secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
 from ormock.protocol.secrets import mask_headers
+from ormock.protocol.types import Json
 
 __all__ = [
     "Ended",
@@ -33,7 +34,6 @@ __all__ = [
 # server stopped sending for good, until the client left.
 # client gone: the client left before the planned end (during a paced stream, a finite stall).
 Ended = Literal["whole", "truncated", "closed", "reset", "stalled", "client gone"]
-Json = dict[str, Any]
 
 
 def masked(headers: Mapping[str, str]) -> dict[str, str]:

@@ -16,10 +16,10 @@ from typing import Any
 from ormock.engine.wire import Frame, Pacing, frames_for
 from ormock.protocol.checker import ProtocolError, check_stream
 from ormock.protocol.sse import encode_json, json_events, parse_sse
+from ormock.protocol.types import Json
 
 __all__ = ["RawReply", "Reply"]
 
-Json = dict[str, Any]
 
 
 @dataclass

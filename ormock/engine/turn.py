@@ -8,19 +8,17 @@ step chose it, and is skipped (journaled in ``skipped``) when it came from the s
 
 from __future__ import annotations
 
-from typing import Any
-
 from ormock.engine.journal import JournalEntry
 from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.request import ResponseRequest
+from ormock.protocol.types import Json
 from ormock.scenario import Selection
 from ormock.scenario.replies import StepReply
 
 __all__ = ["Turn", "socket_faults"]
 
-Json = dict[str, Any]
 
 
 class Turn:

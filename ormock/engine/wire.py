@@ -15,12 +15,12 @@ import math
 import random
 import socket
 import struct
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ormock.protocol.sse import DONE_FRAME, encode_json, frame_event
 from ormock.protocol.tokens import count_tokens
+from ormock.protocol.types import Receive, Send
 
 __all__ = [
     "Frame",
@@ -34,9 +34,6 @@ __all__ = [
     "send_frames",
 ]
 
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 Action = Literal["end", "close", "reset", "stall"]
 # the writer a reply goes to: HTTP (an SSE stream or a JSON body, as the request says), or a
 # WebSocket turn (one text frame per event)

@@ -13,7 +13,7 @@ import asyncio
 import re
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -33,16 +33,13 @@ from ormock.protocol.ids import IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
+from ormock.server.asgi import Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 _JSON_HEADERS = [(b"content-type", b"application/json")]

@@ -36,11 +36,11 @@ from ormock.engine.store.memory import ResponseStore
 from ormock.engine.wire import Frame, Written
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
+from ormock.protocol.types import Json
 from ormock.server.body import decode_json
 
 __all__ = ["ResponsesSocket"]
 
-Json = dict[str, Any]
 
 
 def _error_event(status: int, error: Json) -> str:
