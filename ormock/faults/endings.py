@@ -14,9 +14,8 @@ from typing import Any
 from ormock.engine.reply import RawReply, Reply
 from ormock.faults.base import Fault, Param, register
 from ormock.protocol import events as ev
-from ormock.protocol.errors import ERROR_STATUS
+from ormock.protocol.errors import ERROR_STATUS, OpenResponsesError
 from ormock.protocol.response import usage_object
-from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
@@ -90,10 +89,9 @@ class FailMidstream(Fault):
 
     def apply(self, reply: Reply, rng: random.Random) -> Reply | RawReply:
         if not reply.stream:
-            envelope = {"error": {"message": self.message, "type": self.type,
-                                  "param": self.param or "", "code": self.code}}
-            body = encode_json(envelope).encode()
-            return RawReply(ERROR_STATUS.get(self.type, 500), body, dict(reply.headers))
+            failure = OpenResponsesError(self.message, type=self.type, param=self.param or "",
+                                         code=self.code, status=ERROR_STATUS.get(self.type, 500))
+            return RawReply(failure.status, failure.body(), dict(reply.headers))
         events = reply.events
         end = body_end(events)
         wanted = self.after_events if self.after_events is not None else end // 2

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 
 from ormock.engine.reply import RawReply, Reply
 from ormock.faults.base import HTTP, Fault, Param, register
-from ormock.protocol.errors import ERROR_STATUS
-from ormock.protocol.sse import encode_json
+from ormock.protocol.errors import ERROR_STATUS, OpenResponsesError
 
 __all__ = ["HttpError", "error_type_for"]
 
@@ -91,9 +90,9 @@ class HttpError(Fault):
     def apply(self, reply: Reply, rng: random.Random) -> RawReply:
         error_type = self.type or error_type_for(self.status)
         code = self.code or ("rate_limit_exceeded" if self.status == 429 else error_type)
-        envelope = {"error": {"message": self.message or self._message(), "type": error_type,
-                              "param": self.param, "code": code}}
-        return RawReply(self.status, encode_json(envelope).encode(), self._headers())
+        error = OpenResponsesError(self.message or self._message(), type=error_type,
+                                   param=self.param, code=code, status=self.status)
+        return RawReply(self.status, error.body(), self._headers())
 
     def _reset(self) -> float:
         if self.retry_after_ms is not None:

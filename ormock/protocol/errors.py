@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ormock.protocol.sse import encode_json
+
 __all__ = ["ERROR_STATUS", "OpenResponsesError"]
 
 # error type -> HTTP status (protocol.md, section 1)
@@ -49,6 +51,7 @@ class OpenResponsesError(Exception):
         self.headers = headers or {}
 
     def envelope(self) -> dict[str, Any]:
+        """``{"error": {"message", "type", "param", "code"}}``: the one place it is built."""
         return {
             "error": {
                 "message": self.message,
@@ -57,6 +60,10 @@ class OpenResponsesError(Exception):
                 "code": self.code,
             }
         }
+
+    def body(self) -> bytes:
+        """The envelope as the bytes of an HTTP answer."""
+        return encode_json(self.envelope()).encode()
 
 
 def invalid(message: str, param: str | None, code: str = "invalid_value") -> OpenResponsesError:

@@ -104,14 +104,14 @@ async def _start(
 
 
 async def send_error(send: Send, error: OpenResponsesError) -> None:
-    body = encode_json(error.envelope()).encode()
+    body = error.body()
     await _start(send, error.status, [*_JSON_HEADERS, *_encode(error.headers)], body)
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def error_response(error: OpenResponsesError) -> Response:
     return Response(
-        encode_json(error.envelope()),
+        error.body(),
         status_code=error.status,
         media_type="application/json",
         headers=error.headers,

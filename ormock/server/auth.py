@@ -8,7 +8,6 @@ from __future__ import annotations
 import hmac
 
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.sse import encode_json
 from ormock.server.asgi import App, Receive, Scope, Send
 
 __all__ = ["ApiKeyGuard", "is_api_path"]
@@ -52,7 +51,7 @@ class ApiKeyGuard:
             await send({"type": "websocket.close", "code": 1008, "reason": "invalid API key"})
             return
         error = _refusal()
-        body = encode_json(error.envelope()).encode()
+        body = error.body()
         await send({"type": "http.response.start", "status": 401, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
             (b"www-authenticate", b'Bearer realm="ormock"')]})
