@@ -265,3 +265,21 @@ def test_chaos_that_draws_an_sse_only_fault_for_a_websocket_turn_skips_it(
     entry = engine.journal[-1]
     assert code is None and json.loads(frames[-1])["type"] == "response.completed"
     assert entry.status == 200 and entry.faults == [] and entry.skipped == ["no_done"]
+
+
+def test_an_sse_only_fault_is_judged_on_a_websocket_only_when_its_trigger_fires(
+    fake: tuple[Engine, str]
+) -> None:
+    engine, url = fake
+    engine.inject({"no_done": {}, "when": {"nth": 2}})
+    engine.use({"name": "later", "steps": [{"times": "forever", "reply": {
+        "items": [{"message": "hello"}], "faults": [{"malformed": "crlf", "when": {"nth": 3}}]}}]})
+    outcomes = []
+    for _ in range(3):
+        frames, _code = _frames(url, _create())
+        outcomes.append(json.loads(frames[-1])["type"])
+    # turn 1: neither fires; turn 2: the server-wide one fires and is skipped; turn 3: the
+    # step's own fires and refuses the turn
+    assert outcomes == ["response.completed", "response.completed", "error"]
+    assert [e.skipped for e in engine.journal] == [[], ["no_done"], []]
+    assert [e.status for e in engine.journal] == [200, 200, 400]

@@ -25,7 +25,7 @@ from ormock.engine.journal import JournalEntry, final_response, record, summariz
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.store.memory import ResponseStore, Stored
-from ormock.engine.turn import Turn, socket_faults
+from ormock.engine.turn import Turn, socket_check
 from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
@@ -204,8 +204,6 @@ class Engine:
             entry.scenario, entry.step = selection.scenario.name, selection.step.index
         created, completed = self.clock.now(), self.clock.now()
         faults = self._faults_for(turn.step_reply, selection.scenario if selection else None)
-        if turn.socket:
-            faults = socket_faults(faults, turn.step_reply, entry)
         pacing = turn.step_reply.pacing if turn.step_reply else None
         key = None
         if transport and not (faults or self.self_check or (pacing and pacing.paced)
@@ -219,7 +217,8 @@ class Engine:
         ids = RecordingIds(self.ids) if key is not None else self.ids
         reply = self._plan(turn, self._build(turn, ids, completed_at=completed,
                                              created_at=created), pacing)
-        out = self._apply(reply, faults, entry)
+        out = self._apply(reply, faults, entry,
+                          socket_check(turn.step_reply, entry) if turn.socket else None)
         final = final_response(out.events) if isinstance(out, Reply) else None
         if final is None or not isinstance(final.get("id"), str):
             return out
@@ -348,11 +347,11 @@ class Engine:
                 faults.append(drawn)
         return faults
 
-    def _apply(self, reply: Reply, faults: list[Fault], entry: JournalEntry
-               ) -> Reply | RawReply:
+    def _apply(self, reply: Reply, faults: list[Fault], entry: JournalEntry,
+               unfit: Callable[[Fault], bool] | None = None) -> Reply | RawReply:
         if not faults:
             return reply
-        result, applied = apply_faults(reply, faults, self.fault_counts, self.rng)
+        result, applied = apply_faults(reply, faults, self.fault_counts, self.rng, unfit)
         entry.faults = applied
         return result
 

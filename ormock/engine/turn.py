@@ -1,12 +1,14 @@
 """One reply in the making (``Turn``), and the faults a WebSocket turn can carry.
 
 ``Engine._respond`` makes a reply in small steps (context, echo, choice, build or the stream
-cache, faults, keep); a ``Turn`` holds what they share. ``socket_faults`` sorts the faults of a
+cache, faults, keep); a ``Turn`` holds what they share. ``socket_check`` sorts the faults of a
 WebSocket turn: one that cannot exist there (``Fault.not_on_socket``) refuses the turn when the
 step chose it, and is skipped (journaled in ``skipped``) when it came from the server.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ormock.engine.journal import JournalEntry
 from ormock.engine.store.memory import ResponseStore, Stored
@@ -17,7 +19,7 @@ from ormock.protocol.types import Json
 from ormock.scenario import Selection
 from ormock.scenario.replies import StepReply
 
-__all__ = ["Turn", "socket_faults"]
+__all__ = ["Turn", "socket_check"]
 
 
 
@@ -40,17 +42,19 @@ class Turn:
         self.echo: Json = {}
 
 
-def socket_faults(faults: list[Fault], step_reply: StepReply | None,
-                   entry: JournalEntry) -> list[Fault]:
-    """The faults of a WebSocket turn: a step's own that cannot exist on a WebSocket refuses
-    the turn; a server-wide one (``inject``, chaos) is left out, and the journal says so."""
+def socket_check(step_reply: StepReply | None, entry: JournalEntry) -> Callable[[Fault], bool]:
+    """For a WebSocket turn, what to do with a fault whose trigger fired: False, send it; True,
+    leave it out (a server-wide one, ``inject`` or chaos, that cannot exist on a WebSocket: the
+    journal lists it in ``skipped``); a step's own such fault refuses the turn with a 400
+    ``fault_not_on_websocket``. Faults whose trigger does not fire are never looked at, so they
+    count their requests as over HTTP."""
     own = {id(f) for f in (step_reply.faults if step_reply else ())}
-    kept = []
-    for fault in faults:
+
+    def unfit(fault: Fault) -> bool:
         why = fault.not_on_socket()
         if why is None:
-            kept.append(fault)
-        elif id(fault) in own:
+            return False
+        if id(fault) in own:
             from ormock.faults import FAULTS
 
             applies = sorted(name for name, cls in FAULTS.items()
@@ -61,6 +65,7 @@ def socket_faults(faults: list[Fault], step_reply: StepReply | None,
                 "send the request over HTTP (SSE) for this one.",
                 code="fault_not_on_websocket", param="faults",
             )
-        else:
-            entry.skipped.append(fault.name)
-    return kept
+        entry.skipped.append(fault.name)
+        return True
+
+    return unfit

@@ -11,7 +11,7 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -320,6 +320,7 @@ def apply_faults(
     faults: Sequence[Fault],
     counts: MutableMapping[int, int],
     rng: random.Random,
+    unfit: Callable[[Fault], bool] | None = None,
 ) -> tuple[Reply | RawReply, list[str]]:
     """Apply the faults whose trigger fires; return the reply and the names of those applied.
 
@@ -328,12 +329,15 @@ def apply_faults(
     faults after it are not reached, and the ones before it that fired act on its answer
     (``slow`` delays it). Otherwise the fired faults are applied stage by stage (see ``HTTP``
     ...``WIRE``), in list order within a stage. A fault that had nothing to do for this reply
-    (a stream-only fault on a JSON answer) is not named.
+    (a stream-only fault on a JSON answer) is not named. ``unfit``: asked of each fault that
+    fired; True leaves it out (a WebSocket turn's faults that only exist over SSE).
     """
     fired: list[Fault] = []
     for fault in faults:
         counts[fault.key] = counts.get(fault.key, 0) + 1
         if not fault.trigger.fires(counts[fault.key], rng):
+            continue
+        if unfit is not None and unfit(fault):
             continue
         if fault.stage == HTTP:
             raw = fault.apply(reply, rng)
