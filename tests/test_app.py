@@ -248,3 +248,25 @@ def test_deeply_nested_bodies_are_answered_and_journaled(
     journal = http.get(base_url.replace("/v1", "/_ormock/journal"))
     assert journal.status_code == 200
     assert [e["status"] for e in journal.json()["data"]] == [400]  # refused JSON is not read
+
+
+def test_a_bug_while_writing_before_the_answer_starts_is_a_500_envelope(
+    server: OrmockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ormock.server.app as app_module
+
+    server.namespaces.open("writer-bug")
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom in the writer")
+
+    monkeypatch.setattr(app_module, "send_reply", broken)
+    with httpx.Client(base_url=server.url) as raw:
+        response = raw.post("/writer-bug/v1/responses", json={"model": "m", "input": "x"})
+        assert response.status_code == 500
+        assert _error(response)["code"] == "internal_error"
+        monkeypatch.undo()
+        again = raw.post("/writer-bug/v1/responses", json={"model": "m", "input": "x"})
+        assert again.status_code == 200  # the same keep-alive connection still serves
+    engine = server.namespaces.serve("writer-bug")
+    assert "boom in the writer" in engine.errors[-1] and engine.journal[0].status == 500

@@ -206,21 +206,37 @@ class _CreateResponse:
             await send_error(send, error)
             return
         except Exception as exc:
-            # a bug before anything was sent is answered here, not by Starlette's error
-            # middleware, which re-raises to the server and so drops a keep-alive connection
-            found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
-            if found is not None:
-                found.errors.append("".join(traceback.format_exception(exc)).rstrip())
-            await send_error(send, _bug(exc))
+            await self._answer_bug(scope, send, exc)
             return
         self.namespaces.replies_in_flight += 1
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            written = await send_reply(reply, send, receive)
+            written = await send_reply(reply, send=watched, receive=receive)
             if written is not None and written.gone:
                 client_gone(entry, written.events)
+        except Exception as exc:
+            if started:  # half an answer is out: only dropping the connection tells the client
+                raise
+            entry.status = 500
+            await self._answer_bug(scope, send, exc)
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()
+
+    async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
+        """A bug before anything was sent is answered here (a 500 envelope, the traceback kept
+        for the after-test report), not by Starlette's error middleware, which re-raises to the
+        server and so drops a keep-alive connection."""
+        found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
+        if found is not None:
+            found.errors.append("".join(traceback.format_exception(exc)).rstrip())
+        await send_error(send, _bug(exc))
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
