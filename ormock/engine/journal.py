@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from ormock.engine.reply import RawReply, Reply
 from ormock.protocol.checker import ProtocolError
+from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from ormock.protocol.secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
 from ormock.protocol.secrets import mask_headers
@@ -26,6 +27,7 @@ __all__ = [
     "raw_ended",
     "record",
     "summarize",
+    "unfoldable",
 ]
 
 # How an answer ended on the wire. whole: all of it went out (an error answer too);
@@ -221,10 +223,11 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
     if not reply.stream and reply.frames is None:
         try:
             reply.folded()
-        except ProtocolError as error:  # the app answers unfoldable_reply
-            entry.status = 500
-            entry.error = {"type": "server_error", "code": "unfoldable_reply",
-                           "message": str(error), "param": "stream"}
+        except ProtocolError as error:  # the app answers unfoldable_reply, and sends nothing
+            answer = unfoldable(error)
+            entry.status, entry.error = answer.status, answer.envelope()["error"]
+            entry.sent, entry.ended = None, "whole"
+            return
     final = final_response(reply.events)
     if final is not None:
         entry.response_id, entry.response_status = final.get("id"), final.get("status")
@@ -235,3 +238,13 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
         entry.ended = "truncated"
     paced = reply.pacing is not None and reply.pacing.paced
     entry.sent = summarize(reply.events, reply.delays() if paced else None)
+
+
+def unfoldable(error: ProtocolError) -> OpenResponsesError:
+    """The answer to a non-streaming request whose reply's events do not fold into a Response
+    (a literal step): what the client gets, and what the journal records."""
+    return OpenResponsesError(
+        f"This reply can only be streamed: its events do not fold into a Response ({error}). "
+        "Send the request with stream: true.",
+        type="server_error", code="unfoldable_reply", param="stream", status=500,
+    )

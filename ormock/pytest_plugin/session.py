@@ -91,8 +91,7 @@ class OrmockSession:
         step = scenario.steps[entry.step - 1]
         self.bad_replies.setdefault(engine, []).append(
             f"scenario {scenario.name!r} {step.label} ({scenario.where(step)}) answered a "
-            f"non-streaming request, but its literal events do not fold into a Response "
-            f"({error.get('message')}); the client got HTTP 500 unfoldable_reply. Send the "
-            "request with stream: true, or give the events a terminal response.completed / "
-            "response.failed / response.incomplete event."
+            f"non-streaming request with literal events; the client got HTTP 500 "
+            f"unfoldable_reply: {error.get('message')} Or give the events a terminal "
+            "response.completed / response.failed / response.incomplete event."
         )

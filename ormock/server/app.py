@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
-from ormock.engine.journal import client_gone
+from ormock.engine.journal import client_gone, unfoldable
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.wire import Written, remember_transport, send_frames
@@ -68,11 +68,7 @@ async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> W
         try:
             payload = reply.json_body()
         except ProtocolError as error:
-            await send_error(send, OpenResponsesError(
-                f"This reply can only be streamed: its events do not fold into a Response "
-                f"({error}). Send the request with stream: true.",
-                type="server_error", code="unfoldable_reply", param="stream", status=500,
-            ))
+            await send_error(send, unfoldable(error))
             return None
         delay = reply.json_delay()
         if delay:
