@@ -18,14 +18,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ormock.engine.core import Engine
-from ormock.engine.limits import Limits
 from ormock.engine.settings import Settings, settings_from
 from ormock.protocol.errors import OpenResponsesError
 from ormock.scenario import find_scenario
 
-__all__ = ["DEFAULT_NAMESPACE_LIMIT", "NAMESPACE_NAME", "Namespaces", "preload"]
+__all__ = ["NAMESPACE_NAME", "Namespaces", "preload"]
 
-DEFAULT_NAMESPACE_LIMIT = Limits().namespaces
 NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed answer
 
