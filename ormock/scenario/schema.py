@@ -16,7 +16,7 @@ from ormock.protocol.types import Json
 from ormock.scenario.matching import CHECKS
 from ormock.scenario.source import Lines
 
-__all__ = ["scenario_schema", "schema_text", "validate"]
+__all__ = ["describe_error", "scenario_schema", "schema_text", "validate"]
 
 
 _STRINGS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
@@ -258,7 +258,7 @@ def _describe(value: Any) -> str:
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _message(error: Any) -> tuple[str, tuple[str | int, ...]]:
+def describe_error(error: Any) -> tuple[str, tuple[str | int, ...]]:
     """A person's message for one jsonschema error, and the path it is at."""
     path = tuple(error.absolute_path)
     validator = error.validator
@@ -316,7 +316,7 @@ def validate(data: Any, lines: Lines) -> None:
     if not errors:
         return
     error = jsonschema.exceptions.best_match(errors)
-    message, path = _message(error)
+    message, path = describe_error(error)
     raise lines.error(message, path)
 
 

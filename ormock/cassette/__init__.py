@@ -1,0 +1,41 @@
+"""Cassettes: recorded exchanges with a real provider, replayed exactly.
+
+``model`` (the cassette in memory), ``fileformat`` (its YAML, checked against ``schema``),
+``framing`` (bytes to messages and back, exactly), ``recording`` (an interaction built as an
+upstream answers), ``redact`` and ``save`` (no secret reaches a file; atomic writes),
+``matching`` (which interaction answers a request; near misses), ``replay`` (a recorded answer
+as frames for the writers).
+"""
+
+from ormock.cassette.fileformat import CassetteError, dump_cassette, load_cassette, parse_cassette
+from ormock.cassette.matching import CassetteMiss, Player
+from ormock.cassette.model import (
+    CASSETTE_VERSION,
+    Cassette,
+    Interaction,
+    Message,
+    RecordedRequest,
+    RecordedResponse,
+)
+from ormock.cassette.recording import Recording
+from ormock.cassette.redact import Redaction, SecretFound
+from ormock.cassette.save import save_cassette
+
+__all__ = [
+    "CASSETTE_VERSION",
+    "Cassette",
+    "CassetteError",
+    "CassetteMiss",
+    "Interaction",
+    "Message",
+    "Player",
+    "RecordedRequest",
+    "RecordedResponse",
+    "Recording",
+    "Redaction",
+    "SecretFound",
+    "dump_cassette",
+    "load_cassette",
+    "parse_cassette",
+    "save_cassette",
+]
