@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PORT ?= 8787
 PYTEST_ARGS ?=
 
-.PHONY: serve test lint typecheck bench schema clean
+.PHONY: serve test lint typecheck bench schema openai-events clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test: lint typecheck
 
 schema: $(STAMP)
 	$(BIN)/ormock scenarios --schema > ormock/scenario/scenario.schema.json
+
+# the openai profile's event vocabulary, from the installed openai SDK (a test checks it is current)
+openai-events: $(STAMP)
+	$(BIN)/python bench/openai_events.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

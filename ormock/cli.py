@@ -227,7 +227,9 @@ def _check(args: argparse.Namespace) -> int:
             continue
         try:
             with open(path, "rb") as handle:
-                report = check_stream(handle.read(), schema=not args.no_schema)
+                report = check_stream(handle.read(), schema=not args.no_schema,
+                                      profile=args.profile, resumed=args.resumed,
+                                      starting_after=args.starting_after)
         except OSError as error:
             print(f"{path}: cannot read ({error.strerror})")
             failed = True
@@ -362,6 +364,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="+")
     check.add_argument("--no-schema", action="store_true",
                        help="skip validation of SSE captures against the official schema")
+    check.add_argument("--profile", choices=tuple(PROFILES), default=None,
+                       help="how the provider streams (default: openresponses). openai: the "
+                       "openai SDK's event types are known ones, data: [DONE] is optional, "
+                       "reasoning may be re-encrypted in the terminal snapshot")
+    check.add_argument("--resumed", action="store_true",
+                       help="each capture is a resumed tail (GET ...?stream=true&"
+                       "starting_after=N): it may begin mid-sequence")
+    check.add_argument("--starting-after", type=int, default=None, metavar="N",
+                       help="a resumed tail whose first sequence_number is N+1 (implies "
+                       "--resumed)")
     check.set_defaults(func=_check)
 
     verdict = commands.add_parser(

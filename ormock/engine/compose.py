@@ -12,7 +12,8 @@ __all__ = ["self_check"]
 
 def self_check(events: list[Json], profile: Profile) -> None:
     """Refuse to send a planned stream that breaks the protocol or the official schema."""
-    report = check_stream(events, schema=True, profile=profile)
+    # the profile's spellings, held to every Open Responses rule (none of its leniency)
+    report = check_stream(events, schema=True, profile=profile.spellings_only())
     if not report.ok:
         raise OpenResponsesError(
             "ormock planned a stream that breaks the protocol (self-check is on): "

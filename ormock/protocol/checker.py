@@ -151,6 +151,7 @@ class _Part:
     done: bool = False
     reported: bool = False  # already named by an item-open violation
     implied: bool = False  # opened by an event that came before its part.added
+    prior: bool = False  # opened before a resumed tail began: its start was not seen
     annotations: list[Json] = field(default_factory=list)
 
 
@@ -168,6 +169,7 @@ class _Item:
     done: bool = False
     reported: bool = False  # already named by an item-open violation
     implied: bool = False  # opened by an event that came before its output_item.added
+    prior: bool = False  # added before a resumed tail began: its start was not seen
 
 
 # what an event implies about its item and part when their .added event is missing
@@ -186,12 +188,18 @@ _IMPLIED_PART = {
 
 
 class _Checker:
-    def __init__(self, schema: bool, profile: Profile) -> None:
+    def __init__(self, schema: bool, profile: Profile, resumed: bool = False,
+                 starting_after: int | None = None) -> None:
         self.schema = schema
-        self.profile = None if profile.plain else profile  # read its spellings
+        self.profile = profile
+        self.spelled = not profile.plain  # events to read as the Open Responses spelling
+        self.known = profile.known_events
+        # a resumed tail (GET ...?stream=true&starting_after=N) begins mid-sequence: items and
+        # parts it meets unopened were opened before it
+        self.resumed = resumed or starting_after is not None
         self.report = StreamReport()
         self.prev: str | None = None
-        self.seq: int | None = None
+        self.seq: int | None = starting_after
         # the number before the last one reported, to get back in step after one odd number
         self.seq_before: int | None = None
         self.response_id: str | None = None
@@ -229,18 +237,20 @@ class _Checker:
             return
         self.index += 1
         self.report.events.append(event)
-        if self.profile is not None:
+        if self.spelled:
             event = self.profile.canonical(event)
         type_ = event["type"]
         self._sequence(event)
         if self.report.done:
             self.flag("after-done", f"{type_} after data: [DONE]")
             return  # outside the stream: not folded
-        if ev.is_vendor_type(type_):
-            if self.prev is None:
+        if ev.is_vendor_type(type_) or type_ in self.known:
+            if self.prev is None and not self.resumed:
                 self._first(type_)
             elif self.terminals:
                 self.flag("order", f"{type_} after the terminal event")
+            elif type_ in self.known and "output_index" in event:
+                self._item_at(event)  # the item it is about is there and open
             return
         if type_ not in ev.CORE_EVENT_TYPES:
             self.flag(
@@ -249,7 +259,7 @@ class _Checker:
                 "as in 'acme:trace')",
             )
             return
-        if self.schema:
+        if self.schema and self.profile.official_schema:
             problem = schema_errors(event)
             if problem:
                 self.flag("schema", f"{type_} fails the official schema: {problem}")
@@ -286,7 +296,7 @@ class _Checker:
         self.seq = number
 
     def _first(self, type_: str) -> None:
-        if not self.first_named:
+        if not self.first_named and not self.resumed:
             self.first_named = True
             self.flag("first-event", f"the stream starts with {type_}, not response.created")
 
@@ -375,12 +385,21 @@ class _Checker:
             self._compare_output(type_, response.get("output"))
 
     def _compare_output(self, type_: str, output: Any) -> None:
+        if isinstance(output, list) and self._before_tail(len(output) - 1):
+            self._pad_items(len(output))  # a resumed tail that began after the last one
         if not isinstance(output, list) or len(output) != len(self.items):
             count = len(output) if isinstance(output, list) else output
             self.flag("snapshot-mismatch", f"{type_}: response.output has {count} items; the "
                       f"stream built {len(self.items)}")
             return
         for index, (listed, item) in enumerate(zip(output, self.items, strict=True)):
+            if item.final is not None and item.type in self.profile.reencrypted_items and (
+                isinstance(listed, dict)
+            ):
+                # the provider re-encrypts: the snapshot's encrypted_content may differ
+                listed = {**listed, "encrypted_content": item.final.get("encrypted_content")}
+                if "encrypted_content" not in item.final:
+                    listed.pop("encrypted_content")
             if item.final is not None and listed != item.final:  # open items: named already
                 self.flag("snapshot-mismatch", f"{type_}: response.output[{index}] differs from "
                           "the item its output_item.done carried")
@@ -411,6 +430,12 @@ class _Checker:
             self.flag("index-mismatch", f"{type_} has output_index {index!r}, but its item_id "
                       f"{item_id!r} is item {named}")
             item = self.items[named]
+        elif self._before_tail(index):
+            assert isinstance(index, int)
+            self._pad_items(index)
+            item = _Item(item_id if isinstance(item_id, str) else None, "", prior=True)
+            self.items.append(item)
+            return item
         elif index == count and all(item.done for item in self.items):
             self.flag("delta-before-added", f"{type_} for output_index {index}, which no "
                       "response.output_item.added opened")
@@ -435,6 +460,17 @@ class _Checker:
             return None
         return item
 
+    def _before_tail(self, index: Any) -> bool:
+        """A resumed tail names an item it has not seen added: one added before the tail (only
+        while the tail has added none itself)."""
+        return (self.resumed and isinstance(index, int) and not isinstance(index, bool)
+                and index >= len(self.items) and all(item.prior for item in self.items))
+
+    def _pad_items(self, count: int) -> None:
+        """Items before a resumed tail that it never mentions: done before it began."""
+        while len(self.items) < count:
+            self.items.append(_Item(None, "", done=True, prior=True))
+
     def _item_added(self, event: Json) -> None:
         item = event.get("item")
         if not isinstance(item, dict):
@@ -450,6 +486,9 @@ class _Checker:
                           f"but output_index {index} is {last.id!r}")
             last.id, last.type = item.get("id"), str(item.get("type") or "")
             return
+        if self._before_tail(index) and index != len(self.items):
+            assert isinstance(index, int)
+            self._pad_items(index)
         if index != len(self.items):
             self.flag("index-mismatch", f"output_item.added has output_index {index!r}; the next "
                       f"item is {len(self.items)}")
@@ -481,6 +520,7 @@ class _Checker:
             item.type == "function_call"
             and streamed
             and final.get("arguments") not in (item.arguments, item.claimed)
+            and not (item.prior and str(final.get("arguments")).endswith(item.arguments))
         ):
             sent = short(final.get("arguments"), 40)
             self.flag("done-mismatch", f"output_item.done arguments {sent} differ from the "
@@ -490,7 +530,7 @@ class _Checker:
             listed = final.get(name)
             if not parts or not isinstance(listed, list):
                 continue
-            if len(listed) != len(parts):
+            if len(listed) != len(parts) and not (item.prior and len(listed) > len(parts)):
                 self.flag("done-mismatch", f"output_item.done has {len(listed)} {name} parts; "
                           f"the stream built {len(parts)}")
                 continue
@@ -528,7 +568,13 @@ class _Checker:
             parts[len(parts)] = _Part(part_type)  # where the protocol puts it
             return
         still_open = [p for p in parts.values() if not p.done]
-        if state is None and index == len(parts) and not still_open:
+        if state is None and item.prior and isinstance(index, int) and index >= len(parts) and (
+            all(p.prior for p in parts.values())
+        ):
+            while len(parts) < index:  # parts before the tail that it never mentions
+                parts[len(parts)] = _Part("", done=True, prior=True)
+            state = parts[index] = _Part(_IMPLIED_PART.get(type_, ""), prior=True)
+        elif state is None and index == len(parts) and not still_open:
             self.flag("delta-before-added", f"{type_} for {key} {index}, which no part.added "
                       "opened")
             self._open_parts(item, type_)
@@ -552,10 +598,14 @@ class _Checker:
             state.deltas += 1
         elif type_ in ev.TEXT_DONES:
             text = event.get("refusal" if type_ == ev.REFUSAL_DONE else "text")
+            if state.prior and isinstance(text, str) and text.endswith(state.text):
+                state.text = text  # the tail's deltas end the whole text
             state.text, state.claimed = self._settle(f"{type_} text", text, state.text,
                                                      state.deltas, state.claimed)
         elif type_ == ev.ANNOTATION_ADDED:
             number = event.get("annotation_index")
+            if state.prior and isinstance(number, int) and number > len(state.annotations):
+                state.annotations = [{}] * number  # annotations sent before the tail
             if number != len(state.annotations):
                 self.flag("index-mismatch", f"annotation_index {number!r}; the next annotation "
                           f"is {len(state.annotations)}")
@@ -579,6 +629,9 @@ class _Checker:
             item.deltas += 1
             return
         item.arguments_done = True
+        whole = event.get("arguments")
+        if item.prior and isinstance(whole, str) and whole.endswith(item.arguments):
+            item.arguments = whole  # the tail's deltas end the whole arguments
         item.arguments, item.claimed = self._settle(
             "function_call_arguments.done", event.get("arguments"), item.arguments, item.deltas,
             item.claimed)
@@ -603,7 +656,7 @@ class _Checker:
         if self.terminals == 0:
             self.flag("terminal-count", "the stream has no terminal event (completed, "
                       "incomplete or failed)")
-        if raw and not self.report.done:
+        if raw and not self.report.done and not self.profile.done_optional:
             self.flag("no-done", "the stream does not end with data: [DONE]")
         if self.terminal is not None:
             self.report.response = self.terminal
@@ -626,10 +679,15 @@ def _part_differs(part: Any, built: _Part) -> str | None:
         return "the part is not an object"
     if built.type and part.get("type") != built.type:
         return f"part type {part.get('type')!r}, but the part was added as {built.type!r}"
-    if _part_text(part) not in (built.text, built.claimed):
+    text = _part_text(part)
+    if built.prior and isinstance(text, str) and text.endswith(built.text):
+        pass  # a part begun before a resumed tail: the tail's deltas end its text
+    elif text not in (built.text, built.claimed):
         return (f"part text {short(_part_text(part), 40)} differs from the text built "
                 f"{short(built.text, 40)}")
-    if built.type == "output_text" and part.get("annotations", []) != built.annotations:
+    if built.type == "output_text" and not built.prior and (
+        part.get("annotations", []) != built.annotations
+    ):
         return "annotations differ from the ones response.output_text.annotation.added sent"
     return None
 
@@ -679,15 +737,24 @@ def check_stream(
     *,
     schema: bool = True,
     profile: Profile | str | None = None,
+    resumed: bool = False,
+    starting_after: int | None = None,
 ) -> StreamReport:
     """Check a stream against every rule of the protocol and fold it into a Response.
 
     ``source`` is a raw SSE body (bytes or str), a list of parsed ``SSEMessage``, or a list of
     event dicts (then framing and ``[DONE]`` are not checked). ``schema=False`` skips validation
     against the official schema. ``profile``: the wire spellings to read (``"openai"``: its
-    ``response.reasoning_text.*`` events are read as the Open Responses ones).
+    ``response.reasoning_text.*`` events are read as the Open Responses ones, the other events
+    of the openai SDK's vocabulary are known ones, ``data: [DONE]`` is optional and reasoning may
+    be re-encrypted in the terminal snapshot).
+
+    ``resumed=True``: the stream is a resumed tail (``GET /v1/responses/{id}?stream=true&
+    starting_after=N``) that begins mid-sequence, so it need not start with
+    ``response.created`` and may name items and parts opened before it; ``starting_after=N``
+    also says its first ``sequence_number`` is N+1.
     """
-    checker = _Checker(schema, get_profile(profile))
+    checker = _Checker(schema, get_profile(profile), resumed, starting_after)
     if isinstance(source, (bytes, str)):
         _check_messages(checker, parse_sse(source))
         return checker.finish(raw=True)
