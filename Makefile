@@ -28,6 +28,7 @@ test: lint typecheck
 
 schema: $(STAMP)
 	$(BIN)/ormock scenarios --schema > ormock/scenario/scenario.schema.json
+	$(BIN)/ormock cassette schema > ormock/cassette/cassette.schema.json
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
