@@ -28,6 +28,7 @@ test: lint typecheck
 
 schema: $(STAMP)
 	$(BIN)/ormock scenarios --schema > ormock/scenario/scenario.schema.json
+	$(BIN)/ormock cassette schema > ormock/cassette/cassette.schema.json
 
 # the openai profile's event vocabulary, from the installed openai SDK (a test checks it is current)
 openai-events: $(STAMP)

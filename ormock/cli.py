@@ -4,7 +4,8 @@
 ``ormock show NAME`` prints the exact bytes a scenario sends to a request (``--request``,
 ``--input``; the request is printed first), with each event's offset;
 ``ormock check FILE...`` lints scenario files and raw SSE captures; ``ormock verdict`` judges how
-a client coped with the faults, from a journal file or a running server.
+a client coped with the faults, from a journal file or a running server; ``ormock cassette``
+converts cassettes to and from vcrpy's (``ormock.cassette.cli``).
 """
 
 from __future__ import annotations
@@ -399,6 +400,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "out (default 30)")
     verdict.add_argument("--json", action="store_true", help="print the verdict as JSON")
     verdict.set_defaults(func=_verdict)
+
+    from ormock.cassette.cli import add_parser as add_cassette  # ormock cassette export|import
+
+    add_cassette(commands)
     return parser
 
 

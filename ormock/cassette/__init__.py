@@ -4,7 +4,8 @@
 ``framing`` (bytes to messages and back, exactly), ``recording`` (an interaction built as an
 upstream answers), ``redact`` and ``save`` (no secret reaches a file; atomic writes),
 ``matching`` (which interaction answers a request; near misses), ``replay`` (a recorded answer
-as frames for the writers).
+as frames for the writers). ``load`` reads any cassette file, ormock's or vcrpy's (``vcr``:
+``from_vcr``, ``to_vcr``), told apart by their shape.
 """
 
 from ormock.cassette.fileformat import CassetteError, dump_cassette, load_cassette, parse_cassette
@@ -20,6 +21,8 @@ from ormock.cassette.model import (
 from ormock.cassette.recording import Recording
 from ormock.cassette.redact import Redaction, SecretFound
 from ormock.cassette.save import save_cassette
+from ormock.cassette.shape import load
+from ormock.cassette.vcr import from_vcr, to_vcr
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -35,7 +38,10 @@ __all__ = [
     "Redaction",
     "SecretFound",
     "dump_cassette",
+    "from_vcr",
+    "load",
     "load_cassette",
     "parse_cassette",
     "save_cassette",
+    "to_vcr",
 ]

@@ -1,0 +1,115 @@
+"""``ormock cassette``: export a cassette as vcrpy's, import vcrpy's, print the schema.
+
+``ormock cassette export FILE --to vcr [-o OUT] [--base-url URL]`` writes any cassette (ormock's
+or vcrpy's) as a vcrpy cassette (``FILE.vcr.yaml`` by default; ``.json`` for vcrpy's JSON
+serializer); what vcrpy cannot hold (a WebSocket session, an answer that broke off) is named on
+stderr. ``ormock cassette import FILE [-o OUT]`` writes a vcrpy / pytest-recording cassette as
+an ormock one (``FILE.ormock.yaml`` by default), redacted and scanned for secrets like every
+cassette ormock writes. ``ormock cassette schema`` prints the JSON Schema of cassette files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser"]
+
+
+def _default_out(source: str, tag: str) -> Path:
+    path = Path(source)
+    suffix = path.suffix if path.suffix in (".yaml", ".yml", ".json") else ".yaml"
+    return path.with_name(f"{path.stem}.{tag}{suffix}")
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ormock.cassette import CassetteError, SecretFound, load, to_vcr
+
+    out = Path(args.output) if args.output else _default_out(args.file, "vcr")
+    try:
+        warnings = to_vcr(load(args.file), out, base_url=args.base_url)
+    except (CassetteError, SecretFound, ValueError) as error:
+        print(f"ormock cassette export: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"ormock cassette export: cannot write {out} ({error.strerror})", file=sys.stderr)
+        return 2
+    for warning in warnings:
+        print(f"ormock cassette export: warning: {warning}", file=sys.stderr)
+    print(f"wrote {out} (a vcrpy cassette)", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from ormock.cassette import CassetteError, Redaction, SecretFound, load, save_cassette
+
+    out = Path(args.output) if args.output else _default_out(args.file, "ormock")
+    try:
+        cassette = load(args.file)
+        if cassette.origin != "vcr":
+            print(f"ormock cassette import: {args.file} is an ormock cassette already; "
+                  "import reads vcrpy / pytest-recording cassettes", file=sys.stderr)
+            return 2
+        cassette = replace(cassette, recorded_with=f"vcrpy, imported from {Path(args.file).name}"
+                           " (no timing: every offset is 0, replayed unpaced)")
+        save_cassette(cassette, out, Redaction.of(args.redact_header, args.redact_path))
+    except (CassetteError, SecretFound) as error:
+        print(f"ormock cassette import: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"ormock cassette import: cannot write {out} ({error.strerror})", file=sys.stderr)
+        return 2
+    print(f"wrote {out} ({len(cassette.interactions)} interactions)", file=sys.stderr)
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from ormock.cassette.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    return 0
+
+
+def add_parser(commands: Any) -> None:
+    """Register ``ormock cassette`` on the subparsers of the ``ormock`` command."""
+    cassette = commands.add_parser(
+        "cassette", help="convert cassettes to and from vcrpy's, print their schema")
+    actions = cassette.add_subparsers(dest="action", required=True)
+
+    export = actions.add_parser(
+        "export", help="write a cassette (ormock's or vcrpy's) as a vcrpy cassette",
+        description="Write FILE as a vcrpy / pytest-recording cassette, through vcrpy's own "
+        "persister. vcrpy keeps no timing, no WebSocket session and no broken-off answer: "
+        "what it cannot hold is named on stderr.")
+    export.add_argument("file", help="a cassette file")
+    export.add_argument("--to", choices=("vcr",), required=True, help="the format to write")
+    export.add_argument("-o", "--output", default=None, metavar="OUT",
+                        help="where to write (default FILE.vcr.yaml; a .json name writes "
+                        "vcrpy's JSON)")
+    export.add_argument("--base-url", default=None, metavar="URL",
+                        help="scheme and host the requests go to (default: the cassette's "
+                        "upstream, else https://api.openai.com)")
+    export.set_defaults(func=_export)
+
+    imported = actions.add_parser(
+        "import", help="write a vcrpy / pytest-recording cassette as an ormock cassette",
+        description="Read a vcrpy cassette (SSE bodies split back into events; no timing) and "
+        "write it as an ormock cassette, the secret headers redacted and the text scanned for "
+        "keys first.")
+    imported.add_argument("file", help="a vcrpy cassette (.yaml, or .json)")
+    imported.add_argument("-o", "--output", default=None, metavar="OUT",
+                          help="where to write (default FILE.ormock.yaml)")
+    imported.add_argument("--redact-header", action="append", default=[], metavar="NAME",
+                          help="redact this header too (the secret ones always are); "
+                          "repeatable")
+    imported.add_argument("--redact-path", action="append", default=[], metavar="JSON.PATH",
+                          help="redact this JSON path of request and answer bodies "
+                          "(metadata.user_id, input[*].content); repeatable")
+    imported.set_defaults(func=_import)
+
+    schema = actions.add_parser("schema", help="print the JSON Schema of cassette files")
+    schema.set_defaults(func=_schema)
