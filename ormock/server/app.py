@@ -25,8 +25,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRo
 from ormock.engine.journal import unfoldable, wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Written
+from ormock.engine.reply import Reply
 from ormock.engine.writer import remember_transport, send_wire
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
@@ -45,18 +44,6 @@ __all__ = ["create_app"]
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 MODELS = ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5")
-
-
-async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> Written | None:
-    """Write a reply: its wire (``render``: JSON in one write, an unpaced stream in one write, a
-    paced one paced) through the one HTTP writer. Returns what went out (``Written``), None when
-    the reply could not be rendered (the ``unfoldable_reply`` answer goes instead)."""
-    try:
-        wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream else "json")
-    except ProtocolError as error:
-        await send_error(send, unfoldable(error))
-        return None
-    return await send_wire(send, receive, wire)
 
 
 def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
@@ -177,22 +164,19 @@ class _CreateResponse:
             await self._answer_bug(scope, send, exc)
             return
         self.namespaces.replies_in_flight += 1
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
         try:
-            written = await send_reply(reply, send=watched, receive=receive)
-            if written is not None:
-                wrote(entry, written)
-        except Exception as exc:
-            if started:  # half an answer is out: only dropping the connection tells the client
-                raise
-            entry.status = 500
-            await self._answer_bug(scope, send, exc)
+            try:  # nothing is sent before the wire is rendered: a bug here is a 500 envelope
+                wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream
+                              else "json")
+            except ProtocolError as error:
+                await send_error(send, unfoldable(error))
+                return
+            except Exception as exc:
+                entry.status = 500
+                await self._answer_bug(scope, send, exc)
+                return
+            # once the writer has started, a bug can only drop the connection
+            wrote(entry, await send_wire(send, receive, wire))
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()
