@@ -250,17 +250,17 @@ def test_deeply_nested_bodies_are_answered_and_journaled(
     assert [e["status"] for e in journal.json()["data"]] == [400]  # refused JSON is not read
 
 
-def test_a_bug_while_writing_before_the_answer_starts_is_a_500_envelope(
+def test_a_bug_while_rendering_before_the_answer_starts_is_a_500_envelope(
     server: OrmockServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import ormock.server.app as app_module
 
     server.namespaces.open("writer-bug")
 
-    async def broken(*args: Any, **kwargs: Any) -> Any:
+    def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom in the writer")
 
-    monkeypatch.setattr(app_module, "send_reply", broken)
+    monkeypatch.setattr(app_module, "render", broken)
     with httpx.Client(base_url=server.url) as raw:
         response = raw.post("/writer-bug/v1/responses", json={"model": "m", "input": "x"})
         assert response.status_code == 500

@@ -20,8 +20,10 @@ import pytest
 import uvicorn
 
 from ormock.engine.core import Engine
+from ormock.engine.render import render
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.wire import Frame
+from ormock.engine.writer import send_wire
 from ormock.faults import (
     FAULT_SCHEMA,
     FAULTS,
@@ -48,7 +50,6 @@ from ormock.protocol import (
     check_stream,
     new_response,
 )
-from ormock.server.app import send_reply
 from ormock.server.runner import best_loop
 
 Json = dict[str, Any]
@@ -468,7 +469,7 @@ def test_plugins_register_faults(plugin_fault: type[Fault]) -> None:
 
 # -- the real openai SDK against a real server serving faulted replies -----------------------
 # The engine does not apply faults yet: this app asks an Engine for the reply, applies the
-# route's faults, and writes the result with the app's own send_reply, on uvicorn.
+# route's faults, and writes the result's wire with the server's own writer, on uvicorn.
 
 
 @dataclass
@@ -497,7 +498,8 @@ class FaultApp:
         reply = self.engine.respond(json.loads(body), headers)
         if isinstance(reply, Reply):
             reply, _ = apply_faults(reply, route.faults, route.counts, route.rng)
-        await send_reply(reply, send, receive)
+        kind = "sse" if isinstance(reply, Reply) and reply.stream else "json"
+        await send_wire(send, receive, render(reply, kind))
 
 
 class FaultServer:

@@ -64,7 +64,7 @@ def test_to_dict_is_plain_json_data() -> None:
                          status=200, stream=True, response_id="resp_1",
                          response_status="completed", scenario="text", step=1,
                          faults=["slow"], reply_headers={"retry-after": "1"},
-                         finished_at=1.5)
+                         sent_bytes=4096, finished_at=1.5)
     entry.sent = summarize(_stream(), None)
     data = entry.to_dict()
     assert json.loads(json.dumps(data)) == data
@@ -74,7 +74,8 @@ def test_to_dict_is_plain_json_data() -> None:
         "body": body, "at": 1.25, "size": 64, "status": 200, "stream": True,
         "response_id": "resp_1", "response_status": "completed", "error": None,
         "scenario": "text", "step": 1, "faults": ["slow"], "skipped": [],
-        "reply_headers": {"retry-after": "1"}, "ended": "whole", "finished_at": 1.5,
+        "reply_headers": {"retry-after": "1"}, "ended": "whole", "sent_bytes": 4096,
+        "finished_at": 1.5,
         "events": entry.events, "output_ids": ["msg_1", "fc_1", "call_1"],
     }
     data["headers"]["x-trace"] = "changed"

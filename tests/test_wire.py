@@ -1,14 +1,27 @@
-"""The wire writer: coalescing, pacing, and ending cleanly when the client goes away."""
+"""The wire and its writers: coalescing, pacing, offsets, what a writer reports, and ending
+cleanly when the client goes away."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 
 import httpx
 import pytest
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from ormock import OrmockServer
-from ormock.engine.wire import Frame, Pacing, coalesced, frames_for
+from ormock.engine.core import Engine
+from ormock.engine.journal import wrote
+from ormock.engine.namespaces import Namespaces
+from ormock.engine.render import render_socket
+from ormock.engine.reply import Reply
+from ormock.engine.wire import Frame, Pacing, Wire, Written, coalesced, frames_for
+from ormock.protocol.sse import DONE_FRAME, frame_event
+from ormock.server.app import create_app
+from ormock.server.websocket import send_turn
 
 
 def test_unpaced_frames_coalesce_into_one_write() -> None:
@@ -54,3 +67,74 @@ def test_a_client_that_leaves_ends_the_paced_reply() -> None:
         while server.namespaces.replies_in_flight and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server.namespaces.replies_in_flight == 0
+
+
+def test_a_wire_from_offsets_keeps_them_and_knows_how_it_ends() -> None:
+    created = {"type": "response.created", "sequence_number": 0}
+    done = {"type": "response.completed", "sequence_number": 1}
+    wire = Wire.from_offsets("sse", 200, {"Content-Type": "text/event-stream"},
+                             [(0.0, frame_event(created), None), (0.25, frame_event(done), None),
+                              (0.25, DONE_FRAME, ())])
+    assert wire.offsets() == (0.0, 0.25, 0.25)
+    assert [f.delay for f in wire.frames] == [0.0, 0.25, 0.0]
+    assert wire.headers == ((b"content-type", b"text/event-stream"),)
+    assert wire.ending == "whole" and wire.body.endswith(DONE_FRAME)
+    assert wire.frames[0].carried("sse") == (created,)  # parsed from its bytes when asked
+    cut = Wire.from_offsets("sse", 200, {}, [(0.1, frame_event(created), (created,))])
+    assert cut.ending == "truncated" and cut.offsets() == (0.1,)
+    with pytest.raises(ValueError, match="go back"):
+        Wire.from_offsets("socket", 200, {}, [(0.5, b"{}", ()), (0.2, b"{}", ())])
+
+
+def test_what_was_written_says_each_events_wait() -> None:
+    one, two, three = ({"type": t} for t in ("a", "b", "c"))
+    written = Written("sse", "client gone", 6, ((0.5, Frame(b"ab", events=(one, two))),
+                                                (0.0, Frame(b"--")),
+                                                (0.25, Frame(b"cc", events=(three,)))))
+    assert written.events == (one, two, three) and not written.complete
+    assert written.delays() == [0.5, 0.0, 0.25]
+    assert Written("sse", "whole", 2, ((0.0, Frame(b"ab", events=(one,))),)).delays() is None
+
+
+def test_a_reset_that_falls_back_to_a_clean_end_is_journaled_as_truncated() -> None:
+    """Not on uvicorn (here Starlette's test client) a drop cannot happen: the writer ends the
+    body cleanly where it was to drop, and the journal says what it did, not what was planned."""
+    namespaces = Namespaces()
+    with TestClient(create_app(namespaces), base_url="http://127.0.0.1") as http:
+        answer = http.post("/v1/responses", json={"model": "ormock:disconnect", "input": "hi",
+                                                   "stream": True})
+    (entry,) = namespaces.serve("").journal
+    assert answer.status_code == 200 and entry.faults == ["disconnect"]
+    assert entry.ended == "truncated"  # planned: reset
+    assert entry.sent_bytes == len(answer.content)
+    assert len(entry.events) == 5
+
+
+class _LeavingSocket:
+    """A WebSocket whose client leaves after ``frames`` text frames."""
+
+    def __init__(self, frames: int) -> None:
+        self.left, self.texts = frames, []
+
+    async def send_text(self, text: str) -> None:
+        if not self.left:
+            raise WebSocketDisconnect(1001)
+        self.left -= 1
+        self.texts.append(text)
+
+
+def test_a_cached_websocket_turn_whose_client_leaves_journals_the_events_it_sent() -> None:
+    engine = Engine(seed=0)
+    body = {"model": "m", "input": "hi", "stream": True}
+    engine.answer(body, {}, transport="socket")
+    reply, entry = engine.answer(body, {}, transport="socket")
+    assert isinstance(reply, Reply) and reply.body is not None and not reply.events  # cached
+    socket = _LeavingSocket(3)
+    written, open_ = asyncio.run(send_turn(socket, render_socket(reply)))  # type: ignore[arg-type]
+    wrote(entry, written)
+    assert not open_ and entry.ended == "client gone"
+    sent = [json.loads(text) for text in socket.texts]
+    assert [(e["type"], e["sequence_number"]) for e in entry.events] == [
+        (e["type"], e["sequence_number"]) for e in sent]
+    assert entry.sent_bytes == sum(len(text.encode()) for text in socket.texts)
+    assert entry.output_ids == [e["item"]["id"] for e in sent if "item" in e]

@@ -1,10 +1,12 @@
 """What a client receives is what the journal says went out: for every catalogue scenario, over
-SSE (the raw bytes of an HTTP stream) and over a WebSocket (the raw text frames), the event
-types and sequence numbers in order, and how the answer ended."""
+SSE (the raw bytes of an HTTP stream, read by a plain TCP client) and over a WebSocket (the
+text frames), the number of bytes, the event types and sequence numbers in order, and how the
+answer ended."""
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,33 +38,63 @@ def _pairs(events: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
     return [(e.get("type"), e.get("sequence_number")) for e in events]
 
 
+def _raw_post(url: str, path: str, body: bytes, headers: dict[str, str],
+              timeout: float = 0.5) -> tuple[int, bytes, str]:
+    """POST over a plain TCP socket, HTTP/1.1: the status, the body bytes as they arrived
+    (de-chunked), and how the answer ended as the client saw it (``stalled``: nothing more came
+    for ``timeout`` seconds; ``closed`` / ``reset``: the connection dropped mid-body)."""
+    host, port = url.removeprefix("http://").split(":")
+    head = "".join(f"{k}: {v}\r\n" for k, v in {
+        "Host": f"{host}:{port}", "Content-Type": "application/json",
+        "Content-Length": str(len(body)), "Connection": "close", **headers}.items())
+    received, ended = b"", "whole"
+    with socket.create_connection((host, int(port)), timeout=timeout) as conn:
+        conn.sendall(f"POST {path} HTTP/1.1\r\n{head}\r\n".encode() + body)
+        try:
+            while chunk := conn.recv(65536):
+                received += chunk
+        except TimeoutError:
+            ended = "stalled"
+        except ConnectionResetError:
+            ended = "reset"
+    status_line, _, rest = received.partition(b"\r\n")
+    fields, _, data = rest.partition(b"\r\n\r\n")
+    names = {line.split(b":", 1)[0].strip().lower(): line.split(b":", 1)[1].strip()
+             for line in fields.split(b"\r\n") if b":" in line}
+    if names.get(b"transfer-encoding") != b"chunked":
+        return int(status_line.split()[1]), data, ended
+    out, last = b"", False
+    while data:
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            last = True
+            break
+        out, data = out + data[:size], data[size + 2:]
+    if ended == "whole" and not last:
+        ended = "closed"  # the server closed the connection before the body's end
+    return int(status_line.split()[1]), out, ended
+
+
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_the_sse_bytes_are_what_the_journal_records(fast: OrmockServer, name: str) -> None:
+    """A raw HTTP/1.1 client's bytes: their count is the journal's ``sent_bytes``, the events
+    read from them are the journal's events, and how they ended is its ``ended``."""
     namespace = f"sse-{name}"
     fast.namespaces.open(namespace)
     engine = fast.namespaces.serve(namespace)
-    parser, events = SSEParser(), []
-    ended = "whole"
-    with httpx.Client(base_url=f"{fast.url}/{namespace}/v1", timeout=0.5) as http:
-        try:
-            with http.stream("POST", "/responses", json={"model": "m", "input": "hi",
-                                                         "stream": True},
-                             headers={"X-Ormock-Scenario": name}) as answer:
-                for chunk in answer.iter_raw():
-                    events += json_events(parser.feed(chunk))
-                status = answer.status_code
-        except httpx.ReadTimeout:
-            ended, status = "stalled", 200
-        except httpx.RemoteProtocolError:
-            ended, status = "closed", 200
-        except httpx.ReadError:
-            ended, status = "reset", 200
-    events += json_events(parser.close())
+    status, body, ended = _raw_post(
+        fast.url, f"/{namespace}/v1/responses",
+        json.dumps({"model": "m", "input": "hi", "stream": True}).encode(),
+        {"X-Ormock-Scenario": name})
+    parser = SSEParser()
+    events = [*json_events(parser.feed(body)), *json_events(parser.close())]
     if ended == "whole" and status == 200 and not any(
             e.get("type") in TERMINAL_EVENTS for e in events):
         ended = "truncated"
-    (entry,) = engine.journal
+    entry = _finished(engine)
     assert entry.status == status
+    assert entry.sent_bytes == len(body)
     assert _journaled(entry) == _pairs(events)
     assert entry.ended == ended
 
@@ -75,14 +107,16 @@ def test_the_websocket_frames_are_what_the_journal_records(fast: OrmockServer,
     engine = fast.namespaces.serve(namespace)
     url = fast.url.replace("http", "ws", 1) + f"/{namespace}/v1/responses"
     events: list[dict[str, Any]] = []
-    ended, error, code = "whole", None, 1011
+    ended, error, code, size = "whole", None, 1011, 0
     with connect(url) as socket:
         socket.send(json.dumps({"type": "response.create", "model": f"ormock:{name}",
                                 "input": "hi"}))
         try:
             while True:
+                text = socket.recv(timeout=0.5)
+                size += len(text.encode() if isinstance(text, str) else text)
                 try:
-                    event = json.loads(socket.recv(timeout=0.5))
+                    event = json.loads(text)
                 except ValueError:
                     continue  # a text frame that is not JSON carries no event
                 if event.get("type") == "error" and "sequence_number" not in event:
@@ -104,13 +138,21 @@ def test_the_websocket_frames_are_what_the_journal_records(fast: OrmockServer,
                 ended = "truncated"
             except TimeoutError:
                 ended = "stalled"
-    entry = engine.journal[0]
-    if error is not None:
-        assert entry.status == error["status"] and not entry.events
-        if error["status"] == 400:  # only an SSE framing fault is refused here
-            assert error["error"]["code"] == "fault_not_on_websocket"
-            assert name in {"crlf-framing", "event-type-mismatch", "no-done"}
+    if error is not None and error["status"] == 400:
+        # only an SSE framing fault is refused here, before any reply: no reply writer
+        # answers it, and the entry records no bytes
+        entry = engine.journal[0]
+        assert error["error"]["code"] == "fault_not_on_websocket"
+        assert name in {"crlf-framing", "event-type-mismatch", "no-done"}
+        assert entry.status == 400 and not entry.events and entry.sent_bytes is None
         return
+    if error is not None:  # an HTTP error fault: the writer sends it as an error event
+        entry = _finished(engine)
+        assert entry.status == error["status"] and not entry.events
+        assert entry.sent_bytes == size and entry.ended == "whole"
+        return
+    entry = _finished(engine)
+    assert entry.sent_bytes == size  # every text frame's bytes, as the client got them
     assert entry.status == 200 and code == 1011  # a disconnect fault closes with 1011
     assert _journaled(entry) == _pairs(events)
     assert entry.ended == ended

@@ -39,7 +39,7 @@ def context_of(
 
 def context_tokens(request: ResponseRequest, parent: Stored | None) -> int:
     """The tokens of the context items: the parent's are kept, never counted again."""
-    new = item_tokens(request.input)
+    new = request.input_tokens
     if parent is None:
         return new
     if parent.chain_tokens is None:  # what a continuation of it adds: its output

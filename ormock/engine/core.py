@@ -198,7 +198,6 @@ class Engine:
         selection = forced or choose(self, request, headers)
         turn = Turn(request, entry, selection, context, parent,
                      context_tokens(request, parent), local, transport == "socket")
-        turn.echo = self._echo(turn)
         turn.seed = request.content_seed(self.seed)
         if selection is not None:
             entry.scenario, entry.step = selection.scenario.name, selection.step.index
@@ -214,6 +213,7 @@ class Engine:
             template = self.cache.get(key)
             if template is not None:  # the same content as an earlier reply, fresh ids
                 return self._issue(turn, template, created, completed)
+        turn.echo = self._echo(turn)  # only a build repeats them (a cache hit has its bytes)
         ids = RecordingIds(self.ids) if key is not None else self.ids
         reply = self._plan(turn, self._build(turn, ids, completed_at=completed,
                                              created_at=created), pacing)

@@ -6,9 +6,10 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
 from ormock.engine.reply import RawReply, Reply
+from ormock.engine.wire import Ended, Written
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
@@ -20,7 +21,6 @@ __all__ = [
     "Ended",
     "JournalEntry",
     "Sent",
-    "client_gone",
     "final_response",
     "masked",
     "on_the_wire",
@@ -28,14 +28,9 @@ __all__ = [
     "record",
     "summarize",
     "unfoldable",
+    "wrote",
 ]
 
-# How an answer ended on the wire. whole: all of it went out (an error answer too);
-# truncated: the body ended cleanly but short (a stream with no terminal event, a JSON body
-# that is not JSON); closed / reset: the connection dropped mid-body (FIN / RST); stalled: the
-# server stopped sending for good, until the client left.
-# client gone: the client left before the planned end (during a paced stream, a finite stall).
-Ended = Literal["whole", "truncated", "closed", "reset", "stalled", "client gone"]
 
 
 def masked(headers: Mapping[str, str]) -> dict[str, str]:
@@ -79,10 +74,12 @@ class JournalEntry:
     after a wire fault, only the events that went out whole before the cut).
     ``reply_headers``: the headers the reply itself set (``retry-after``, ``retry-after-ms``,
     ``x-should-retry``, ...; not the server's usual ones). ``ended``: how the answer ended on
-    the wire (``Ended``), as the writer saw it. ``output_ids``: the ids of the output items the
-    client was sent, and the ``call_id`` of each function call among them. ``finished_at``:
-    seconds since the engine started when the answer was all written, dropped, or the client
-    left (``None`` for an error answer, and while it is being written).
+    the wire (``Ended``), as the writer reported it (for a Python caller, whose reply is never
+    written, as planned). ``sent_bytes``: the bytes the writer sent (the HTTP body, or the
+    WebSocket turn's text frames; None when nothing was written). ``output_ids``: the ids of
+    the output items the client was sent, and the ``call_id`` of each function call among
+    them. ``finished_at``: seconds since the engine started when the answer was all written,
+    dropped, or the client left (``None`` for an error answer, and while it is being written).
     """
 
     method: str
@@ -106,6 +103,7 @@ class JournalEntry:
     sent: Sent | None = field(default=None, repr=False, compare=False)
     reply_headers: dict[str, str] = field(default_factory=dict)
     ended: Ended = "whole"
+    sent_bytes: int | None = None
     finished_at: float | None = None
 
     @property
@@ -177,7 +175,7 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
             break
         if frame.action == "end":
             break
-        for event in frame.events:
+        for event in frame.events or ():
             events.append(event)
             delays.append(wait)
             wait = 0.0
@@ -186,12 +184,14 @@ def on_the_wire(reply: Reply) -> tuple[Sent | None, Ended]:
     return summarize(events, delays), ended
 
 
-def client_gone(entry: JournalEntry, events: tuple[Json, ...]) -> None:
-    """The writer saw the client leave before the planned end, after ``events`` went out
-    whole: that is what the entry records (with their planned delays)."""
-    planned = entry.sent.delays if entry.sent is not None else None
-    entry.sent = summarize(list(events), list(planned[: len(events)]) if planned else None)
-    entry.ended = "client gone"
+def wrote(entry: JournalEntry, written: Written) -> None:
+    """What the writer reports is what the entry keeps: how the answer ended, the bytes, and,
+    when the client left before the planned end, the events that went out whole (with the
+    waits before them). When every planned event went out, the summary made with the reply
+    (``record``) is of exactly those frames, and stays."""
+    entry.ended, entry.sent_bytes = written.ended, written.bytes
+    if not written.complete:
+        entry.sent = summarize(list(written.events), written.delays())
 
 
 def final_response(events: list[Json]) -> Json | None:

@@ -1,43 +1,52 @@
-"""What goes on the wire for a streamed reply: frames, pacing, and the ASGI writer.
+"""What goes on the wire: frames, pacing, the ``Wire`` of one answer, and the HTTP writer.
 
-A frame is bytes to write after a delay, or an action (close, reset, stall). An unpaced stream is
-written as whole events coalesced into one write; a paced one is written frame by frame, each
-event whole, with runs of zero-delay frames coalesced. The writer stops as soon as the client
-goes away, so no task outlives its request.
+A frame is bytes to write after a delay, or an action (close, reset, stall). A ``Wire`` is one
+answer as a transport writes it: its kind (an SSE stream, a JSON body, a WebSocket turn), status,
+headers and frames. An unpaced stream is written as whole events coalesced into one write; a
+paced one is written frame by frame, each event whole, with runs of zero-delay frames coalesced.
+A writer (``ormock.engine.writer`` for HTTP, ``ormock.server.websocket`` for a WebSocket turn)
+returns what it really sent (``Written``: the frames, their bytes, how the answer ended), which
+is what the journal keeps.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import contextvars
+import json
 import math
 import random
-import socket
-import struct
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from ormock.protocol.sse import DONE_FRAME, encode_json, frame_event
+from ormock.protocol.events import TERMINAL_EVENTS
+from ormock.protocol.sse import DONE_FRAME, encode_json, frame_event, json_events, parse_sse
 from ormock.protocol.tokens import count_tokens
-from ormock.protocol.types import Receive, Send
 
 __all__ = [
+    "Ended",
     "Frame",
+    "Kind",
     "Pacing",
     "Transport",
+    "Wire",
     "Written",
-    "close_connection",
     "coalesced",
     "frames_for",
-    "remember_transport",
-    "send_frames",
 ]
 
 Action = Literal["end", "close", "reset", "stall"]
 # the writer a reply goes to: HTTP (an SSE stream or a JSON body, as the request says), or a
 # WebSocket turn (one text frame per event)
 Transport = Literal["http", "socket"]
+# what a wire is: an SSE body, a JSON (or any one-piece HTTP) body, a WebSocket turn's frames
+Kind = Literal["sse", "json", "socket"]
+# How an answer ended on the wire. whole: all of it went out (an error answer too);
+# truncated: the body ended cleanly but short (a stream with no terminal event, a JSON body
+# that is not JSON, a drop that fell back to a clean end); closed / reset: the connection
+# dropped mid-body (FIN / RST; on a WebSocket, a 1011 close for either); stalled: the server
+# stopped sending for good, until the client left. client gone: the client left before the
+# planned end (during a paced stream, a finite stall).
+Ended = Literal["whole", "truncated", "closed", "reset", "stalled", "client gone"]
 
 
 @dataclass(frozen=True)
@@ -55,8 +64,20 @@ class Frame:
     delay: float = 0.0
     action: Action | None = None
     # the events the frame carries whole, as a client reads them (what the journal records of
-    # it): set where the frame is made, so nothing parses the bytes again
-    events: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    # it): set where the frame is made, so nothing parses the bytes again. None: the frame is
+    # bytes kept from an earlier reply (the stream cache), whose events are its own and are
+    # parsed from them only if the journal must know (a client that left part way)
+    events: tuple[dict[str, Any], ...] | None = field(default=(), repr=False)
+
+    def carried(self, kind: Kind) -> tuple[dict[str, Any], ...]:
+        """The events a reader gets whole from this frame."""
+        if self.events is not None:
+            return self.events
+        if kind == "socket":
+            return (json.loads(self.data),) if self.data else ()
+        if kind == "sse":
+            return tuple(json_events(parse_sse(self.data)))
+        return ()  # a JSON body is the events folded: they cannot be read back from it
 
 
 @dataclass(frozen=True)
@@ -124,11 +145,12 @@ def frames_for(
     return frames
 
 
-def coalesced(frames: list[Frame]) -> list[Frame]:
+def coalesced(frames: Iterable[Frame]) -> list[Frame]:
     """Merge each frame that needs no wait into the write before it."""
     out: list[Frame] = []
     for frame in frames:
-        if out and frame.delay == 0 and frame.action is None and out[-1].action is None:
+        if (out and frame.delay == 0 and frame.action is None and out[-1].action is None
+                and frame.events is not None and out[-1].events is not None):
             out[-1] = Frame(out[-1].data + frame.data, out[-1].delay,
                             events=out[-1].events + frame.events)
         else:
@@ -136,100 +158,102 @@ def coalesced(frames: list[Frame]) -> list[Frame]:
     return out
 
 
-def _transport(send: Send) -> Any:
-    """uvicorn's transport under an ASGI ``send``: the bound ``send`` belongs to its request
-    cycle, whose ``transport`` holds the socket. Below middleware that wraps ``send`` (Starlette
-    does), the one ``remember_transport`` noted for this request. None on other servers."""
-    found = getattr(getattr(send, "__self__", None), "transport", None)
-    return found if found is not None else _TRANSPORT.get()
-
-
-_TRANSPORT: contextvars.ContextVar[Any] = contextvars.ContextVar("ormock_transport",
-                                                                 default=None)
-
-
-def remember_transport(send: Send) -> None:
-    """Note the transport under the server's own ``send`` for this request (call it in the
-    outermost ASGI layer), so ``close_connection`` finds it below wrapping middleware."""
-    _TRANSPORT.set(getattr(getattr(send, "__self__", None), "transport", None))
-
-
-def close_connection(send: Send, reset: bool) -> bool:
-    """Close the TCP connection mid-body: a FIN, or with ``reset`` an RST (ECONNRESET).
-
-    Returns False when the server is not uvicorn; the caller then ends the body cleanly.
-    """
-    transport = _transport(send)
-    if transport is None:
-        return False
-    if not reset:
-        transport.close()
-        return True
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()
-    return True
-
-
 @dataclass(frozen=True)
-class Written:
-    """What a writer sent: the events that went out whole, and whether the client left before
-    the planned end (a stall for good that the client ends is the planned end)."""
+class Wire:
+    """One answer as its transport writes it, immutable: ``kind`` (``sse``, ``json`` or
+    ``socket``), the HTTP ``status`` and ``headers`` (ASGI pairs, content type included; the
+    writer adds ``content-length`` when the body is one write), and the ``frames``, each with
+    the delay since the previous one. ``ending``: how the answer ends when every frame goes out
+    and the connection holds (``truncated``: a clean end with no terminal event, or a JSON body
+    that is not JSON). Made by ``ormock.engine.render`` (one function per transport) from a
+    reply, or from recorded frames by ``from_offsets``."""
 
-    events: tuple[dict[str, Any], ...]
-    gone: bool = False
+    kind: Kind
+    frames: tuple[Frame, ...]
+    status: int = 200
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    ending: Ended = "whole"
 
+    @classmethod
+    def from_offsets(
+        cls, kind: Kind, status: int, headers: Mapping[str, str] | Iterable[tuple[bytes, bytes]],
+        frames: Iterable[tuple[float, bytes, tuple[dict[str, Any], ...] | None]],
+        ending: Ended | None = None,
+    ) -> Wire:
+        """A wire from frames at offsets (seconds from the first byte, as a recording keeps
+        them): each ``(offset, data, events)``; ``events`` None parses them from the data.
+        ``ending``, when not given: ``truncated`` for a stream with no terminal event."""
+        made, last = [], 0.0
+        for offset, data, events in frames:
+            if offset < last or math.isnan(offset):
+                raise ValueError(f"frame offsets must not go back ({offset} after {last})")
+            made.append(Frame(data, offset - last, events=events))
+            last = offset
+        pairs = tuple((k.lower().encode("latin-1"), v.encode("latin-1"))
+                      for k, v in headers.items()) if isinstance(headers, Mapping) \
+            else tuple(headers)
+        wire = cls(kind, tuple(made), status, pairs)
+        if ending is None:
+            ending = "whole" if kind == "json" or wire.has_terminal() else "truncated"
+        return cls(kind, wire.frames, status, pairs, ending)
 
-async def send_frames(send: Send, receive: Receive, frames: list[Frame]) -> Written:
-    """Write ``frames`` as the body of a started response; stop when the client leaves."""
-    frames = coalesced(frames)
-    if len(frames) == 1 and frames[0].delay == 0 and frames[0].action is None:
-        await send({"type": "http.response.body", "body": frames[0].data, "more_body": False})
-        return Written(frames[0].events)
-    sent: list[dict[str, Any]] = []
-    gone = asyncio.Event()
+    def offsets(self) -> tuple[float, ...]:
+        """Each frame's offset from the start of the answer, in seconds."""
+        out, at = [], 0.0
+        for frame in self.frames:
+            at += frame.delay
+            out.append(at)
+        return tuple(out)
 
-    async def watch() -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                gone.set()
-                return
+    @property
+    def body(self) -> bytes:
+        """Every byte of the frames, as one piece."""
+        return b"".join(frame.data for frame in self.frames)
 
-    watcher = asyncio.create_task(watch())
-    try:
-        for frame in frames:
-            if frame.delay and await _wait(gone, frame.delay):
-                return Written(tuple(sent), gone=not math.isinf(frame.delay))
-            if frame.action == "stall":
-                continue
-            if frame.action in ("close", "reset"):
-                if close_connection(send, reset=frame.action == "reset"):
-                    # let the server see the connection go (connection_lost runs on the next
-                    # loop turn) before the app returns, or uvicorn logs "ASGI callable returned
-                    # without completing response"
-                    await asyncio.sleep(0)
-                    return Written(tuple(sent))
-                frame = Frame(action="end")
-            if frame.action == "end":
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return Written(tuple(sent))
-            if gone.is_set():
-                return Written(tuple(sent), gone=True)
-            await send({"type": "http.response.body", "body": frame.data, "more_body": True})
-            sent += frame.events
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return Written(tuple(sent))
-    finally:
-        watcher.cancel()
-
-
-async def _wait(gone: asyncio.Event, delay: float) -> bool:
-    """Sleep ``delay`` seconds (forever for ``inf``); True if the client left meanwhile."""
-    try:
-        await asyncio.wait_for(gone.wait(), None if math.isinf(delay) else delay)
-    except asyncio.TimeoutError:
+    def has_terminal(self) -> bool:
+        """Whether a terminal event goes out before the wire's first drop, stall for good or
+        end."""
+        for frame in self.frames:
+            if frame.action in ("close", "reset", "end") or (
+                    frame.action == "stall" and math.isinf(frame.delay)):
+                return False
+            if any(e.get("type") in TERMINAL_EVENTS for e in frame.carried(self.kind)):
+                return True
         return False
-    return True
+
+
+class Written(NamedTuple):
+    """What a writer really sent: each frame that went out with the wait before it (seconds
+    since the previous one), the bytes of them all, and how the answer ended. ``complete``:
+    the events that went out are all the wire planned (False when the client left first).
+    Immutable (a named tuple: one is made for every answer, cheaply)."""
+
+    kind: Kind
+    ended: Ended
+    bytes: int = 0
+    sent: tuple[tuple[float, Frame], ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        return self.ended != "client gone"
+
+    @property
+    def gone(self) -> bool:
+        return self.ended == "client gone"
+
+    @property
+    def events(self) -> tuple[dict[str, Any], ...]:
+        """The events that went out whole, in order."""
+        return tuple(e for _, frame in self.sent for e in frame.carried(self.kind))
+
+    def delays(self) -> list[float] | None:
+        """The wait before each of ``events`` (None: none waited)."""
+        out: list[float] = []
+        wait, waited = 0.0, False
+        for delay, frame in self.sent:
+            wait += delay
+            waited = waited or bool(delay)
+            for _ in frame.carried(self.kind):
+                out.append(wait)
+                wait = 0.0
+        return out if waited else None

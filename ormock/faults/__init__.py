@@ -23,7 +23,7 @@ truncate           the body ends cleanly with no terminal event (JSON: a cut bod
 
 On a JSON request, ``disconnect`` and ``stall`` return a ``Reply`` with ``stream=False`` and
 ``frames`` set: the frames are the JSON body's, to be sent after the status line (no
-Content-Length) with ``ormock.engine.wire.send_frames``. On a WebSocket turn (``reply.socket``)
+Content-Length) with ``ormock.engine.writer.send_wire``. On a WebSocket turn (``reply.socket``)
 the frames are text frames, one event's JSON each: wire faults act on them the same way, and a
 fault that cannot exist there says why in ``not_on_socket()`` (the SSE framing ``malformed``
 kinds, ``no_done``): the engine refuses it for a step, skips it when it is server-wide.

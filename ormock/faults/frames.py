@@ -75,6 +75,6 @@ def renumber_frame(frame: Frame, by: int) -> Frame:
         return frame
     number = str(int(match.group(1)) + by).encode()
     events = tuple({**e, "sequence_number": e["sequence_number"] + by}
-                   if isinstance(e.get("sequence_number"), int) else e for e in frame.events)
+                   if isinstance(e.get("sequence_number"), int) else e for e in frame.events or ())
     return Frame(frame.data[: match.start(1)] + number + frame.data[match.end(1):], frame.delay,
                  frame.action, events)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ormock.protocol.errors import invalid
 from ormock.protocol.events import is_vendor_type
+from ormock.protocol.tokens import count_tokens
 from ormock.protocol.tool_schema import check_parameters
 from ormock.protocol.types import Json
 
@@ -85,6 +86,12 @@ class ResponseRequest:
         if value is None:
             value = self._seeds[seed] = content_seed(seed, self.body)
         return value
+
+    @cached_property
+    def input_tokens(self) -> int:
+        """The tokens of this request's own ``input`` items (not a parent's), counted once: a
+        request the server has read before is the same object."""
+        return sum(count_tokens(item_text(item)) for item in self.input)
 
     @cached_property
     def new_input_text(self) -> str:

@@ -9,7 +9,6 @@ writes. Every response carries ``X-Request-ID`` (the client's own when it sent o
 
 from __future__ import annotations
 
-import asyncio
 import re
 import traceback
 from collections import OrderedDict
@@ -23,10 +22,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
-from ormock.engine.journal import client_gone, unfoldable
+from ormock.engine.journal import unfoldable, wrote
 from ormock.engine.namespaces import Namespaces
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Written, remember_transport, send_frames
+from ormock.engine.render import render
+from ormock.engine.reply import Reply
+from ormock.engine.writer import remember_transport, send_wire
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
@@ -43,48 +43,7 @@ __all__ = ["create_app"]
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 _JSON_HEADERS = [(b"content-type", b"application/json")]
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
 MODELS = ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5")
-
-
-async def send_reply(reply: Reply | RawReply, send: Send, receive: Receive) -> Written | None:
-    """Write a reply: JSON in one write, an unpaced stream in one write, a paced one paced.
-    Returns what a stream's frames sent (``Written``), None for an answer written in one go."""
-    if isinstance(reply, RawReply):
-        if reply.delay:
-            await asyncio.sleep(reply.delay)
-        headers = [(b"content-type", reply.content_type.encode()), *_encode(reply.headers)]
-        await _start(send, reply.status, headers, reply.body)
-        await send({"type": "http.response.body", "body": reply.body, "more_body": False})
-        return None
-    if not reply.stream:
-        if reply.frames is not None:  # a fault cut or held back the JSON body
-            await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], None)
-            return await send_frames(send, receive, reply.frames)
-        try:
-            payload = reply.json_body()
-        except ProtocolError as error:
-            await send_error(send, unfoldable(error))
-            return None
-        delay = reply.json_delay()
-        if delay:
-            await asyncio.sleep(delay)
-        await _start(send, 200, [*_JSON_HEADERS, *_encode(reply.headers)], payload)
-        await send({"type": "http.response.body", "body": payload, "more_body": False})
-        return None
-    frames = reply.wire()
-    if len(frames) == 1 and frames[0].delay == 0 and frames[0].action is None:  # one write
-        await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], frames[0].data)
-        await send({"type": "http.response.body", "body": frames[0].data, "more_body": False})
-        return Written(frames[0].events)
-    whole = b"".join(f.data for f in frames) if all(
-        f.delay == 0 and f.action is None for f in frames) else None  # one write: a length
-    await _start(send, 200, [*_SSE_HEADERS, *_encode(reply.headers)], whole)
-    return await send_frames(send, receive, frames)
 
 
 def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
@@ -205,22 +164,19 @@ class _CreateResponse:
             await self._answer_bug(scope, send, exc)
             return
         self.namespaces.replies_in_flight += 1
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
         try:
-            written = await send_reply(reply, send=watched, receive=receive)
-            if written is not None and written.gone:
-                client_gone(entry, written.events)
-        except Exception as exc:
-            if started:  # half an answer is out: only dropping the connection tells the client
-                raise
-            entry.status = 500
-            await self._answer_bug(scope, send, exc)
+            try:  # nothing is sent before the wire is rendered: a bug here is a 500 envelope
+                wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream
+                              else "json")
+            except ProtocolError as error:
+                await send_error(send, unfoldable(error))
+                return
+            except Exception as exc:
+                entry.status = 500
+                await self._answer_bug(scope, send, exc)
+                return
+            # once the writer has started, a bug can only drop the connection
+            wrote(entry, await send_wire(send, receive, wire))
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()

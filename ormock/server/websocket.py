@@ -7,21 +7,22 @@ fails gets ``{"type": "error", "status", "error": {...}}`` and the connection st
 ``store: false`` responses can be continued on the connection that made them, and only there;
 a continuation that fails evicts its parent from that connection's cache.
 
-Faults apply as on a stream (``docs/faults.md``, the WebSocket column): the turn's frames are
-``Reply.wire()`` of a socket reply, one text frame per event, so ``malformed invalid_json`` is a
-text frame that is not JSON, ``disconnect`` closes the connection with 1011 where the stream is
-cut, ``stall`` stops sending, ``truncate`` ends the turn with no terminal event. The SSE framing
+Faults apply as on a stream (``docs/faults.md``, the WebSocket column): the turn is the
+``Wire`` ``render_socket`` makes of a socket reply, one text frame per event, so ``malformed
+invalid_json`` is a text frame that is not JSON, ``disconnect`` closes the connection with 1011
+where the stream is cut, ``stall`` stops sending, ``truncate`` ends the turn with no terminal
+event. The SSE framing
 faults (``crlf``, ``missing_blank_line``, ``type_mismatch``, ``multiline_data``, ``no_done``)
 cannot exist here: a step's is refused with an ``error`` event (400 ``fault_not_on_websocket``),
 a server-wide one is skipped and journaled in ``skipped``. A repeated content comes from the
-stream cache as on HTTP. ``send_turn`` is the writer: it returns what went out, and the journal
-records that (``ended: client gone`` when the client left part way).
+stream cache as on HTTP. ``send_turn`` is the writer: it returns what went out and how the turn
+ended, and the journal records that (``ended: client gone``, with the events sent, when the
+client left part way).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import traceback
 from collections.abc import MutableMapping
@@ -29,11 +30,12 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ormock.engine.journal import client_gone
+from ormock.engine.journal import wrote
 from ormock.engine.namespaces import Namespaces
-from ormock.engine.reply import RawReply
+from ormock.engine.render import render_socket
 from ormock.engine.store.memory import ResponseStore
-from ormock.engine.wire import Frame, Written
+from ormock.engine.wire import Wire, Written
+from ormock.engine.writer import Tally
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
@@ -118,19 +120,9 @@ class ResponsesSocket:
                 local.pop(previous, None)
             await socket.send_text(_error_event(error.status, error.envelope()["error"]))
             return True
-        if isinstance(reply, RawReply):
-            try:
-                error_body = json.loads(reply.body)["error"]
-            except (ValueError, KeyError, TypeError):
-                error_body = {"code": "server_error", "message": reply.body.decode("utf-8",
-                                                                                  "replace")}
-            await asyncio.sleep(reply.delay)
-            await socket.send_text(_error_event(reply.status, error_body))
-            return True
         try:
-            written, open_ = await send_turn(socket, reply.wire())
-            if written.gone:
-                client_gone(entry, written.events)
+            written, open_ = await send_turn(socket, render_socket(reply))
+            wrote(entry, written)
             if not open_:
                 return False
         finally:
@@ -140,29 +132,31 @@ class ResponsesSocket:
         return True
 
 
-async def send_turn(socket: WebSocket, frames: list[Frame]) -> tuple[Written, bool]:
-    """Write a turn's frames (``Reply.wire()`` of a socket reply): each a text frame after its
-    delay; ``close``/``reset`` close the connection with 1011; ``stall`` sends nothing for its
-    time, or (``inf``) until the client leaves; ``end`` ends the turn there. Returns what was
-    sent, and whether the connection is still open."""
-    sent: list[Json] = []
+async def send_turn(socket: WebSocket, wire: Wire) -> tuple[Written, bool]:
+    """Write a turn's wire (``render_socket``): each frame a text frame after its delay;
+    ``close``/``reset`` close the connection with 1011; ``stall`` sends nothing for its time,
+    or (``inf``) until the client leaves; ``end`` ends the turn there. Returns what was sent,
+    and whether the connection is still open."""
+    tally = Tally()
     try:
-        for frame in frames:
+        for frame in wire.frames:
             if frame.action == "stall" and math.isinf(frame.delay):
                 while (await socket.receive())["type"] != "websocket.disconnect":
                     pass  # the server has stopped answering: what the client sends goes unheard
-                return Written(tuple(sent)), False
+                return tally.written("socket", "stalled"), False
             if frame.delay:
                 await asyncio.sleep(frame.delay)
+                tally.wait += frame.delay
             if frame.action in ("close", "reset"):
                 await socket.close(code=1011,
                                    reason=f"ormock: disconnect fault ({frame.action})")
-                return Written(tuple(sent)), False
+                return tally.written("socket", "closed" if frame.action == "close"
+                                     else "reset"), False
             if frame.action == "end":
                 break
             if frame.action is None:
                 await socket.send_text(frame.data.decode())
-                sent += frame.events
+                tally.add(frame)
     except WebSocketDisconnect:  # the client left part way
-        return Written(tuple(sent), gone=True), False
-    return Written(tuple(sent)), True
+        return tally.written("socket", "client gone"), False
+    return tally.written("socket", wire.ending), True
