@@ -1,0 +1,148 @@
+"""The cassettes an engine replays, and a recorded answer turned into the wire the writers send.
+
+Each engine (each namespace) has its own ``Replays``: one ``Player`` per cassette, so the
+positions of one test never move another's. A request under ``/v1`` is tried against them
+before anything else (``Engine.replay``): the first cassette with an unused matching interaction
+answers, with the recorded status, headers, bytes and pauses (divided by the engine's
+``speed``; a vcrpy cassette, which has no timing, unpaced). Faults and chaos are layered on a
+recorded 2xx answer as on a built one: a wire fault cuts or breaks the recorded frames, an
+event fault changes the recorded events (and so re-frames them), an HTTP error replaces the
+answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ormock.cassette.fileformat import response_bytes
+from ormock.cassette.matching import CassetteMiss, Order, Player
+from ormock.cassette.model import Cassette, Interaction, RecordedResponse
+from ormock.cassette.replay import answer_frames, header_pairs
+from ormock.cassette.shape import load
+from ormock.engine.reply import Reply
+from ormock.engine.wire import Wire
+from ormock.protocol.sse import json_events, parse_sse
+from ormock.protocol.types import Json
+
+__all__ = ["Replayed", "Replays", "cassette_of", "cassettes_in", "recorded_wire"]
+
+
+def cassettes_in(path: str | Path) -> list[Cassette]:
+    """The cassettes of a file, or of every ``*.yaml``/``*.yml``/``*.json`` file in a folder
+    (sorted; names starting with ``.`` are left out: temporary files of an atomic write)."""
+    target = Path(path)
+    if target.is_dir():
+        files = sorted(p for p in target.iterdir() if p.is_file()
+                       and p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
+        return [load(file) for file in files]
+    return [load(target)]
+
+
+def cassette_of(source: Cassette | str | Path) -> Cassette:
+    return source if isinstance(source, Cassette) else load(source)
+
+
+def _pairs(response: RecordedResponse) -> tuple[tuple[bytes, bytes], ...]:
+    return tuple((name.encode("latin-1"), value.encode("latin-1"))
+                 for name, value in header_pairs(response))
+
+
+def recorded_wire(response: RecordedResponse, speed: float, timed: bool = True) -> Wire:
+    """The wire of a recorded answer: its status, headers, and frames as recorded."""
+    frames = tuple(answer_frames(response, speed, timed))
+    kind = "sse" if response.streamed else "json"
+    if kind == "json" and len(frames) == 1 and frames[0].action is None:
+        return Wire("json", frames, response.status, _pairs(response))
+    wire = Wire(kind, frames, response.status, _pairs(response))
+    if kind == "sse" and response.ended == "whole" and not wire.has_terminal():
+        return Wire(kind, frames, response.status, _pairs(response), "truncated")
+    return wire
+
+
+def recorded_events(response: RecordedResponse) -> list[Json]:
+    if response.messages is None:
+        return []
+    return list(json_events(parse_sse(response_bytes(response))))
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A request a cassette answered: which one, which interaction, and its wire."""
+
+    cassette: Cassette
+    index: int
+    interaction: Interaction
+    response: RecordedResponse
+    headers_delay: float  # seconds before the status line, as recorded (over the speed)
+
+    @property
+    def timed(self) -> bool:
+        return self.cassette.origin != "vcr"
+
+    def wire(self, speed: float) -> Wire:
+        return recorded_wire(self.response, speed, self.timed)
+
+    def reply(self, speed: float) -> Reply:
+        """The recorded answer as a planned reply, for faults to act on: the recorded events,
+        sent as the recorded frames until a fault changes them."""
+        wire = self.wire(speed)
+        headers = {name: value if isinstance(value, str) else value[-1]
+                   for name, value in self.response.headers.items()
+                   if name != "content-type"}
+        events = recorded_events(self.response)
+        if self.response.streamed:
+            return Reply(events=events, stream=True, headers=headers, frames=list(wire.frames))
+        return Reply(events=[], stream=False, headers=headers, body=response_bytes(
+            self.response))
+
+
+@dataclass
+class Replays:
+    """An engine's cassettes and how far each has been played."""
+
+    players: list[Player] = field(default_factory=list)
+
+    def use(self, cassette: Cassette, ignore: Iterable[str] = (), order: Order = "any"
+            ) -> Player:
+        player = Player.of(cassette, ignore, order)
+        self.players.append(player)
+        return player
+
+    def __bool__(self) -> bool:
+        return bool(self.players)
+
+    def take(self, method: str, path: str, query: str, body: Any, speed: float,
+             socket: bool = False) -> Replayed:
+        """The interaction that answers, marked played; ``CassetteMiss`` (the closest one of
+        all the cassettes) when none does."""
+        misses: list[CassetteMiss] = []
+        for player in self.players:
+            try:
+                index, interaction = player.take(method, path, query, body, socket)
+            except CassetteMiss as miss:
+                misses.append(miss)
+                continue
+            response = interaction.response
+            if response is None:  # a socket session, taken by the WebSocket path
+                return Replayed(player.cassette, index, interaction,
+                                RecordedResponse(101), 0.0)
+            delay = 0.0 if speed <= 0 or player.cassette.origin == "vcr" \
+                else response.headers_at / 1000 / speed
+            return Replayed(player.cassette, index, interaction, response, delay)
+        if not misses:
+            raise CassetteMiss(f"{method} {path}")
+        raise min(misses, key=lambda m: (m.closest is None, not m.used_up,
+                                         len(m.differences)))
+
+    def unused(self) -> list[tuple[Cassette, int, Interaction]]:
+        return [(p.cassette, i, p.cassette.interactions[i]) for p in self.players
+                for i in p.unused()]
+
+    def summary(self) -> list[Json]:
+        """What the admin API shows of each cassette."""
+        return [{"file": p.cassette.file, "origin": p.cassette.origin,
+                 "profile": p.cassette.profile, "interactions": len(p.used),
+                 "played": sum(p.used), "unused": p.unused()} for p in self.players]
