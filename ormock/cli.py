@@ -4,7 +4,8 @@
 ``ormock show NAME`` prints the exact bytes a scenario sends to a request (``--request``,
 ``--input``; the request is printed first), with each event's offset;
 ``ormock check FILE...`` lints scenario files and raw SSE captures; ``ormock verdict`` judges how
-a client coped with the faults, from a journal file or a running server.
+a client coped with the faults, from a journal file or a running server; ``ormock record``
+proxies a real provider and writes what it answers to a cassette (``ormock.commands.record``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
+from ormock.commands import record as record_command
 from ormock.engine.limits import Limits
 from ormock.protocol.profile import PROFILES
 
@@ -387,6 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "out (default 30)")
     verdict.add_argument("--json", action="store_true", help="print the verdict as JSON")
     verdict.set_defaults(func=_verdict)
+    record_command.add_parser(commands)
     return parser
 
 
