@@ -364,6 +364,8 @@ class RecorderServer:
         try:
             self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._socket.bind((host, port))
+            # listening at once: a client told the URL before uvicorn runs waits in the backlog
+            self._socket.listen(2048)
             self.file.create()
         except BaseException:
             self._socket.close()
