@@ -101,17 +101,20 @@ async def proxy_socket(app: RecorderApp, scope: Scope, receive: Receive, send: S
     def ms() -> float:
         return round((time.monotonic() - started) * 1000, 3)
 
-    async def from_client() -> tuple[Literal["client"], int | None, float]:
+    async def from_client() -> tuple[Literal["client", "server"], int | None, float]:
         while True:
             message = await receive()
             if message["type"] == "websocket.disconnect":
                 return "client", message.get("code"), ms()
             text = message.get("text")
-            if text is not None:
-                frames.append(_frame(ms(), "client", text))
-                await upstream.send(text)
-            elif message.get("bytes") is not None:
-                await upstream.send(message["bytes"])
+            try:
+                if text is not None:
+                    frames.append(_frame(ms(), "client", text))
+                    await upstream.send(text)
+                elif message.get("bytes") is not None:
+                    await upstream.send(message["bytes"])
+            except ConnectionClosed:  # the upstream closed as the client spoke
+                return "server", upstream.close_code, ms()
 
     async def from_upstream() -> tuple[Literal["server"], int | None, float]:
         with contextlib.suppress(ConnectionClosed):
