@@ -4,8 +4,9 @@
 ``ormock show NAME`` prints the exact bytes a scenario sends to a request (``--request``,
 ``--input``; the request is printed first), with each event's offset;
 ``ormock check FILE...`` lints scenario files and raw SSE captures; ``ormock verdict`` judges how
-a client coped with the faults, from a journal file or a running server; ``ormock cassette``
-converts cassettes to and from vcrpy's (``ormock.cassette.cli``).
+a client coped with the faults, from a journal file or a running server; ``ormock record``
+proxies a real provider and writes what it answers to a cassette (``ormock.commands.record``);
+``ormock cassette`` converts cassettes to and from vcrpy's (``ormock.cassette.cli``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
+from ormock.commands import record as record_command
 from ormock.engine.limits import Limits
 from ormock.protocol.profile import PROFILES
 
@@ -404,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ormock.cassette.cli import add_parser as add_cassette  # ormock cassette export|import
 
     add_cassette(commands)
+    record_command.add_parser(commands)
     return parser
 
 

@@ -23,7 +23,7 @@ from ormock.cassette.model import Cassette, Interaction, RecordedResponse
 from ormock.cassette.replay import answer_frames, header_pairs
 from ormock.cassette.shape import load
 from ormock.engine.reply import Reply
-from ormock.engine.wire import Wire
+from ormock.engine.wire import Kind, Wire
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.types import Json
 
@@ -53,7 +53,7 @@ def _pairs(response: RecordedResponse) -> tuple[tuple[bytes, bytes], ...]:
 def recorded_wire(response: RecordedResponse, speed: float, timed: bool = True) -> Wire:
     """The wire of a recorded answer: its status, headers, and frames as recorded."""
     frames = tuple(answer_frames(response, speed, timed))
-    kind = "sse" if response.streamed else "json"
+    kind: Kind = "sse" if response.streamed else "json"
     if kind == "json" and len(frames) == 1 and frames[0].action is None:
         return Wire("json", frames, response.status, _pairs(response))
     wire = Wire(kind, frames, response.status, _pairs(response))
