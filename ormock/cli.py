@@ -43,6 +43,8 @@ def _serve(args: argparse.Namespace) -> int:
             api_key=args.api_key, limits=limits, admin_hosts=args.admin_host,
             chaos=args.chaos or None, profile=args.profile, plugins=args.plugin,
             log_level=args.log_level, access_log=args.access_log,
+            cassettes=args.cassette, cassette_ignore=args.cassette_ignore,
+            cassette_order=args.cassette_order,
         )
     except PluginError as error:
         print(f"ormock: --plugin: {error}", file=sys.stderr)
@@ -57,6 +59,9 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)
         return 3
     loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
+    if args.cassette:
+        count = len(server.namespaces.settings.cassettes)
+        loaded += f"; replaying {count} cassette{'s' if count != 1 else ''}"
     print(f"ormock serving Open Responses on {server.base_url} "
           f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
@@ -306,11 +311,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="load a scenario (a file, or a catalogue name); repeatable")
     serve.add_argument("--scenario-dir", action="append", default=[], metavar="DIR",
                        help="a folder where scenario names are looked up; repeatable")
+    serve.add_argument("--cassette", action="append", default=[], metavar="PATH",
+                       help="replay a cassette (ormock's or vcrpy's), or every one in a folder, "
+                            "before anything else (repeatable)")
+    serve.add_argument("--cassette-ignore", action="append", default=[], metavar="JSON.PATH",
+                       help="leave this JSON path out when matching a request to a recorded "
+                            "one, e.g. metadata or input[*].output (repeatable)")
+    serve.add_argument("--cassette-order", choices=("any", "recorded"), default="any",
+                       help="any: a request takes the first unused interaction it matches "
+                            "(default); recorded: it must match the next one")
     serve.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
                        help="load an ormock plugin (a module or .py file with "
                        "register(registry)); repeatable")
     serve.add_argument("--speed", type=float, default=1.0,
-                       help="divide every scripted delay by this (0: no delays)")
+                       help="divide every scripted or recorded delay by this (0: no delays)")
     serve.add_argument("--chaos", default=None, metavar="SPEC",
                        help="seeded random faults, e.g. "
                        "'rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect'")

@@ -96,6 +96,7 @@ class CassetteMiss(LookupError):
     differences: list[str] = field(default_factory=list)
     file: str | None = None
     used_up: bool = False
+    played: bool = False  # the closest one was played already
 
     def describe(self) -> str:
         head = f"no recorded interaction in {self.file or 'the cassette'} matches {self.request}"
@@ -107,7 +108,8 @@ class CassetteMiss(LookupError):
         if self.used_up:
             return (f"{head}: {where} matches but was already played; record the repeat "
                     "(--ormock-record=new_episodes) or send it fewer times")
-        return f"{head}; closest is {where}: " + "; ".join(self.differences)
+        played = " (played already)" if self.played else ""
+        return f"{head}; closest is {where}{played}: " + "; ".join(self.differences)
 
     def __str__(self) -> str:
         return self.describe()
@@ -170,11 +172,18 @@ class Player:
             if self.used[index] and not self._differences(interaction.request, method, target,
                                                           body):
                 raise CassetteMiss(shown, interaction, index, [], self.cassette.file, True)
+        if best is None:  # every interaction of this kind played: the closest of them
+            for index, interaction in enumerate(interactions):
+                if (interaction.socket is not None) != socket:
+                    continue
+                differences = self._differences(interaction.request, method, target, body)
+                if best is None or len(differences) < len(best[1]):
+                    best = (index, differences)
         if best is None:
             raise CassetteMiss(shown, file=self.cassette.file)
-        return_index, differences = best
-        raise CassetteMiss(shown, interactions[return_index], return_index, differences,
-                           self.cassette.file)
+        closest, differences = best
+        raise CassetteMiss(shown, interactions[closest], closest, differences,
+                           self.cassette.file, played=self.used[closest])
 
     def unused(self) -> list[int]:
         return [index for index, used in enumerate(self.used) if not used]

@@ -11,8 +11,9 @@ against the schema, mistakes at file:line) or ``vcr.from_vcr`` (through vcrpy's 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
-from pathlib import Path
+from os import PathLike
 from typing import Any, Literal
 
 from ormock.cassette.fileformat import CassetteError, parse_cassette
@@ -66,19 +67,19 @@ def _peek(text: str, file: str) -> Any:
                             key=error.key) from None
 
 
-def load(path: str | Path) -> Cassette:
+def load(path: str | PathLike[str]) -> Cassette:
     """Read a cassette file of either kind: ``origin`` says which (``"vcr"``: no timing, every
     offset 0, replayed unpaced). Neither shape is a ``CassetteError`` naming both."""
-    file = str(path)
+    file = os.fspath(path)
     try:
-        text = read_text(path)
+        text = read_text(file)
     except ScenarioError as error:
         raise CassetteError(error.message.replace("scenario", "cassette"), file=error.file,
                             line=error.line) from None
     data = _peek(text, file)
     shape = "vcr" if data == "vcr" else shape_of(data)
     if shape == "vcr":
-        return from_vcr(path)
+        return from_vcr(file)
     if shape == "ormock":
         return parse_cassette(text, file)
     raise CassetteError(f"not a cassette: expected an ormock cassette ({ORMOCK_SHAPE}) or a "

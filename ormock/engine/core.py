@@ -11,10 +11,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from os import PathLike
 from typing import Any
 
+from ormock.cassette.matching import Order
+from ormock.cassette.model import Cassette
 from ormock.engine.cache import RecordingIds, Same, StreamCache, StreamTemplate
 from ormock.engine.capped import Capped
 from ormock.engine.choose import choose, set_of
@@ -22,11 +25,12 @@ from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.embedded import default_plan
 from ormock.engine.journal import JournalEntry, final_response, record, summarize
+from ormock.engine.replays import Replayed, Replays, cassettes_in, replay
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.engine.turn import Turn, socket_check
-from ormock.engine.wire import Pacing, Transport
+from ormock.engine.wire import Pacing, Transport, Wire
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.errors import OpenResponsesError
@@ -76,6 +80,8 @@ class Engine:
         self.chaos: Chaos | None = chaos.fresh() if chaos is not None else None
         self.on_reply: list[Callable[[JournalEntry, Reply | RawReply], None]] = []
         self._lock = threading.Lock()
+        # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
+        self._cassettes: list[tuple[Cassette, tuple[str, ...], Order]] = []
         self.reset()
 
     def reset(self, *, scenarios: bool = True) -> None:
@@ -83,6 +89,8 @@ class Engine:
         scenarios (with fresh counters) and faults."""
         kept = list(self.scenarios.scenarios) if not scenarios else []
         kept_faults = list(self.faults) if not scenarios else []
+        kept_cassettes = list(self._cassettes) if not scenarios else []
+        self._cassettes = kept_cassettes
         with self._lock:
             self.ids = IdFactory(self.seed)
             self.clock = Clock(self.clock_mode)
@@ -101,6 +109,12 @@ class Engine:
             self.fault_counts.clear()
             self.scenario_chaos: dict[str, Chaos] = {}
             self.cache = StreamCache()
+            self.replays = Replays()
+            for cassette in self.settings.cassettes:
+                self.replays.use(cassette, self.settings.cassette_ignore,
+                                 self.settings.cassette_order)
+            for cassette, ignore, order in kept_cassettes:
+                self.replays.use(cassette, ignore, order)
             if self.chaos is not None:
                 self.chaos.reset()
             for scenario in kept:
@@ -116,6 +130,30 @@ class Engine:
         with self._lock:
             self.scenarios.add(scenario)
         return scenario
+
+    def use_cassette(self, source: Cassette | str | PathLike[str], *,
+                     ignore: Iterable[str] = (), order: Order = "any") -> list[Cassette]:
+        """Replay a cassette (a ``Cassette``, a file of ormock's or vcrpy's, or a folder of
+        them) before anything else: each request takes the first unused interaction it matches
+        (``order="recorded"``: the next one), ``ignore`` JSON paths left out of the match."""
+        if order not in ("any", "recorded"):
+            raise ValueError(f"order must be 'any' or 'recorded', not {order!r}")
+        cassettes = [source] if isinstance(source, Cassette) else cassettes_in(source)
+        paths = tuple(ignore)
+        with self._lock:
+            for cassette in cassettes:
+                self.replays.use(cassette, paths, order)
+                self._cassettes.append((cassette, paths, order))
+        return cassettes
+
+    def replay(self, method: str, path: str, query: str, body: Any,
+               headers: Mapping[str, str], size: int = 0
+               ) -> tuple[Replayed, Wire, JournalEntry]:
+        """Answer a request from the cassettes: the interaction, the wire to write (faults
+        applied), and the journal entry. No interaction matches: ``OpenResponsesError`` 400
+        ``cassette_miss`` naming the closest one and how it differs."""
+        with self._lock:
+            return replay(self, method, path, query, body, headers, size)
 
     # -- answering ------------------------------------------------------------------------------
     def respond(
@@ -202,7 +240,7 @@ class Engine:
         if selection is not None:
             entry.scenario, entry.step = selection.scenario.name, selection.step.index
         created, completed = self.clock.now(), self.clock.now()
-        faults = self._faults_for(turn.step_reply, selection.scenario if selection else None)
+        faults = self.faults_for(turn.step_reply, selection.scenario if selection else None)
         pacing = turn.step_reply.pacing if turn.step_reply else None
         key = None
         if transport and not (faults or self.self_check or (pacing and pacing.paced)
@@ -217,7 +255,7 @@ class Engine:
         ids = RecordingIds(self.ids) if key is not None else self.ids
         reply = self._plan(turn, self._build(turn, ids, completed_at=completed,
                                              created_at=created), pacing)
-        out = self._apply(reply, faults, entry,
+        out = self.fault_reply(reply, faults, entry,
                           socket_check(turn.step_reply, entry) if turn.socket else None)
         final = final_response(out.events) if isinstance(out, Reply) else None
         if final is None or not isinstance(final.get("id"), str):
@@ -335,7 +373,7 @@ class Engine:
             self.faults.append(fault)
         return fault
 
-    def _faults_for(self, step_reply: StepReply | None, scenario: Scenario | None) -> list[Fault]:
+    def faults_for(self, step_reply: StepReply | None, scenario: Scenario | None) -> list[Fault]:
         """The faults that may apply to this reply: the step's, the engine's, a chaos draw."""
         faults = [*(step_reply.faults if step_reply else ()), *self.faults]
         chaos = self.chaos
@@ -347,7 +385,7 @@ class Engine:
                 faults.append(drawn)
         return faults
 
-    def _apply(self, reply: Reply, faults: list[Fault], entry: JournalEntry,
+    def fault_reply(self, reply: Reply, faults: list[Fault], entry: JournalEntry,
                unfit: Callable[[Fault], bool] | None = None) -> Reply | RawReply:
         if not faults:
             return reply

@@ -95,6 +95,9 @@ class JournalEntry:
     error: dict[str, Any] | None = None
     scenario: str | None = None
     step: int | None = None
+    # a replayed answer: the cassette file and the interaction's number in it (from 1)
+    cassette: str | None = None
+    interaction: int | None = None
     faults: list[str] = field(default_factory=list)
     # server-wide faults left out of this answer because they cannot exist on its transport
     # (an SSE framing fault drawn for a WebSocket turn)

@@ -12,25 +12,33 @@ answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ormock.cassette.fileformat import response_bytes
 from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Cassette, Interaction, RecordedResponse
 from ormock.cassette.replay import answer_frames, header_pairs
 from ormock.cassette.shape import load
+from ormock.engine.journal import JournalEntry, final_response, record, summarize
+from ormock.engine.render import render
 from ormock.engine.reply import Reply
 from ormock.engine.wire import Kind, Wire
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.types import Json
 
-__all__ = ["Replayed", "Replays", "cassette_of", "cassettes_in", "recorded_wire"]
+if TYPE_CHECKING:
+    from ormock.engine.core import Engine
+
+__all__ = ["Replayed", "Replays", "cassette_of", "cassettes_in", "recorded_wire", "replay"]
 
 
-def cassettes_in(path: str | Path) -> list[Cassette]:
+def cassettes_in(path: str | PathLike[str]) -> list[Cassette]:
     """The cassettes of a file, or of every ``*.yaml``/``*.yml``/``*.json`` file in a folder
     (sorted; names starting with ``.`` are left out: temporary files of an atomic write)."""
     target = Path(path)
@@ -41,7 +49,7 @@ def cassettes_in(path: str | Path) -> list[Cassette]:
     return [load(target)]
 
 
-def cassette_of(source: Cassette | str | Path) -> Cassette:
+def cassette_of(source: Cassette | str | PathLike[str]) -> Cassette:
     return source if isinstance(source, Cassette) else load(source)
 
 
@@ -146,3 +154,50 @@ class Replays:
         return [{"file": p.cassette.file, "origin": p.cassette.origin,
                  "profile": p.cassette.profile, "interactions": len(p.used),
                  "played": sum(p.used), "unused": p.unused()} for p in self.players]
+
+
+def replay(engine: Engine, method: str, path: str, query: str, body: Any,
+           headers: Mapping[str, str], size: int) -> tuple[Replayed, Wire, JournalEntry]:
+    """``Engine.replay`` (under the engine's lock): journal, match, faults, wire."""
+    entry = JournalEntry(method, path, mask_headers(headers), body, at=engine.elapsed(),
+                         size=size)
+    engine.journal.append(entry)
+    try:
+        replayed = engine.replays.take(method, path, query, body, engine.speed)
+    except CassetteMiss as miss:
+        error = _miss(miss)
+        error.message = scrub(error.message, headers)
+        entry.status, entry.error = error.status, error.envelope()["error"]
+        raise error from None
+    response = replayed.response
+    faults = engine.faults_for(None, None) if 200 <= response.status < 300 else []
+    if faults:
+        out = engine.fault_reply(replayed.reply(engine.speed), faults, entry)
+        wire = render(out, "sse" if isinstance(out, Reply) and out.stream else "json")
+        record(entry, out)
+    else:
+        wire = replayed.wire(engine.speed)
+        events = [e for frame in wire.frames for e in frame.carried(wire.kind)]
+        entry.status, entry.stream = response.status, response.streamed
+        entry.sent = summarize(events, None) if wire.kind == "sse" else None
+        final = final_response(events) if events else _json_response(response)
+        if final is not None:
+            entry.response_id, entry.response_status = final.get("id"), final.get("status")
+        entry.ended = wire.ending
+    entry.cassette, entry.interaction = replayed.cassette.file, replayed.index + 1
+    return replayed, wire, entry
+
+
+def _miss(miss: CassetteMiss) -> OpenResponsesError:
+    first = miss.differences[0].split(":", 1)[0] if miss.differences else "path"
+    return OpenResponsesError(
+        f"{miss.describe()}. Record it (ormock record, or --ormock-record=new_episodes in "
+        "pytest), or make the request match the recording.",
+        type="invalid_request_error", code="cassette_miss", param=first, status=400)
+
+
+def _json_response(response: RecordedResponse) -> Json | None:
+    body = response.body
+    if body is None or not isinstance(body.json, dict):
+        return None
+    return body.json if body.json.get("object") == "response" else None

@@ -16,6 +16,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from ormock.cassette.matching import Order
+from ormock.cassette.model import Cassette
 from ormock.engine.limits import Limits
 from ormock.faults.chaos import Chaos
 from ormock.protocol.hints import suggest
@@ -37,6 +39,11 @@ class Settings:
     chaos: Chaos | None = None  # a fault drawn per request (a spec string is parsed)
     profile: Profile = field(default_factory=lambda: get_profile(None))  # or a name (None: default)
     limits: Limits = field(default_factory=Limits)  # what the journal, store and errors keep
+    # replayed before anything else, each namespace from the start (a path is loaded: a
+    # cassette file, or a folder of them)
+    cassettes: tuple[Cassette, ...] = ()
+    cassette_ignore: tuple[str, ...] = ()  # JSON paths left out when matching a request
+    cassette_order: Order = "any"  # "recorded": each request must match the next interaction
 
     def __post_init__(self) -> None:
         seed: object = self.seed
@@ -66,10 +73,37 @@ class Settings:
         if profile is not None and not isinstance(profile, (Profile, str)):
             raise ValueError(f"profile must be a profile name or a Profile, not {profile!r}")
         object.__setattr__(self, "profile", get_profile(profile))  # unknown: lists the names
+        object.__setattr__(self, "cassettes", _cassettes(self.cassettes))
+        ignore: object = self.cassette_ignore
+        if isinstance(ignore, str) or not isinstance(ignore, (tuple, list)):
+            raise ValueError(f"cassette_ignore is a list of JSON paths, not {ignore!r}")
+        object.__setattr__(self, "cassette_ignore", tuple(str(p) for p in ignore))
+        if self.cassette_order not in ("any", "recorded"):
+            raise ValueError(f"cassette_order must be 'any' (each request takes the first "
+                             f"unused interaction it matches) or 'recorded' (the next one), "
+                             f"not {self.cassette_order!r}")
         limits: object = self.limits
         if not isinstance(limits, Limits):
             raise ValueError(f"limits must be an ormock.Limits (Limits(journal_bytes=...)), "
                              f"not {limits!r}")
+
+
+def _cassettes(value: object) -> tuple[Cassette, ...]:
+    from ormock.engine.replays import cassettes_in
+
+    if isinstance(value, (str, PathLike, Cassette)):
+        value = [value]
+    if not isinstance(value, (tuple, list)):
+        raise ValueError(f"cassettes must be a list of cassette files or folders, not {value!r}")
+    out: list[Cassette] = []
+    for item in value:
+        if isinstance(item, Cassette):
+            out.append(item)
+        elif isinstance(item, (str, PathLike)):
+            out += cassettes_in(item)  # a CassetteError names file, line and key
+        else:
+            raise ValueError(f"a cassette is a path or an ormock.cassette.Cassette, not {item!r}")
+    return tuple(out)
 
 
 def _folders(value: object) -> tuple[Path, ...]:

@@ -36,6 +36,7 @@ from ormock.server.admin import admin_routes
 from ormock.server.asgi import Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
+from ormock.server.replay import ReplayRoute
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
@@ -95,7 +96,9 @@ class _RequestIds:
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), header]
+                sent = message.get("headers", [])
+                if not any(name == b"x-request-id" for name, _ in sent):  # a replay's own
+                    message["headers"] = [*sent, header]
             await send(message)
 
         await self.app(scope, receive, send_with_id)
@@ -276,7 +279,8 @@ def create_app(
             engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return error_response(_bug(exc))
 
-    routes: list[BaseRoute] = [_CreateRoute(create),
+    routes: list[BaseRoute] = [ReplayRoute(namespaces, max_body, create._answer_bug),
+                               _CreateRoute(create),
                                *admin_routes(namespaces, admin_hosts, max_body)]
     for prefix in ("", "/{namespace:str}"):
         routes += [

@@ -1,0 +1,92 @@
+"""Replaying cassettes over HTTP: any request under ``[/<namespace>]/v1/`` of a namespace that
+has cassettes is answered from them first, whatever its method, path or body (a recorded 400 to
+an invalid request replays too).
+
+The route is tried before every other one, and only claims a request when the namespace's
+engine has cassettes, so a server without them pays one dictionary lookup. The answer is the
+recorded one, written by the one HTTP writer: the status line after the recorded wait for the
+headers, then the body's writes as the upstream split them, each after its recorded pause
+(divided by the server's ``--speed``; instant at 0), ended the way the upstream ended it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from starlette.datastructures import URLPath
+from starlette.routing import BaseRoute, Match, NoMatchFound
+
+from ormock.cassette.matching import request_body
+from ormock.engine.journal import wrote
+from ormock.engine.namespaces import Namespaces
+from ormock.engine.writer import send_wire
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.types import Receive, Scope, Send
+from ormock.server.body import read_body
+
+__all__ = ["ReplayRoute", "namespace_of"]
+
+
+def namespace_of(path: str) -> str | None:
+    """The namespace of a ``[/<namespace>]/v1/...`` path (``""`` for none), or None for a path
+    outside ``/v1``."""
+    if path.startswith("/v1/") or path == "/v1":
+        return ""
+    head, slash, rest = path[1:].partition("/")
+    if slash and (rest.startswith("v1/") or rest == "v1") and head:
+        return head
+    return None
+
+
+class ReplayRoute(BaseRoute):
+    def __init__(self, namespaces: Namespaces, max_body: int,
+                 on_bug: Any) -> None:  # on_bug(scope, send, exc): the app's 500 answer
+        self.namespaces = namespaces
+        self.max_body = max_body
+        self.on_bug = on_bug
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http":
+            return Match.NONE, {}
+        name = namespace_of(scope.get("path", ""))
+        if name is None:
+            return Match.NONE, {}
+        engine = self.namespaces.find(name)
+        if engine is None:
+            if name or not self.namespaces.settings.cassettes:
+                return Match.NONE, {}
+        elif not engine.replays:
+            return Match.NONE, {}
+        return Match.FULL, {"path_params": {"namespace": name} if name else {}}
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from ormock.server.app import send_error
+
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        name = scope.get("path_params", {}).get("namespace", "")
+        try:
+            engine = self.namespaces.serve(name)
+            raw = await read_body(receive, headers.get("content-length", ""), self.max_body)
+            path = scope["path"][len(name) + 1:] if name else scope["path"]
+            query = scope.get("query_string", b"").decode("latin-1")
+            body = request_body(raw) if raw else None
+            replayed, wire, entry = engine.replay(scope["method"], path, query, body, headers,
+                                                  len(raw))
+        except OpenResponsesError as error:
+            await send_error(send, error)
+            return
+        except Exception as exc:
+            await self.on_bug(scope, send, exc)
+            return
+        self.namespaces.replies_in_flight += 1
+        try:
+            if replayed.headers_delay:
+                await asyncio.sleep(replayed.headers_delay)
+            wrote(entry, await send_wire(send, receive, wire))
+        finally:
+            self.namespaces.replies_in_flight -= 1
+            entry.finished_at = engine.elapsed()
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        raise NoMatchFound(name, path_params)
