@@ -5,7 +5,8 @@
 ``--input``; the request is printed first), with each event's offset;
 ``ormock check FILE...`` lints scenario files and raw SSE captures; ``ormock verdict`` judges how
 a client coped with the faults, from a journal file or a running server; ``ormock cassette``
-converts cassettes to and from vcrpy's (``ormock.cassette.cli``).
+converts cassettes to and from vcrpy's (``ormock.cassette.cli``); ``ormock probe`` holds a
+live provider to the protocol and records it (``ormock.probe``).
 """
 
 from __future__ import annotations
@@ -404,6 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ormock.cassette.cli import add_parser as add_cassette  # ormock cassette export|import
 
     add_cassette(commands)
+    from ormock.probe import add_parser as add_probe  # ormock probe --upstream URL
+
+    add_probe(commands)
     return parser
 
 
