@@ -12,6 +12,7 @@ import itertools
 import json
 import random
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,15 @@ class BareError(Fault):
         return RawReply(502, b'{"detail": "upstream broke"}')
 
 
-if "probe_bare_error" not in FAULTS:
+@pytest.fixture
+def bare_error() -> Iterator[None]:
+    """``BareError`` registered for one test (the fault catalogue feeds the scenario schema
+    other tests compare with the shipped file)."""
     register(BareError)
+    try:
+        yield
+    finally:
+        FAULTS.pop(BareError.name)
 
 
 @pytest.fixture
@@ -120,6 +128,7 @@ def test_ormock_holds_every_must(server: OrmockServer, namespace: tuple[str, str
     assert sent["input"][0]["call_id"] == call.event["item"]["call_id"]
 
 
+@pytest.mark.usefixtures("bare_error")
 def test_a_broken_provider_is_named_rule_by_rule(
         server: OrmockServer, namespace: tuple[str, str], tmp_path: Path,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
