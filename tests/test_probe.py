@@ -290,3 +290,36 @@ def test_max_output_tokens_must_cut(response: dict[str, Any],
     exchange = Exchange(probe, request=probe.build(Context("m", "openai")), response=response)
     found = list(cut_by_max_output_tokens(exchange, Context("m", "openai")))
     assert [(f.severity, f.rule) for f in found] == expected
+
+
+def test_a_stream_that_stalls_is_cut_at_the_timeout_and_kept(
+        server: OrmockServer, namespace: tuple[str, str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    valid = [p.name for p in BATTERY if p.expect == "2xx"]
+    server.engine(namespace[0]).inject({"stall": {"after_events": 3},
+                                        "when": {"nth": valid.index("text-stream") + 1}})
+    out = tmp_path / "c.yaml"
+    code, report, _ = _probe(capsys, "--upstream", namespace[1], "--cassette", str(out),
+                             "--timeout", "0.5")
+    stalled = _by_name(report)["text-stream"]
+    assert code == 1 and stalled["ended"] == "stalled" and stalled["events"] == 3
+    assert {f["rule"] for f in stalled["findings"]} == {"transport", "terminal-count"}
+    answer = load_cassette(out).interactions[valid.index("text-stream")].response
+    assert answer is not None and answer.ended == "stalled" and answer.messages is not None
+    assert len(answer.messages) == 3
+
+
+def test_a_key_in_an_answer_refuses_the_cassette_and_exits_2(
+        server: OrmockServer, namespace: tuple[str, str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    server.engine(namespace[0]).use({
+        "name": "leaky", "strict": False,
+        "steps": [{"times": "forever", "match": {"input_contains": "five words"},
+                   "reply": {"items": [{"message": f"Your key is {KEY}."}]}}]})
+    out = tmp_path / "c.yaml"
+    code = main(["probe", "--upstream", namespace[1], "--model", "ormock-1", "--cassette",
+                 str(out)])
+    printed = capsys.readouterr()
+    assert code == 2 and not out.exists()
+    assert "cassette NOT written: refusing to write" in printed.out
+    assert "an API key (sk-...)" in printed.err and KEY not in printed.err + printed.out
