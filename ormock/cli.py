@@ -6,7 +6,8 @@
 ``ormock check FILE...`` lints scenario files and raw SSE captures; ``ormock verdict`` judges how
 a client coped with the faults, from a journal file or a running server; ``ormock record``
 proxies a real provider and writes what it answers to a cassette (``ormock.commands.record``);
-``ormock cassette`` converts cassettes to and from vcrpy's (``ormock.cassette.cli``).
+``ormock cassette`` converts cassettes to and from vcrpy's (``ormock.cassette.cli``); ``ormock
+probe`` holds a live provider to the protocol and records it (``ormock.probe``).
 """
 
 from __future__ import annotations
@@ -421,6 +422,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_cassette(commands)
     record_command.add_parser(commands)
+    from ormock.probe import add_parser as add_probe  # ormock probe --upstream URL
+
+    add_probe(commands)
     return parser
 
 

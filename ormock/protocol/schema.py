@@ -7,7 +7,7 @@ from typing import Any
 
 from ormock.protocol import events as ev
 
-__all__ = ["schema_errors", "validate_response"]
+__all__ = ["schema_errors", "validate_error", "validate_response"]
 
 _MODELS = {
     ev.CREATED: "ResponseCreatedStreamingEvent",
@@ -91,4 +91,17 @@ def validate_response(response: dict[str, Any]) -> str | None:
         )
     except Exception as error:
         return _format(error)
+    return None
+
+
+def validate_error(envelope: Any) -> str | None:
+    """None if ``envelope`` is an Open Responses error body, ``{"error": {"message", "type",
+    "param", "code"}}`` (the official ``ErrorPayload``: all four present, ``param`` and
+    ``code`` may be null), else a one-line reason."""
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("error"), dict):
+        return "the body is not an object with an 'error' object"
+    try:
+        _model("ErrorPayload").model_validate(envelope["error"])
+    except Exception as error:
+        return "error." + _format(error)
     return None
