@@ -17,85 +17,13 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import fields
 from pathlib import Path
 
 from ormock.commands import record as record_command
-from ormock.engine.limits import Limits
+from ormock.commands import serve as serve_command
 from ormock.protocol.profile import PROFILES
 
 __all__ = ["main"]
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from ormock.plugins import PluginError
-    from ormock.scenario import ScenarioError
-    from ormock.server.runner import OrmockServer
-
-    try:
-        limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
-    except ValueError as error:
-        print(f"ormock: {error}", file=sys.stderr)
-        return 2
-    try:  # plugins load first: a chaos spec or a scenario may name what they register
-        server = OrmockServer(
-            args.host, args.port, seed=args.seed, clock=args.clock, self_check=args.self_check,
-            speed=args.speed, scenarios=args.scenario, scenario_dirs=args.scenario_dir,
-            api_key=args.api_key, limits=limits, admin_hosts=args.admin_host,
-            chaos=args.chaos or None, profile=args.profile, plugins=args.plugin,
-            log_level=args.log_level, access_log=args.access_log,
-            cassettes=args.cassette, cassette_ignore=args.cassette_ignore,
-            cassette_order=args.cassette_order,
-        )
-    except PluginError as error:
-        print(f"ormock: --plugin: {error}", file=sys.stderr)
-        return 2
-    except ScenarioError as error:
-        print(f"ormock: {error}", file=sys.stderr)
-        return 2
-    except ValueError as error:  # a chaos spec that does not parse
-        print(f"ormock: {'--chaos: ' if args.chaos else ''}{error}", file=sys.stderr)
-        return 2
-    except (OSError, OverflowError) as error:  # the address is taken, or not this machine's
-        print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)
-        return 3
-    loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
-    if args.cassette:
-        count = len(server.namespaces.settings.cassettes)
-        loaded += f"; replaying {count} cassette{'s' if count != 1 else ''}"
-    print(f"ormock serving Open Responses on {server.base_url} "
-          f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:  # Ctrl-C: uvicorn re-raises it once stopped
-        return 0
-    except RuntimeError as error:
-        print(f"ormock: {error}", file=sys.stderr)
-        return 3
-    return 0
-
-
-_LIMIT_HELP = {
-    "max_body": "largest request body in bytes; larger gets 413",
-    "journal_entries": "requests each namespace's journal keeps",
-    "journal_bytes": "request bytes each journal keeps",
-    "store_responses": "stored responses each namespace keeps",
-    "store_bytes": "bytes of stored responses each namespace keeps",
-    "namespaces": "namespaces open at once",
-    "socket_responses": "store: false responses a WebSocket connection keeps",
-    "socket_bytes": "bytes of those",
-    "errors": "tracebacks of failures inside the server kept",
-    "error_bytes": "bytes of those",
-}
-
-
-def _limit_options(parser: argparse.ArgumentParser) -> None:
-    """A flag per ``Limits`` field (``--journal-bytes``), defaulting to its value."""
-    group = parser.add_argument_group("limits (what the server keeps at most; oldest go first)")
-    for field in fields(Limits):
-        default = getattr(Limits(), field.name)
-        group.add_argument(Limits.option(field.name), type=int, default=default,
-                           metavar="N", help=f"{_LIMIT_HELP[field.name]} (default {default:,})")
 
 
 def _scenarios(args: argparse.Namespace) -> int:
@@ -303,50 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ormock", description="A scriptable fake Open Responses provider for tests."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="start a fake Open Responses server")
-    serve.add_argument("--host", default="127.0.0.1",
-                       help="address to bind (default 127.0.0.1: loopback only)")
-    serve.add_argument("--port", type=int, default=8787, help="port (default 8787)")
-    serve.add_argument("--seed", type=int, default=0, help="seed for ids, text and chaos")
-    serve.add_argument("--scenario", action="append", default=[], metavar="PATH_OR_NAME",
-                       help="load a scenario (a file, or a catalogue name); repeatable")
-    serve.add_argument("--scenario-dir", action="append", default=[], metavar="DIR",
-                       help="a folder where scenario names are looked up; repeatable")
-    serve.add_argument("--cassette", action="append", default=[], metavar="PATH",
-                       help="replay a cassette (ormock's or vcrpy's), or every one in a folder, "
-                            "before anything else (repeatable)")
-    serve.add_argument("--cassette-ignore", action="append", default=[], metavar="JSON.PATH",
-                       help="leave this JSON path out when matching a request to a recorded "
-                            "one, e.g. metadata or input[*].output (repeatable)")
-    serve.add_argument("--cassette-order", choices=("any", "recorded"), default="any",
-                       help="any: a request takes the first unused interaction it matches "
-                            "(default); recorded: it must match the next one")
-    serve.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
-                       help="load an ormock plugin (a module or .py file with "
-                       "register(registry)); repeatable")
-    serve.add_argument("--speed", type=float, default=1.0,
-                       help="divide every scripted or recorded delay by this (0: no delays)")
-    serve.add_argument("--chaos", default=None, metavar="SPEC",
-                       help="seeded random faults, e.g. "
-                       "'rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect'")
-    serve.add_argument("--profile", choices=tuple(PROFILES),
-                       default="openresponses",
-                       help="wire spellings: the official Open Responses schema (default), or "
-                       "OpenAI's where they differ (response.reasoning_text.*, the json_schema "
-                       "format echoed with its schema)")
-    serve.add_argument("--clock", choices=("seeded", "real"), default="seeded",
-                       help="timestamps: seeded (deterministic, default) or real")
-    serve.add_argument("--api-key", default=None,
-                       help="accept only 'Authorization: Bearer KEY' (default: any key)")
-    _limit_options(serve)
-    serve.add_argument("--admin-host", action="append", default=[], metavar="ADDRESS",
-                       help="allow the admin API (/_ormock/) from this client address too")
-    serve.add_argument("--self-check", action="store_true",
-                       help="check every planned stream against the protocol and the official "
-                       "schema before sending it (slower; a violation answers 500)")
-    serve.add_argument("--log-level", default="warning")
-    serve.add_argument("--access-log", action="store_true", help="log every request")
-    serve.set_defaults(func=_serve)
+    serve_command.add_parser(commands)
 
     listing = commands.add_parser("scenarios", help="list the built-in scenarios")
     listing.add_argument("--schema", action="store_true",
