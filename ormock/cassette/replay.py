@@ -37,13 +37,15 @@ def _pause(ms: float, speed: float) -> float:
 
 
 def answer_frames(response: RecordedResponse, speed: float = 0.0,
-                  timed: bool = True) -> list[Frame]:
-    """The body of ``response`` as frames, the first one's delay counted from the headers."""
+                  timed: bool = True, per_message: bool = False) -> list[Frame]:
+    """The body of ``response`` as frames, the first one's delay counted from the headers: the
+    upstream's writes, or with ``per_message`` one frame per SSE message at its ``at`` (the
+    shape faults edit)."""
     if not timed:
         speed = 0.0
     frames: list[Frame] = []
     last = response.headers_at
-    if response.chunks:
+    if response.chunks and not (per_message and response.messages is not None):
         body = response_bytes(response)
         position = 0
         parser = SSEParser()  # the events each write completes, for the journal's record

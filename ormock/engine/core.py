@@ -80,6 +80,7 @@ class Engine:
         self.chaos: Chaos | None = chaos.fresh() if chaos is not None else None
         self.on_reply: list[Callable[[JournalEntry, Reply | RawReply], None]] = []
         self._lock = threading.Lock()
+        self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
         self._cassettes: list[tuple[Cassette, tuple[str, ...], Order]] = []
         self.reset()
@@ -145,6 +146,12 @@ class Engine:
                 self.replays.use(cassette, paths, order)
                 self._cassettes.append((cassette, paths, order))
         return cassettes
+
+    def drop_cassettes(self) -> None:
+        """Stop replaying every cassette (the server's ``--cassette`` ones too)."""
+        with self._lock:
+            self._cassettes.clear()
+            self.replays = Replays()
 
     def replay(self, method: str, path: str, query: str, body: Any,
                headers: Mapping[str, str], size: int = 0

@@ -96,13 +96,13 @@ class Replayed:
     def reply(self, speed: float) -> Reply:
         """The recorded answer as a planned reply, for faults to act on: the recorded events,
         sent as the recorded frames until a fault changes them."""
-        wire = self.wire(speed)
         headers = {name: value if isinstance(value, str) else value[-1]
                    for name, value in self.response.headers.items()
                    if name != "content-type"}
         events = recorded_events(self.response)
         if self.response.streamed:
-            return Reply(events=events, stream=True, headers=headers, frames=list(wire.frames))
+            frames = answer_frames(self.response, speed, self.timed, per_message=True)
+            return Reply(events=events, stream=True, headers=headers, frames=frames)
         return Reply(events=[], stream=False, headers=headers, body=response_bytes(
             self.response))
 

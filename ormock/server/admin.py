@@ -4,6 +4,9 @@
 - ``GET /_ormock/scenarios``: the loaded scenarios, with how often each step was used.
 - ``DELETE /_ormock/scenarios/{name}``: unload one.
 - ``GET /_ormock/catalogue``: the built-in scenarios, one line each.
+- ``POST /_ormock/cassettes`` (an ormock cassette's YAML or JSON; ``?ignore=metadata,user``,
+  ``?order=recorded``): replay it before anything else; ``GET``: each cassette and which of its
+  interactions were played; ``DELETE``: stop replaying them all.
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
 - ``GET /_ormock/journal``: every request, secrets masked, what answered it and what went back.
@@ -28,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ormock.cassette.fileformat import parse_cassette
 from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.verdict import judge, rules_from
@@ -139,6 +143,35 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                                              param="name"))
         engine.scenarios.remove(name)
         return _json({"name": name, "deleted": True})
+
+    async def load_cassette(request: Request, engine: Engine) -> Response:
+        raw = (await request.body()).decode("utf-8", "replace")
+        ignore = [p for p in request.query_params.get("ignore", "").split(",") if p]
+        order = request.query_params.get("order", "any")
+        try:
+            cassette = parse_cassette(raw, "<admin body>")
+        except ValueError as error:  # CassetteError too
+            return _error(OpenResponsesError(
+                f"The cassette was not loaded: {error}. The body is an ormock cassette's YAML "
+                "or JSON; a vcrpy cassette is loaded with `ormock serve --cassette FILE` or "
+                "converted with `ormock cassette import FILE`.",
+                code="invalid_cassette", param="body"))
+        if order not in ("any", "recorded"):
+            return _error(OpenResponsesError(
+                f"order must be 'any' or 'recorded', not {order!r}.", code="invalid_order",
+                param="order"))
+        engine.use_cassette(cassette, ignore=ignore, order="recorded" if order == "recorded"
+                            else "any")
+        return _json({"interactions": len(cassette.interactions), "order": order,
+                      "ignore": ignore}, 201)
+
+    async def list_cassettes(request: Request, engine: Engine) -> Response:
+        return _json({"object": "list", "data": engine.replays.summary()})
+
+    async def drop_cassettes(request: Request, engine: Engine) -> Response:
+        count = len(engine.replays.players)
+        engine.drop_cassettes()
+        return _json({"deleted": count})
 
     async def builtin(request: Request, engine: Engine) -> Response:
         data = []
@@ -252,6 +285,9 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
             Route(base + "/scenarios", guarded(listing), methods=["GET"]),
             Route(base + "/scenarios/{name}", guarded(unload), methods=["DELETE"]),
             Route(base + "/catalogue", guarded(builtin), methods=["GET"]),
+            Route(base + "/cassettes", guarded(load_cassette), methods=["POST"]),
+            Route(base + "/cassettes", guarded(list_cassettes), methods=["GET"]),
+            Route(base + "/cassettes", guarded(drop_cassettes), methods=["DELETE"]),
             Route(base + "/reset", guarded(reset), methods=["POST"]),
             Route(base + "/journal", guarded(journal), methods=["GET"]),
             Route(base + "/verdict", guarded(verdict), methods=["GET"]),

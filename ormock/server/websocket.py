@@ -30,9 +30,12 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ormock.cassette.matching import CassetteMiss
+from ormock.engine.core import Engine
 from ormock.engine.journal import wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
+from ormock.engine.replays import Replayed
 from ormock.engine.store.memory import ResponseStore
 from ormock.engine.wire import Wire, Written
 from ormock.engine.writer import Tally
@@ -40,9 +43,24 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 from ormock.server.body import decode_json
+from ormock.server.socket_replay import replay_session
 
 __all__ = ["ResponsesSocket"]
 
+
+
+def _recorded_session(engine: Engine, scope: MutableMapping[str, Any]) -> Replayed | None:
+    """The next recorded WebSocket session, when the namespace replays cassettes that hold
+    one (else the connection is served live)."""
+    if not engine.replays:
+        return None
+    query = scope.get("query_string", b"").decode("latin-1")
+    try:
+        with engine.lock:
+            return engine.replays.take("GET", "/v1/responses", query, None, engine.speed,
+                                       socket=True)
+    except CassetteMiss:
+        return None
 
 
 def _error_event(status: int, error: Json) -> str:
@@ -63,8 +81,12 @@ class ResponsesSocket:
             await socket.close(code=1008, reason="namespace closed")
             return
         headers = dict(socket.headers)
+        replayed = _recorded_session(engine, scope)
         local = engine.continuation_cache()
         await socket.accept()
+        if replayed is not None:
+            await replay_session(socket, engine, replayed, headers, scope["path"])
+            return
         try:
             while True:
                 message = await socket.receive()
