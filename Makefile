@@ -26,6 +26,10 @@ typecheck: $(STAMP)
 test: lint typecheck
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
+# the example cassettes of cassettes/, recorded through `ormock record` from ormock's catalogue
+cassettes: $(STAMP)
+	$(BIN)/python cassettes/record.py
+
 schema: $(STAMP)
 	$(BIN)/ormock scenarios --schema > ormock/scenario/scenario.schema.json
 	$(BIN)/ormock cassette schema > ormock/cassette/cassette.schema.json

@@ -151,6 +151,9 @@ def _check(args: argparse.Namespace) -> int:
 
     failed = False
     for path in args.files:
+        if _is_cassette(path):
+            failed = _check_cassette(path, args) or failed
+            continue
         if path.endswith((".yaml", ".yml")):
             try:
                 scenario = load_scenario(Path(path))
@@ -179,6 +182,51 @@ def _check(args: argparse.Namespace) -> int:
         if report.ok:
             print(f"{path}: ok ({len(report.events)} events)")
     return 1 if failed else 0
+
+
+def _is_cassette(path: str) -> bool:
+    """A ``.yaml``/``.yml``/``.json`` file shaped like a cassette (ormock's or vcrpy's)."""
+    from ormock.cassette.shape import shape_of
+    from ormock.scenario.source import ScenarioError, safe_document
+
+    if not path.endswith((".yaml", ".yml", ".json")):
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, ValueError):
+        return False  # the scenario reader says what is wrong with it
+    try:
+        if path.endswith(".json"):
+            return shape_of(json.loads(text)) is not None
+        return shape_of(safe_document(text, path)) is not None
+    except (ValueError, ScenarioError):
+        return "!!python/" in text  # the tags vcrpy writes, which the safe loader refuses
+
+
+def _check_cassette(path: str, args: argparse.Namespace) -> bool:
+    """Print the findings of each recorded stream of a cassette; True when any rule broke."""
+    from ormock.cassette.fileformat import CassetteError
+    from ormock.cassette.lint import check_cassette
+    from ormock.cassette.shape import load
+
+    try:
+        cassette = load(path)
+    except CassetteError as error:
+        print(str(error))
+        return True
+    failed, streams = False, 0
+    for checked in check_cassette(cassette, args.profile, schema=not args.no_schema):
+        streams += 1
+        line = checked.interaction.line
+        for violation in checked.report.violations:
+            print(f"{path}:{line}: interaction {checked.number}: {violation.rule}: "
+                  f"{violation.message} (event {violation.index})")
+        failed = failed or not checked.report.ok
+    if not failed:
+        print(f"{path}: ok (cassette, {len(cassette.interactions)} interactions, {streams} "
+              f"streams checked under profile {args.profile or cassette.profile!r})")
+    return failed
 
 
 def _verdict(args: argparse.Namespace) -> int:

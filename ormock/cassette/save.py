@@ -26,6 +26,15 @@ def write_atomically(path: str | Path, text: str) -> None:
     descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                              dir=target.parent)
     try:
+        # mkstemp makes the file 0600; a cassette gets the mode of the one it replaces, or
+        # what the umask gives a new file
+        try:
+            mode = target.stat().st_mode & 0o777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
