@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PORT ?= 8787
 PYTEST_ARGS ?=
 
-.PHONY: serve test lint typecheck bench schema openai-events clean
+.PHONY: serve test lint typecheck bench schema openai-events cassettes clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ serve: $(STAMP)
 	$(BIN)/ormock serve --host 127.0.0.1 --port $(PORT)
 
 lint: $(STAMP)
-	$(BIN)/ruff check ormock tests bench plugins
+	$(BIN)/ruff check ormock tests bench plugins cassettes
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
