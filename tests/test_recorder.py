@@ -530,3 +530,50 @@ def test_sigkill_at_any_moment_leaves_whole_cassettes(upstream: OrmockServer,
     for name in names:
         if name.startswith("."):  # a write in flight when the kill came
             assert re.fullmatch(r"\.run-\d+\.yaml\..+\.tmp", name), name
+
+
+# -- each failure kind, recorded and then replayed: the client sees it again
+
+
+async def server_error(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    body = b'{"error":{"message":"overloaded","type":"server_error","param":null,"code":null}}'
+    writer.write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+                 b"retry-after: 1\r\n" + f"content-length: {len(body)}\r\n\r\n".encode() + body)
+    await writer.drain()
+
+
+@pytest.mark.parametrize(("script", "error", "ended", "journaled"), [
+    (dropped, httpx.RemoteProtocolError, "closed", "closed"),
+    (reset, httpx.ReadError, "reset", "reset"),
+    (stall, httpx.ReadTimeout, "stalled", "stalled"),
+    # whole on the wire, but with no terminal event: the journal says truncated
+    (slow_start, None, "whole", "truncated"),
+    (server_error, None, "whole", "whole"),
+], ids=["dropped", "reset", "stall", "slow-first-byte", "503"])
+def test_each_failure_kind_replays_as_recorded(script: Script, error: type[Exception] | None,
+                                              ended: str, journaled: str,
+                                              tmp_path: Path) -> None:
+    with raw_upstream(script) as (url, _), recording(url, tmp_path) as (recorder, _):
+        got, raised = post_stream(recorder, timeout=0.3 if ended == "stalled" else 10)
+        cassette = recorded(recorder, 1)
+    response = cassette.interactions[0].response
+    assert response is not None and response.ended == ended
+    with OrmockServer(cassettes=[recorder.cassette], speed=1) as replay:
+        again, raised_again = b"", None
+        try:
+            with httpx.stream("POST", f"{replay.url}/v1/responses",
+                              json={"model": "m", "stream": True},
+                              timeout=httpx.Timeout(10, read=0.3 if ended == "stalled" else 10)
+                              ) as answer:
+                status, headers = answer.status_code, answer.headers
+                for data in answer.iter_raw():
+                    again += data
+        except httpx.HTTPError as failure:
+            raised_again = failure
+        entry = replay.engine().journal[-1]
+    assert again == got == response_bytes(response)
+    assert type(raised_again) is type(raised) and (error is None or isinstance(raised, error))
+    assert status == response.status
+    assert all(headers.get(name) == value for name, value in response.headers.items()
+               if isinstance(value, str))
+    assert entry.ended == journaled
