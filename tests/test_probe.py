@@ -38,7 +38,7 @@ from ormock.probe import (
 )
 from ormock.protocol.checker import check_stream
 
-KEY = "sk-probe0123456789abcdefghijklmnop"
+KEY = "sk-" + "probe0123456789abcdefghijklmnop"
 _names = itertools.count()
 
 

