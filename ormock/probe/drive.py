@@ -32,11 +32,10 @@ class Unreachable(Exception):
 
 def base_url(upstream: str) -> str:
     """The API base of ``upstream``, with or without ``/v1``: ``http://host:port/v1``.
-    ``ValueError`` when it is not an http(s) URL."""
-    parts = urlsplit(upstream.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"--upstream {upstream!r} is not an http(s) URL; give one such as "
-                         "https://api.openai.com/v1")
+    ``ValueError`` (the recorder's ``check_upstream``) when it is not an http(s) URL."""
+    from ormock.server.recorder import check_upstream  # loads uvicorn: not at ``ormock --help``
+
+    parts = urlsplit(check_upstream(upstream.strip()))
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
         path += "/v1"
@@ -84,15 +83,18 @@ async def run_probe(upstream: str, *, model: str = DEFAULT_MODEL, key: str | Non
                     progress: TextIO | None = None) -> ProbeRun:
     """Run ``battery`` against ``upstream`` and judge every exchange; the cassette is saved
     after each probe. ``Unreachable`` when the first request gets no answer at all."""
+    from ormock import __version__
+    from ormock.server.recorder import upstream_target  # as in base_url: only a run loads it
+
     base = base_url(upstream)
     run = ProbeRun(base, model, profile,
                    Path(cassette) if cassette is not None else default_cassette(base))
     context = Context(model, profile)
-    path = urlsplit(base).path + "/responses"
+    url = upstream_target(base, "/v1/responses")
+    path = urlsplit(url).path
     interactions: list[Interaction] = []
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(base))
     recorded_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    from ormock import __version__
 
     def say(text: str, end: str = "\n") -> None:
         if progress is not None:
@@ -119,7 +121,7 @@ async def run_probe(upstream: str, *, model: str = DEFAULT_MODEL, key: str | Non
             started = time.monotonic()
             try:
                 recording, data, ended, kind = await _send(
-                    client, base + "/responses", path, headers, exchange.request)
+                    client, url, path, headers, exchange.request)
             except (httpx.ConnectError, httpx.ConnectTimeout) as error:
                 if not any(e.status for e in run.exchanges):
                     say("unreachable")
