@@ -93,7 +93,9 @@ async def run_probe(upstream: str, *, model: str = DEFAULT_MODEL, key: str | Non
     url = upstream_target(base, "/v1/responses")
     path = urlsplit(url).path
     interactions: list[Interaction] = []
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(base))
+    from ormock.server.recorder_file import public_url  # no user:password in the file
+
+    origin = public_url(base)
     recorded_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def say(text: str, end: str = "\n") -> None:
