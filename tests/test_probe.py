@@ -102,7 +102,7 @@ def test_ormock_holds_every_must(server: OrmockServer, namespace: tuple[str, str
 
     cassette = load_cassette(out)
     assert len(cassette.interactions) == len(BATTERY)
-    assert cassette.profile == "openresponses" and cassette.upstream == server.url
+    assert cassette.profile == "openresponses" and cassette.upstream == namespace[1] + "/v1"
     assert cassette.recorded_with is not None and cassette.recorded_with.startswith("ormock probe")
     requests = [i.request for i in cassette.interactions]
     assert {r.path for r in requests} == {f"/{namespace[0]}/v1/responses"}
