@@ -455,3 +455,20 @@ def test_serve_profile_choices_are_the_profiles(capsys: pytest.CaptureFixture[st
     assert exited.value.code == 2
     assert f"(choose from {choices})" in capsys.readouterr().err
 
+
+
+@pytest.mark.parametrize(("store", "says"), [
+    ("redis", "ormock: --store: unknown store 'redis': write 'memory'"),
+    ("sqlite:", "ormock: --store: store 'sqlite:' names no file: write 'sqlite:PATH'"),
+])
+def test_serve_refuses_a_store_it_does_not_know(capsys: pytest.CaptureFixture[str],
+                                                store: str, says: str) -> None:
+    status, out, err = run(capsys, "serve", "--store", store)
+    assert (status, out) == (2, "") and err.startswith(says)
+
+
+def test_serve_refuses_a_store_file_it_cannot_open(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    status, out, err = run(capsys, "serve", "--port", "0",
+                           "--store", f"sqlite:{tmp_path / 'no' / 'such' / 'dir.db'}")
+    assert (status, out) == (2, "") and err.startswith("ormock: --store sqlite:")

@@ -48,16 +48,17 @@ def test_past_its_count_the_oldest_go() -> None:
     for n in range(5):
         store.keep(f"r{n}", stored(10))
     assert list(store) == ["r2", "r3", "r4"]
-    assert store.bytes == sum(s.size for s in store.values()) == 30
+    assert store.bytes == sum(s.size for s in store.values()) == 3 * stored(10).size
 
 
 def test_past_its_bytes_the_oldest_go_but_the_newest_stays() -> None:
-    store = ResponseStore(limit=100, max_bytes=250)
+    unit = stored(100).size  # its encoded bytes: a header line, then the response
+    store = ResponseStore(limit=100, max_bytes=2 * unit + unit // 2)
     for n in range(4):
         store.keep(f"r{n}", stored(100))
-    assert list(store) == ["r2", "r3"] and store.bytes == 200
-    store.keep("big", stored(1000))  # larger than the whole room: kept alone
-    assert list(store) == ["big"] and store.bytes == 1000
+    assert list(store) == ["r2", "r3"] and store.bytes == 2 * unit
+    store.keep("big", stored(10 * unit))  # larger than the whole room: kept alone
+    assert list(store) == ["big"] and store.bytes == stored(10 * unit).size
 
 
 def test_keeping_an_id_again_replaces_it_and_counts_once() -> None:
@@ -65,14 +66,58 @@ def test_keeping_an_id_again_replaces_it_and_counts_once() -> None:
     store.keep("a", stored(10))
     store.keep("b", stored(10))
     store.keep("a", stored(20))
-    assert list(store) == ["b", "a"] and store.bytes == 30
-    assert store.pop("b").size == 10 and store.bytes == 20
-    assert store.pop("nope") is None and store.bytes == 20
+    assert list(store) == ["b", "a"] and store.bytes == stored(10).size + stored(20).size
+    assert store.pop("b").raw == b"x" * 10 and store.bytes == stored(20).size
+    assert store.pop("nope") is None and store.bytes == stored(20).size
 
 
-def test_size_counts_the_request_and_the_raw_body() -> None:
-    assert Stored(None, [], raw=b"abc", request_size=7).size == 10
-    assert Stored(answer("r"), [], request_size=7).size == 7 + 1024  # a guess when not raw
+def test_size_is_the_encoded_record_and_it_decodes_to_the_same() -> None:
+    first = Stored(answer("r1", said("one")), [user("a")])
+    store = ResponseStore()
+    store.keep("r1", first)
+    child = Stored(answer("r2", said("two")), [user("b")], store.get("r1"), context_tokens=7)
+    encoded = child.encode()
+    assert child.size == len(encoded) and encoded.endswith(b"\n" + child.raw)
+    assert encoded.count(b"\n") == 1  # one header line, then the Response JSON as sent
+    again = Stored.decode(encoded, "r2", store)
+    assert (again.id, again.parent_id, again.input, again.context_tokens) == (
+        "r2", "r1", [user("b")], 7)
+    assert again.raw == child.raw and again.response == child.response
+    assert again.context == [user("a"), said("one"), user("b")]
+
+
+def test_a_chain_links_by_id_and_an_ancestor_past_the_caps_is_a_400() -> None:
+    store = ResponseStore(limit=2)
+    store.keep("r1", Stored(answer("r1", said("one")), [user("a")]))
+    store.keep("r2", Stored(answer("r2", said("two")), [user("b")], store.get("r1")))
+    assert store["r2"].context == [user("a"), said("one"), user("b")]
+    store.keep("r3", Stored(answer("r3"), [user("c")], store.get("r2")))  # r1 goes
+    assert list(store) == ["r2", "r3"]
+    with pytest.raises(OpenResponsesError) as raised:
+        _ = store["r3"].context
+    assert (raised.value.code, raised.value.status) == ("previous_response_not_found", 400)
+    assert "'r1', an earlier turn of this chain (the parent of 'r2'), is no longer stored" in (
+        raised.value.message)
+
+
+def test_a_parent_from_another_store_is_kept_with_the_child() -> None:
+    local = ResponseStore()  # a connection's store: false cache
+    local.keep("r1", Stored(answer("r1", said("one")), [user("a")]))
+    shared = ResponseStore()
+    shared.keep("r2", Stored(answer("r2", said("two")), [user("b")], local.get("r1")))
+    local.clear()  # the connection has closed: the child still knows what came before
+    assert shared["r2"].parent_id is None
+    assert shared["r2"].context == [user("a"), said("one"), user("b")]
+    shared.keep("r3", Stored(answer("r3"), [user("c")], shared.get("r2")))
+    assert shared["r3"].parent_id == "r2"
+    assert shared["r3"].context == [user("a"), said("one"), user("b"), said("two"), user("c")]
+
+
+def test_each_start_on_a_store_is_counted_until_it_is_cleared() -> None:
+    store = ResponseStore()
+    assert [store.start(), store.start(), store.start()] == [0, 1, 2]
+    store.clear()
+    assert store.start() == 0
 
 
 # -- the chain ----------------------------------------------------------------------------------

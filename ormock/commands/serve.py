@@ -5,11 +5,13 @@ command line."""
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from dataclasses import fields
 from typing import Any
 
 from ormock.engine.limits import Limits
+from ormock.engine.store import check_store
 from ormock.protocol.profile import PROFILES
 
 __all__ = ["add_parser", "limit_options", "run"]
@@ -25,6 +27,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"ormock: {error}", file=sys.stderr)
         return 2
+    try:
+        check_store(args.store)
+    except ValueError as error:
+        print(f"ormock: --store: {error}", file=sys.stderr)
+        return 2
     try:  # plugins load first: a chaos spec or a scenario may name what they register
         server = OrmockServer(
             args.host, args.port, seed=args.seed, clock=args.clock, self_check=args.self_check,
@@ -33,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             chaos=args.chaos or None, profile=args.profile, plugins=args.plugin,
             log_level=args.log_level, access_log=args.access_log,
             cassettes=args.cassette, cassette_ignore=args.cassette_ignore,
-            cassette_order=args.cassette_order,
+            cassette_order=args.cassette_order, store=args.store,
         )
     except PluginError as error:
         print(f"ormock: --plugin: {error}", file=sys.stderr)
@@ -43,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except ValueError as error:  # a chaos spec that does not parse
         print(f"ormock: {'--chaos: ' if args.chaos else ''}{error}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as error:  # the store's file cannot be opened
+        print(f"ormock: --store {args.store}: {error}", file=sys.stderr)
         return 2
     except (OSError, OverflowError) as error:  # the address is taken, or not this machine's
         print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)
@@ -118,6 +128,9 @@ def add_parser(commands: Any) -> None:
                        help="wire spellings: the official Open Responses schema (default), or "
                        "OpenAI's where they differ (response.reasoning_text.*, the json_schema "
                        "format echoed with its schema)")
+    serve.add_argument("--store", default="memory", metavar="memory|sqlite:PATH",
+                       help="where stored responses live: memory (default; gone when the "
+                       "server stops) or sqlite:PATH (one file, kept across restarts)")
     serve.add_argument("--clock", choices=("seeded", "real"), default="seeded",
                        help="timestamps: seeded (deterministic, default) or real")
     serve.add_argument("--api-key", default=None,

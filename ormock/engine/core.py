@@ -28,7 +28,7 @@ from ormock.engine.journal import JournalEntry, final_response, record, summariz
 from ormock.engine.replays import Replayed, Replays, cassettes_in, replay
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
-from ormock.engine.store.memory import ResponseStore, Stored
+from ormock.engine.store import ResponseStore, StoreBackend, Stored, open_backend
 from ormock.engine.turn import Turn, socket_check
 from ormock.engine.wire import Pacing, Transport, Wire
 from ormock.faults import Fault, apply_faults, parse_fault
@@ -59,11 +59,19 @@ __all__ = ["Engine"]
 class Engine:
     """One isolated fake provider."""
 
-    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+    def __init__(self, settings: Settings | None = None, *, backend: StoreBackend | None = None,
+                 **overrides: Any) -> None:
         """``Engine(settings)``, or ``Engine(seed=3, ...)`` with ``Settings`` fields (over
         ``settings`` when both are given). ``self.settings`` is what it was made with; the
-        attributes below are its live values (the pytest plugin sets ``seed`` and ``speed``)."""
+        attributes below are its live values (the pytest plugin sets ``seed`` and ``speed``).
+        ``backend``: where its responses are stored (a server gives each namespace's engine
+        its keyspace of one backend); by default the one ``settings.store`` names."""
         self.settings = settings = settings_from(settings, overrides)
+        limits = settings.limits
+        self.backend = backend if backend is not None else open_backend(settings.store, limits)
+        # what it stored before (an SQLite file, a restart) stays until reset() is called
+        self.responses = ResponseStore(limits.store_responses, limits.store_bytes,
+                                       backend=self.backend)
         self.profile = settings.profile
         self.limits = settings.limits  # what the journal, store and errors keep at most
         self.seed = settings.seed
@@ -83,21 +91,26 @@ class Engine:
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
         self._cassettes: list[tuple[Cassette, tuple[str, ...], Order]] = []
-        self.reset()
+        self._reset(clear=False)
 
     def reset(self, *, scenarios: bool = True) -> None:
-        """Start over: responses, journal, ids, counters; ``scenarios=False`` keeps the loaded
-        scenarios (with fresh counters) and faults."""
+        """Start over: responses (this namespace's keys of the store), journal, ids,
+        counters; ``scenarios=False`` keeps the loaded scenarios (with fresh counters) and
+        faults."""
+        self._reset(scenarios=scenarios, clear=True)
+
+    def _reset(self, *, scenarios: bool = True, clear: bool) -> None:
         kept = list(self.scenarios.scenarios) if not scenarios else []
         kept_faults = list(self.faults) if not scenarios else []
         kept_cassettes = list(self._cassettes) if not scenarios else []
         self._cassettes = kept_cassettes
         with self._lock:
-            self.ids = IdFactory(self.seed)
+            if clear:
+                self.responses.clear()
+            self.ids = IdFactory(self.seed, self.responses.start())  # a restart: other ids
             self.clock = Clock(self.clock_mode)
             self.rng = random.Random(f"ormock:faults:{self.seed}")
             limits = self.limits
-            self.responses = ResponseStore(limits.store_responses, limits.store_bytes)
             self.journal: Capped[JournalEntry] = Capped(
                 limits.journal_entries, limits.journal_bytes, _entry_size)
             # tracebacks of failures inside the server, the newest ones
@@ -270,8 +283,8 @@ class Engine:
         if isinstance(ids, RecordingIds) and out is reply:
             out = self._remember(key, reply, final, ids, created, completed)
         self._keep(selection, final["id"], bool(final.get("store", True)),
-                   Stored(final, request.input, parent, context_tokens=turn.context_tokens,
-                          request_size=entry.size), local)
+                   Stored(final, request.input, parent, context_tokens=turn.context_tokens),
+                   local)
         return out
 
     def _echo(self, turn: Turn) -> Json:
@@ -334,8 +347,7 @@ class Engine:
         entry.response_id, entry.response_status = fresh[0], template.status
         self._keep(turn.selection, fresh[0], template.store,
                    Stored(None, turn.request.input, turn.parent, raw=final_raw,
-                          context_tokens=turn.context_tokens, request_size=entry.size),
-                   turn.local)
+                          context_tokens=turn.context_tokens), turn.local)
         return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
                      summary=summary, socket=turn.socket)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ormock.engine.core import Engine
 from ormock.engine.settings import Settings, settings_from
+from ormock.engine.store import StoreBackend, open_backend
 from ormock.protocol.errors import OpenResponsesError
 from ormock.scenario import find_scenario
 
@@ -63,6 +64,11 @@ class Namespaces:
         self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
         self._closed: OrderedDict[str, None] = OrderedDict()  # a late request must not revive
         self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
+        # a persistent store is one for every namespace, each its own keyspace; in memory,
+        # each engine has its own (it goes with the engine)
+        self.backend: StoreBackend | None = None
+        if self.settings.store != "memory":
+            self.backend = open_backend(self.settings.store, self.settings.limits)
 
     @property
     def seed(self) -> int:
@@ -104,7 +110,8 @@ class Namespaces:
             if engine is None:
                 if name and name not in self._engines:
                     raise self._unknown(name)  # dropped meanwhile
-                engine = Engine(self.settings)
+                engine = Engine(self.settings, backend=self.backend.scoped(name)
+                                if self.backend is not None else None)
                 for setup in self.setup:
                     setup(engine)
                 self._engines[name] = engine
@@ -133,6 +140,7 @@ class Namespaces:
             oldest = next(n for n in self._engines if n)
             self._engines.pop(oldest)
             self._remember_closed(oldest)
+            self._forget(oldest)
 
     def _remember_closed(self, name: str) -> None:
         self._closed[name] = None
@@ -144,11 +152,22 @@ class Namespaces:
         return self._engines.get(name)
 
     def drop(self, name: str) -> None:
-        """Forget a namespace for good: its engine goes, and later requests to it get 404."""
+        """Forget a namespace for good: its engine goes (and its keys of a persistent store),
+        and later requests to it get 404."""
         with self._lock:
             self._engines.pop(name, None)
             if name:
                 self._remember_closed(name)
+                self._forget(name)
+
+    def _forget(self, name: str) -> None:
+        if self.backend is not None:
+            self.backend.scoped(name).clear()
+
+    def close(self) -> None:
+        """Release a persistent store (the server has stopped)."""
+        if self.backend is not None:
+            self.backend.close()
 
     def names(self) -> list[str]:
         """The namespaces whose engine exists."""

@@ -19,6 +19,7 @@ from typing import Any
 from ormock.cassette.matching import Order
 from ormock.cassette.model import Cassette
 from ormock.engine.limits import Limits
+from ormock.engine.store import check_store
 from ormock.faults.chaos import Chaos
 from ormock.protocol.hints import suggest
 from ormock.protocol.ids import CLOCK_MODES
@@ -44,6 +45,9 @@ class Settings:
     cassettes: tuple[Cassette, ...] = ()
     cassette_ignore: tuple[str, ...] = ()  # JSON paths left out when matching a request
     cassette_order: Order = "any"  # "recorded": each request must match the next interaction
+    # where stored responses live: "memory", or "sqlite:PATH" (one file for every namespace,
+    # each its own keyspace, kept across restarts)
+    store: str = "memory"
 
     def __post_init__(self) -> None:
         seed: object = self.seed
@@ -82,6 +86,7 @@ class Settings:
             raise ValueError(f"cassette_order must be 'any' (each request takes the first "
                              f"unused interaction it matches) or 'recorded' (the next one), "
                              f"not {self.cassette_order!r}")
+        object.__setattr__(self, "store", check_store(self.store))
         limits: object = self.limits
         if not isinstance(limits, Limits):
             raise ValueError(f"limits must be an ormock.Limits (Limits(journal_bytes=...)), "

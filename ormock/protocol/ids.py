@@ -22,11 +22,13 @@ CLOCK_MODES = ("seeded", "real")
 
 
 class IdFactory:
-    """Hands out ids such as ``resp_0f3c...`` from a seeded stream."""
+    """Hands out ids such as ``resp_0f3c...`` from a seeded stream. ``run``: how many times a
+    persistent store was started before (0: a fresh one), so that a restart on the same file
+    never hands out an id it already holds."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, run: int = 0) -> None:
         self.seed = seed
-        self._rng = random.Random(f"ormock:ids:{seed}")
+        self._rng = random.Random(f"ormock:ids:{seed}" if not run else f"ormock:ids:{seed}:{run}")
 
     def new(self, prefix: str) -> str:
         if prefix == "call":

@@ -47,6 +47,8 @@ class OrmockServer:
     Its engines' settings: ``settings=Settings(...)``, or ``Settings`` fields by keyword
     (``seed=3, profile="openai", chaos="rate=0.2"``, ...) over them. ``max_body`` is a shortcut
     for that limit; the folders of the plugins' scenarios come after ``scenario_dirs``.
+    ``store="sqlite:PATH"`` keeps stored responses in that file across restarts (each namespace
+    its own keys); the default, ``"memory"``, forgets them when the server stops.
     """
 
     def __init__(
@@ -126,6 +128,7 @@ class OrmockServer:
             self._server.run(sockets=[self._socket])
         finally:
             self._socket.close()
+            self.namespaces.close()
         if not self._server.started:
             raise RuntimeError(f"ormock server on {self.url} failed to start")
 
@@ -133,11 +136,13 @@ class OrmockServer:
         self._server.should_exit = True  # ends serve_forever() too
         if self._thread is None:
             self._socket.close()
+            self.namespaces.close()
             return
         self._server.should_exit = True
         self._thread.join(10)
         self._thread = None
         self._socket.close()
+        self.namespaces.close()
 
     def __enter__(self) -> OrmockServer:
         return self.start()

@@ -1,11 +1,18 @@
 """Stored responses: what ``previous_response_id`` continues and ``GET /v1/responses/{id}``
-returns, kept per engine (and, for ``store: false`` in WebSocket mode, per connection)."""
+returns, kept per engine namespace (and, for ``store: false`` in WebSocket mode, per
+connection), as bytes in a ``StoreBackend`` (memory, or an SQLite file)."""
 
 from __future__ import annotations
 
+import builtins
 import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
+from ormock.engine.store.base import StoreBackend
+from ormock.engine.store.memory_backend import MemoryBackend
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
@@ -13,29 +20,63 @@ from ormock.protocol.types import Json
 __all__ = ["ResponseStore", "Stored", "check_call_outputs"]
 
 
+_KIND = "response"
+_META = "meta"  # the store's own bookkeeping (how many engines started on it)
+
+
 class Stored:
     """A stored response, the input it answered and its parent: its context (everything the
     model saw: the ancestors' inputs and outputs, then its own input) is rebuilt from the chain
-    when asked for, so a chain of n turns holds n inputs, not n copies of the context. A
-    response issued from the stream cache is kept as its JSON, and parsed only if something
-    asks for it. ``context_tokens``: the tokens of the context, counted once;
-    ``chain_tokens``: those of context and output, which a continuation starts from (counted
-    when first continued). ``size``: the bytes it holds itself, roughly."""
+    when asked for, so a chain of n turns holds n inputs, not n copies of the context.
 
-    __slots__ = ("_raw", "_response", "chain_tokens", "context_tokens", "input", "parent",
-                 "size")
+    In a store it is bytes (``encode``/``decode``): one JSON line (the parent's id, its own
+    input, its context's tokens, and the context before it when the parent lives in another
+    store), then the Response JSON as it was sent. A decoded one reads its parent from its
+    store when first asked, and parses its Response only if something asks for it.
+    ``context_tokens``: the tokens of the context, counted once; ``chain_tokens``: those of
+    context and output, which a continuation starts from (counted when first continued).
+    ``size``: the bytes it holds in a store."""
+
+    __slots__ = ("_encoded", "_parent", "_raw", "_response", "_store", "chain_tokens",
+                 "context_tokens", "id", "input", "parent_id", "prior")
 
     def __init__(self, response: Json | None, new_input: list[Json],
                  parent: Stored | None = None, *, raw: bytes | None = None,
-                 context_tokens: int = 0, request_size: int = 0) -> None:
+                 context_tokens: int = 0) -> None:
         self._response = response
         self._raw = raw
-        self.parent = parent
+        self._parent = parent
+        self._store: ResponseStore | None = None  # the store it was read from or kept in
+        self._encoded: bytes | None = None
+        self.id: str | None = None  # known once kept or read
+        self.parent_id: str | None = None if parent is None else parent.response_id
+        self.prior: list[Json] | None = None  # the context before it, held when not linked
         self.input = new_input
         self.context_tokens = context_tokens
         self.chain_tokens: int | None = None
-        # the request it answered, and its own JSON (or a guess at it)
-        self.size = request_size + (len(raw) if raw is not None else 1024)
+
+    @property
+    def response_id(self) -> str:
+        return self.id if self.id is not None else str(self.response["id"])
+
+    @property
+    def parent(self) -> Stored | None:
+        """The response it continues, read from its store when first asked; an ancestor the
+        store no longer holds (past its caps, the oldest go) is a 400."""
+        if self._parent is None and self.parent_id is not None:
+            # never kept on the object: a stored response does not hold its chain alive
+            found = self._store.get(self.parent_id) if self._store is not None else None
+            if found is None:
+                limit = f" at most {self._store.limit}," if self._store is not None else ""
+                raise OpenResponsesError(
+                    f"Response {self.parent_id!r}, an earlier turn of this chain (the parent "
+                    f"of {self.id or 'a stored response'!r}), is no longer stored (the store keeps"
+                    f"{limit} the oldest go first), so the chain's context cannot be rebuilt.",
+                    type="invalid_request", code="previous_response_not_found",
+                    param="previous_response_id",
+                )
+            return found
+        return self._parent
 
     @property
     def context(self) -> list[Json]:
@@ -44,8 +85,10 @@ class Stored:
         node: Stored | None = self
         while node is not None:
             chain.append(node)
+            if node.prior is not None:
+                break
             node = node.parent
-        items: list[Json] = []
+        items: list[Json] = list(chain[-1].prior or [])
         for node in reversed(chain[1:]):
             items += node.input
             items += node.response["output"]
@@ -61,31 +104,168 @@ class Stored:
 
     @property
     def raw(self) -> bytes:
-        return self._raw if self._raw is not None else encode_json(self.response).encode()
+        if self._raw is None:
+            self._raw = encode_json(self.response).encode()
+        return self._raw
+
+    @property
+    def size(self) -> int:
+        return len(self.encode())
+
+    def encode(self) -> bytes:
+        """Its bytes in a store: a JSON header line, then the Response JSON."""
+        if self._encoded is None:
+            header: Json = {"parent": self.parent_id, "input": self.input,
+                            "context_tokens": self.context_tokens}
+            if self.prior is not None:
+                header["prior"] = self.prior
+            # compact JSON holds no raw line break: the first one ends the header
+            self._encoded = encode_json(header).encode() + b"\n" + self.raw
+        return self._encoded
+
+    @classmethod
+    def decode(cls, value: bytes, response_id: str | None = None,
+               store: ResponseStore | None = None) -> Stored:
+        """A stored response from its bytes; its parent is read from ``store`` when asked."""
+        head, _, raw = value.partition(b"\n")
+        header = json.loads(head)
+        stored = cls(None, header["input"], raw=raw,
+                     context_tokens=int(header.get("context_tokens", 0)))
+        stored.parent_id, stored.prior = header.get("parent"), header.get("prior")
+        stored.id, stored._store, stored._encoded = response_id, store, value
+        return stored
 
 
-class ResponseStore(dict[str, Stored]):
-    """Stored responses by id, oldest first; past ``limit`` responses or ``max_bytes`` (their
-    ``size``), the oldest go."""
+class ResponseStore:
+    """Stored responses by id, oldest first, as bytes in a ``StoreBackend`` (kind
+    ``"response"``); past ``limit`` responses or ``max_bytes`` (their encoded size), the oldest
+    go. Without a backend, a memory one of its own with those caps.
 
-    def __init__(self, limit: int = 2000, max_bytes: int = 128 * 1024 * 1024) -> None:
-        super().__init__()
+    The responses read most recently are kept decoded too (at most ``limit`` of them, and
+    ``DECODED_BYTES`` of their bytes), so that a long chain is not parsed again at every turn;
+    one is used only while the backend still holds the very bytes it was decoded from."""
+
+    DECODED_BYTES = 32 * 1024 * 1024
+
+    def __init__(self, limit: int = 2000, max_bytes: int = 128 * 1024 * 1024, *,
+                 backend: StoreBackend | None = None) -> None:
         self.limit = limit
         self.max_bytes = max_bytes
-        self.bytes = 0
+        self.backend: StoreBackend = backend if backend is not None else MemoryBackend(
+            max_keys=limit, max_bytes=max_bytes)
+        self._decoded: OrderedDict[str, Stored] = OrderedDict()
+        self._decoded_bytes = 0
+        self._lock = threading.Lock()  # of the decoded ones (the backend has its own)
 
     def keep(self, response_id: str, stored: Stored) -> None:
-        self.pop(response_id, None)
-        self[response_id] = stored
-        self.bytes += stored.size
-        while len(self) > 1 and (len(self) > self.limit or self.bytes > self.max_bytes):
-            self.bytes -= super().pop(next(iter(self))).size
+        """Store a response; a parent that lives elsewhere (another store, or none) is not
+        linked to: the context before it is kept with it instead."""
+        parent = stored._parent
+        if parent is not None and parent._store is not self and stored.prior is None:
+            stored.prior = parent.context + parent.response["output"]
+            stored.parent_id, stored._encoded = None, None
+        stored.id = response_id
+        self.backend.put(_KIND, response_id, stored.encode())
+        stored._store = self
+        if stored.parent_id is not None:
+            stored._parent = None  # read through the store from now on
+        self._remember(response_id, stored)
 
-    def pop(self, key: str, default: Any = None) -> Any:
-        stored = super().pop(key, default)
-        if isinstance(stored, Stored):
-            self.bytes -= stored.size
+    def get(self, response_id: str, default: Stored | None = None) -> Stored | None:
+        value = self.backend.get(_KIND, response_id)
+        if value is None:
+            return default
+        with self._lock:
+            found = self._decoded.get(response_id)
+            if found is not None and (found._encoded is value or found._encoded == value):
+                self._decoded.move_to_end(response_id)
+                return found
+        stored = Stored.decode(value, response_id, self)
+        self._remember(response_id, stored)
         return stored
+
+    def _remember(self, response_id: str, stored: Stored) -> None:
+        size = stored.size
+        with self._lock:
+            old = self._decoded.pop(response_id, None)
+            if old is not None:
+                self._decoded_bytes -= old.size
+            if size > self.DECODED_BYTES:
+                return
+            self._decoded[response_id] = stored
+            self._decoded_bytes += size
+            while len(self._decoded) > self.limit or self._decoded_bytes > self.DECODED_BYTES:
+                self._decoded_bytes -= self._decoded.popitem(last=False)[1].size
+
+    def pop(self, response_id: str, default: Any = None) -> Any:
+        found = self.get(response_id)
+        self._forget(response_id)
+        if found is None or not self.backend.delete(_KIND, response_id):
+            return default
+        return found
+
+    def _forget(self, response_id: str) -> None:
+        with self._lock:
+            old = self._decoded.pop(response_id, None)
+            if old is not None:
+                self._decoded_bytes -= old.size
+
+    def start(self) -> int:
+        """Count a start of an engine on this store: how many came before since it was last
+        cleared (0 on a fresh store, 1 after a restart on the same file, ...)."""
+        while True:
+            found = self.backend.get(_META, "starts")
+            before = int(found) if found is not None else 0
+            if self.backend.compare_and_set(_META, "starts", found, str(before + 1).encode()):
+                return before
+
+    def clear(self) -> None:
+        """Forget every stored response of this namespace (and its other kinds' keys)."""
+        self.backend.clear()
+        with self._lock:
+            self._decoded.clear()
+            self._decoded_bytes = 0
+
+    def __getitem__(self, response_id: str) -> Stored:
+        found = self.get(response_id)
+        if found is None:
+            raise KeyError(response_id)
+        return found
+
+    def __contains__(self, response_id: object) -> bool:
+        return isinstance(response_id, str) and self.backend.get(_KIND, response_id) is not None
+
+    def items(self) -> Iterator[tuple[str, Stored]]:
+        """Every stored response, oldest first (page by page)."""
+        for key, value in self._pages():
+            yield key, Stored.decode(value, key, self)
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key, _ in self._pages())
+
+    def keys(self) -> set[str]:
+        """The ids it holds."""
+        return set(self)
+
+    def values(self) -> Iterator[Stored]:
+        return (stored for _, stored in self.items())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._pages())
+
+    @property
+    def bytes(self) -> int:
+        """The bytes its responses take in the backend."""
+        return sum(len(value) for _, value in self._pages())
+
+    def _pages(self) -> Iterator[tuple[str, builtins.bytes]]:
+        after: str | None = None
+        while True:
+            page = self.backend.list(_KIND, after=after, limit=500)
+            yield from page
+            if len(page) < 500:
+                return
+            after = page[-1][0]
 
 
 def check_call_outputs(context: list[Json], new_input: list[Json]) -> None:

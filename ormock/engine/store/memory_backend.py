@@ -1,0 +1,159 @@
+"""The in-memory store backend: the default, and a WebSocket connection's own cache. Bounded per
+namespace and kind (``max_keys``, ``max_bytes`` of values: past them the oldest go, the newest
+stays), thread-safe (one lock), expiry by an injectable clock."""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from ormock.engine.store.base import Clock, StoreBackend, check_args
+
+__all__ = ["MemoryBackend"]
+
+
+@dataclass
+class _Kind:
+    """One namespace's keys of one kind, oldest first: key -> (value, expires_at)."""
+
+    entries: OrderedDict[str, tuple[bytes, float | None]] = field(default_factory=OrderedDict)
+    bytes: int = 0
+
+
+_EMPTY = _Kind()  # never written to
+
+
+class _Memory:
+    """The storage a backend and its ``scoped`` views share."""
+
+    def __init__(self, max_keys: int, max_bytes: int, clock: Clock) -> None:
+        self.max_keys, self.max_bytes, self.clock = max_keys, max_bytes, clock
+        self.lock = threading.Lock()
+        self.kinds: dict[tuple[str, str], _Kind] = {}
+        self.expiring: list[tuple[float, str, str, str]] = []  # a heap: (at, namespace, kind, key)
+
+
+class MemoryBackend(StoreBackend):
+    """``StoreBackend`` in a dict per namespace and kind."""
+
+    def __init__(self, *, max_keys: int = 2000, max_bytes: int = 128 * 1024 * 1024,
+                 clock: Clock = time.time, namespace: str = "",
+                 _shared: _Memory | None = None) -> None:
+        self.namespace = namespace
+        self._m = _shared or _Memory(max_keys, max_bytes, clock)
+
+    def scoped(self, namespace: str) -> MemoryBackend:
+        return MemoryBackend(namespace=namespace, _shared=self._m)
+
+    # -- reads ----------------------------------------------------------------------------------
+    def get(self, kind: str, key: str) -> bytes | None:
+        check_args(kind)
+        with self._m.lock:
+            self._expire()
+            found = self._find(kind).entries.get(key)
+            return None if found is None else found[0]
+
+    def list(self, kind: str, prefix: str = "", after: str | None = None, limit: int = 100,
+             reverse: bool = False) -> list[tuple[str, bytes]]:
+        check_args(kind, limit=limit)
+        with self._m.lock:
+            self._expire()
+            entries = self._find(kind).entries
+            if after is not None and after not in entries:
+                return []
+            keys = reversed(entries) if reverse else iter(entries)
+            if after is not None:
+                for key in keys:
+                    if key == after:
+                        break
+            page: list[tuple[str, bytes]] = []
+            for key in keys:
+                if len(page) >= limit:
+                    break
+                if key.startswith(prefix):
+                    page.append((key, entries[key][0]))
+            return page
+
+    # -- writes ---------------------------------------------------------------------------------
+    def put(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        check_args(kind, ttl=ttl)
+        with self._m.lock:
+            self._expire()
+            self._write(kind, key, value, ttl)
+
+    def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
+                        ttl: float | None = None) -> bool:
+        check_args(kind, ttl=ttl)
+        with self._m.lock:
+            self._expire()
+            found = self._find(kind).entries.get(key)
+            if (found[0] if found is not None else None) != expected:
+                return False
+            self._write(kind, key, value, ttl)
+            return True
+
+    def delete(self, kind: str, key: str) -> bool:
+        check_args(kind)
+        with self._m.lock:
+            self._expire()
+            return self._remove(self._find(kind), key)
+
+    def clear(self) -> None:
+        with self._m.lock:
+            for where in [w for w in self._m.kinds if w[0] == self.namespace]:
+                del self._m.kinds[where]
+
+    def close(self) -> None:
+        with self._m.lock:
+            self._m.kinds.clear()
+            self._m.expiring.clear()
+
+    # -- under the lock -------------------------------------------------------------------------
+    def _find(self, kind: str) -> _Kind:
+        """The keys of a kind, for reading (an unknown kind reads as empty, and stays unmade)."""
+        return self._m.kinds.get((self.namespace, kind), _EMPTY)
+
+    def _kind(self, kind: str) -> _Kind:
+        where = (self.namespace, kind)
+        found = self._m.kinds.get(where)
+        if found is None:
+            found = self._m.kinds[where] = _Kind()
+        return found
+
+    def _write(self, kind: str, key: str, value: bytes, ttl: float | None) -> None:
+        if not isinstance(value, bytes):
+            raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
+        m, keys = self._m, self._kind(kind)
+        self._remove(keys, key)  # a write makes the key the newest
+        expires = None if ttl is None else m.clock() + ttl
+        keys.entries[key] = (value, expires)
+        keys.bytes += len(value)
+        if expires is not None:
+            heapq.heappush(m.expiring, (expires, self.namespace, kind, key))
+        while len(keys.entries) > 1 and (len(keys.entries) > m.max_keys
+                                         or keys.bytes > m.max_bytes):
+            self._remove(keys, next(iter(keys.entries)))
+
+    @staticmethod
+    def _remove(keys: _Kind, key: str) -> bool:
+        found = keys.entries.pop(key, None)
+        if found is None:
+            return False
+        keys.bytes -= len(found[0])
+        return True
+
+    def _expire(self) -> None:
+        """Drop every key whose time has passed (in every namespace: they share the heap)."""
+        m = self._m
+        if not m.expiring:
+            return
+        now = m.clock()
+        while m.expiring and m.expiring[0][0] <= now:
+            at, namespace, kind, key = heapq.heappop(m.expiring)
+            keys = m.kinds.get((namespace, kind))
+            found = keys.entries.get(key) if keys is not None else None
+            if keys is not None and found is not None and found[1] == at:  # not rewritten
+                self._remove(keys, key)

@@ -1,0 +1,255 @@
+"""``ormock.engine.store``: every backend (memory, SQLite) behaves the same through the store
+protocol: get/put, compare-and-set (one winner of a race), delete, cursor pages, expiry on an
+injected clock, namespace isolation on one shared storage, and the caps."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+from ormock import Engine
+from ormock.engine.limits import Limits
+from ormock.engine.settings import Settings
+from ormock.engine.store import (
+    MemoryBackend,
+    SqliteBackend,
+    StoreBackend,
+    check_store,
+    open_backend,
+)
+
+
+class Make(Protocol):
+    def __call__(self, max_keys: int = ..., max_bytes: int = ...,
+                 clock: FakeClock | None = ...) -> StoreBackend: ...
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Make]:
+    """A maker of backends of one kind: ``make(max_keys=..., max_bytes=..., clock=...)``."""
+    made: list[StoreBackend] = []
+
+    def factory(max_keys: int = 1000, max_bytes: int = 1 << 20,
+                clock: FakeClock | None = None) -> StoreBackend:
+        clock = clock or FakeClock()
+        backend: StoreBackend
+        if request.param == "memory":
+            backend = MemoryBackend(max_keys=max_keys, max_bytes=max_bytes, clock=clock)
+        else:
+            backend = SqliteBackend(tmp_path / f"store{len(made)}.db", max_keys=max_keys,
+                                    max_bytes=max_bytes, clock=clock)
+        made.append(backend)
+        return backend
+
+    yield factory
+    for backend in made:
+        backend.close()
+
+
+def test_get_put_and_replace(make: Make) -> None:
+    store = make()
+    assert store.get("response", "a") is None
+    store.put("response", "a", b"one")
+    assert store.get("response", "a") == b"one"
+    store.put("response", "a", b"two")
+    assert store.get("response", "a") == b"two"
+    assert store.get("tombstone", "a") is None  # kinds are apart
+    with pytest.raises(TypeError, match="bytes"):
+        store.put("response", "b", "text")
+
+
+def test_compare_and_set(make: Make) -> None:
+    store = make()
+    assert store.compare_and_set("idempotency", "k", None, b"pending")  # absent: written
+    assert not store.compare_and_set("idempotency", "k", None, b"other")  # present now
+    assert not store.compare_and_set("idempotency", "k", b"done", b"x")  # mismatch
+    assert store.get("idempotency", "k") == b"pending"
+    assert store.compare_and_set("idempotency", "k", b"pending", b"done")  # match
+    assert store.get("idempotency", "k") == b"done"
+    assert not store.compare_and_set("idempotency", "missing", b"done", b"x")
+    assert store.get("idempotency", "missing") is None
+
+
+def test_twenty_threads_racing_one_compare_and_set_one_wins(make: Make) -> None:
+    store = make()
+    start = threading.Barrier(20)
+    won: list[int] = []
+
+    def race(n: int) -> None:
+        start.wait()
+        if store.compare_and_set("idempotency", "key", None, f"thread {n}".encode()):
+            won.append(n)
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(won) == 1
+    assert store.get("idempotency", "key") == f"thread {won[0]}".encode()
+    # and the same for an update: of 20 racing from one expected value, one wins
+    start = threading.Barrier(20)
+    updated: list[int] = []
+    current = store.get("idempotency", "key")
+
+    def update(n: int) -> None:
+        start.wait()
+        if store.compare_and_set("idempotency", "key", current, f"done {n}".encode()):
+            updated.append(n)
+
+    threads = [threading.Thread(target=update, args=(n,)) for n in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(updated) == 1 and store.get("idempotency", "key") == f"done {updated[0]}".encode()
+
+
+def test_delete(make: Make) -> None:
+    store = make()
+    store.put("response", "a", b"1")
+    assert store.delete("response", "a") is True
+    assert store.get("response", "a") is None
+    assert store.delete("response", "a") is False
+    assert store.compare_and_set("response", "a", None, b"again")  # absent again
+
+
+def test_list_pages_in_write_order(make: Make) -> None:
+    store = make()
+    for key in ["item_3", "item_1", "other_1", "item_2", "item_0"]:
+        store.put("input_items", key, key.encode())
+    keys = [k for k, _ in store.list("input_items", "item_")]
+    assert keys == ["item_3", "item_1", "item_2", "item_0"]  # written order, not sorted
+    assert store.list("input_items", "item_", limit=2) == [(b.decode(), b) for b in
+                                                           [b"item_3", b"item_1"]]
+    assert [k for k, _ in store.list("input_items", "item_", after="item_1", limit=2)] == [
+        "item_2", "item_0"]
+    assert [k for k, _ in store.list("input_items", "item_", reverse=True)] == [
+        "item_0", "item_2", "item_1", "item_3"]
+    assert [k for k, _ in store.list("input_items", "item_", after="item_2", reverse=True)] == [
+        "item_1", "item_3"]
+    assert store.list("input_items", "item_", after="item_0") == []  # the last page is done
+    assert store.list("input_items", after="nobody") == []  # a cursor naming no key
+    assert [k for k, _ in store.list("input_items")] == [
+        "item_3", "item_1", "other_1", "item_2", "item_0"]
+    assert store.list("input_items", limit=0) == []
+    store.put("input_items", "item_3", b"rewritten")  # a write makes the key the newest
+    assert [k for k, _ in store.list("input_items", "item_")][-1] == "item_3"
+    with pytest.raises(ValueError, match="page limit"):
+        store.list("input_items", limit=-1)
+
+
+def test_expiry_on_the_injected_clock(make: Make) -> None:
+    clock = FakeClock()
+    store = make(clock=clock)
+    store.put("idempotency", "short", b"s", ttl=10)
+    store.put("idempotency", "long", b"l", ttl=100)
+    store.put("idempotency", "always", b"a")
+    clock.now += 9.5
+    assert store.get("idempotency", "short") == b"s"
+    clock.now += 1
+    assert store.get("idempotency", "short") is None
+    assert [k for k, _ in store.list("idempotency")] == ["long", "always"]
+    assert store.list("idempotency", after="short") == []
+    assert store.compare_and_set("idempotency", "short", None, b"new")  # expired is absent
+    assert not store.compare_and_set("idempotency", "long", None, b"new")
+    store.put("idempotency", "long", b"kept")  # rewritten without a ttl: it stays
+    clock.now += 1000
+    assert store.get("idempotency", "long") == b"kept"
+    assert store.get("idempotency", "always") == b"a"
+    assert not store.delete("idempotency", "nothing")
+    with pytest.raises(ValueError, match="ttl"):
+        store.put("idempotency", "x", b"", ttl=0)
+
+
+def test_namespaces_are_isolated_on_one_storage(make: Make) -> None:
+    root = make()
+    first, second = root.scoped("test_a"), root.scoped("test_b")
+    first.put("response", "resp_1", b"a's")
+    second.put("response", "resp_1", b"b's")
+    root.put("response", "resp_1", b"the default's")
+    assert first.get("response", "resp_1") == b"a's"
+    assert second.get("response", "resp_1") == b"b's"
+    assert [v for _, v in first.list("response")] == [b"a's"]
+    assert not second.compare_and_set("response", "resp_1", b"a's", b"stolen")
+    first.clear()  # one namespace's keys only
+    assert first.get("response", "resp_1") is None and first.list("response") == []
+    assert second.get("response", "resp_1") == b"b's"
+    assert root.get("response", "resp_1") == b"the default's"
+    assert root.scoped("test_b").get("response", "resp_1") == b"b's"  # a view, not a copy
+
+
+def test_caps_drop_the_oldest_and_keep_the_newest(make: Make) -> None:
+    store = make(max_keys=3, max_bytes=250)
+    for n in range(5):
+        store.put("response", f"r{n}", b"x" * 10)
+    assert [k for k, _ in store.list("response")] == ["r2", "r3", "r4"]
+    store.put("response", "big1", b"y" * 100)
+    store.put("response", "big2", b"y" * 100)  # 10 + 200 fits; a third would not
+    assert [k for k, _ in store.list("response")] == ["r4", "big1", "big2"]
+    store.put("response", "huge", b"z" * 1000)  # larger than the room: kept alone
+    assert [k for k, _ in store.list("response")] == ["huge"]
+    store.put("tombstone", "t", b"1")  # each kind has its own room
+    assert store.get("response", "huge") is not None
+    assert store.compare_and_set("response", "won", None, b"w")  # a cas counts the same
+    assert [k for k, _ in store.list("response")] == ["won"]
+
+
+def test_sqlite_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "kept.db"
+    first = SqliteBackend(path).scoped("ns")
+    first.put("response", "a", b"1")
+    first.put("response", "b", b"2")
+    first.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        first.get("response", "a")
+    again = SqliteBackend(path).scoped("ns")
+    assert again.list("response") == [("a", b"1"), ("b", b"2")]
+    again.put("response", "c", b"3")  # order continues after a restart
+    assert [k for k, _ in again.list("response", reverse=True)] == ["c", "b", "a"]
+    again.close()
+
+
+def test_the_store_setting_says_what_to_write(tmp_path: Path) -> None:
+    assert check_store("memory") == "memory"
+    assert check_store("sqlite:x.db") == "sqlite:x.db"
+    with pytest.raises(ValueError, match=r"unknown store 'redis': write 'memory'.*'sqlite:PATH'"):
+        Settings(store="redis")
+    with pytest.raises(ValueError, match=r"names no file: write 'sqlite:PATH'"):
+        Settings(store="sqlite:")
+    with pytest.raises(ValueError, match="must be a string"):
+        Settings(store=None)  # type: ignore[arg-type]
+    backend = open_backend(f"sqlite:{tmp_path / 'o.db'}", Limits(store_responses=7))
+    assert isinstance(backend, SqliteBackend) and (tmp_path / "o.db").exists()
+    backend.close()
+    assert isinstance(open_backend("memory", Limits()), MemoryBackend)
+
+
+def test_engines_on_one_sqlite_file_keep_their_namespaces(tmp_path: Path) -> None:
+    shared = SqliteBackend(tmp_path / "one.db")
+    first, second = Engine(backend=shared.scoped("a")), Engine(backend=shared.scoped("b"))
+    one = first.answer({"model": "m", "input": "hi"}, {})[1].response_id
+    two = second.answer({"model": "m", "input": "hi"}, {})[1].response_id
+    assert one == two  # the same seed, each namespace fresh: the same ids
+    assert list(first.responses) == [one] and list(second.responses) == [two]
+    first.reset()  # this namespace's keys only
+    assert len(first.responses) == 0 and list(second.responses) == [two]
+    # a new engine on the same keys (a restart) hands out ids it does not hold yet
+    again = Engine(backend=shared.scoped("b"))
+    three = again.answer({"model": "m", "input": "hi", "previous_response_id": two}, {})
+    assert three[1].response_id not in (None, two)
+    assert [i.get("content") for i in again.responses[str(three[1].response_id)].context
+            if i.get("role") == "user"] == ["hi", "hi"]
+    shared.close()
