@@ -6,6 +6,7 @@ from __future__ import annotations
 from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.request import ResponseRequest, item_text
+from ormock.protocol.request import item_tokens as compaction_tokens
 from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
@@ -48,7 +49,9 @@ def context_tokens(request: ResponseRequest, parent: Stored | None) -> int:
 
 
 def item_tokens(items: list[Json]) -> int:
-    return sum(count_tokens(item_text(item)) for item in items)
+    # a compaction item counts what it stands for (``ormock.protocol.compaction``)
+    return sum(compaction_tokens(item) if item.get("type") == "compaction"
+               else count_tokens(item_text(item)) for item in items)
 
 
 def input_tokens(request: ResponseRequest, context_tokens: int) -> int:

@@ -14,13 +14,22 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ormock.protocol.compaction import content_tokens
 from ormock.protocol.errors import invalid
 from ormock.protocol.events import is_vendor_type
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.tool_schema import check_parameters
 from ormock.protocol.types import Json
 
-__all__ = ["ResponseRequest", "content_seed", "item_text", "messages_text", "parse_request"]
+__all__ = [
+    "ResponseRequest",
+    "content_seed",
+    "item_text",
+    "item_tokens",
+    "messages_text",
+    "parse_compact",
+    "parse_request",
+]
 
 
 ROLES = ("user", "assistant", "system", "developer")
@@ -33,6 +42,7 @@ ITEM_TYPES = frozenset(
      "compaction"}
 )
 TOOL_CHOICE_MODES = ("auto", "required", "none")
+MAX_COMPACTION_CONTENT = 10_485_760  # the official schema's maxLength
 
 
 def item_text(item: Json) -> str:
@@ -50,6 +60,15 @@ def item_text(item: Json) -> str:
     if item.get("type") == "function_call":
         return str(item.get("arguments", ""))
     return ""
+
+
+def item_tokens(item: Json) -> int:
+    """The tokens of one context item: those of its text (``item_text``); a compaction item's,
+    those of the items it stands for (``ormock.protocol.compaction``)."""
+    if item.get("type") == "compaction":
+        content = item.get("encrypted_content")
+        return content_tokens(content) if isinstance(content, str) else 0
+    return count_tokens(item_text(item))
 
 
 def messages_text(items: Iterable[Json]) -> str:
@@ -91,7 +110,7 @@ class ResponseRequest:
     def input_tokens(self) -> int:
         """The tokens of this request's own ``input`` items (not a parent's), counted once: a
         request the server has read before is the same object."""
-        return sum(count_tokens(item_text(item)) for item in self.input)
+        return sum(item_tokens(item) for item in self.input)
 
     @cached_property
     def new_input_text(self) -> str:
@@ -140,8 +159,10 @@ def _choice(body: Json, name: str, allowed: tuple[str, ...]) -> str | None:
     return str(value)
 
 
-def parse_request(body: Any) -> ResponseRequest:
-    """Check a request body and normalise it; raise ``OpenResponsesError`` on the first fault."""
+def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
+    """Check a request body and normalise it; raise ``OpenResponsesError`` on the first fault.
+    ``require_model=False``: a body may name neither ``model`` nor ``previous_response_id``
+    (``POST /v1/responses/input_tokens``)."""
     if not isinstance(body, dict):
         raise invalid(
             f"The request body must be a JSON object, not {_type_name(body)}.", None,
@@ -151,7 +172,7 @@ def parse_request(body: Any) -> ResponseRequest:
     previous = body.get("previous_response_id")
     if previous is not None:
         _expect(previous, str, "previous_response_id", "a response id string")
-    if model is None and previous is None:
+    if model is None and previous is None and require_model:
         raise invalid("'model' is required: name the model to answer, e.g. \"gpt-4o-mini\".",
                       "model", "missing_required_parameter")
     if model is not None:
@@ -229,6 +250,24 @@ def parse_request(body: Any) -> ResponseRequest:
     )
 
 
+def parse_compact(body: Any) -> ResponseRequest:
+    """Check a ``POST /v1/responses/compact`` body: ``model`` is required (a
+    ``previous_response_id`` does not stand for it), the answer is one JSON object (no
+    ``stream``), and every field it shares with a create request is checked as there."""
+    if isinstance(body, dict):
+        if body.get("model") is None:
+            raise invalid("'model' is required: name the model to compact with, e.g. "
+                          "\"gpt-4o-mini\".", "model", "missing_required_parameter")
+        if body.get("stream"):
+            raise invalid("/v1/responses/compact answers with one JSON object, never a stream; "
+                          "leave 'stream' out.", "stream", "unsupported_parameter")
+        _choice(body, "prompt_cache_retention", ("in_memory", "24h"))
+        for name in ("image", "prompt_cache_options"):
+            if body.get(name) is not None:
+                _expect(body[name], dict, name, "an object")
+    return parse_request(body)
+
+
 def _input(value: Any) -> list[Json]:
     if value is None:
         return []
@@ -271,6 +310,17 @@ def _input_item(item: Any, param: str) -> Json:
                 raise invalid(f"'{param}.{name}' is required on a function_call_output item.",
                               f"{param}.{name}", "missing_required_parameter")
         _expect(item["call_id"], str, f"{param}.call_id", "a string")
+    if kind == "compaction":
+        content = item.get("encrypted_content")
+        if not isinstance(content, str):
+            raise invalid(f"'{param}.encrypted_content' is required on a compaction item and "
+                          "must be a string: pass back the item /v1/responses/compact returned, "
+                          "as it is.", f"{param}.encrypted_content",
+                          "missing_required_parameter")
+        if len(content) > MAX_COMPACTION_CONTENT:
+            raise invalid(f"'{param}.encrypted_content' may be at most "
+                          f"{MAX_COMPACTION_CONTENT} characters; got {len(content)}.",
+                          f"{param}.encrypted_content", "string_above_max_length")
     if kind == "function_call":
         for name in ("call_id", "name", "arguments"):
             if not isinstance(item.get(name), str):

@@ -7,7 +7,7 @@ from typing import Any
 
 from ormock.protocol import events as ev
 
-__all__ = ["schema_errors", "validate_error", "validate_response"]
+__all__ = ["schema_errors", "validate_compaction", "validate_error", "validate_response"]
 
 _MODELS = {
     ev.CREATED: "ResponseCreatedStreamingEvent",
@@ -89,6 +89,16 @@ def validate_response(response: dict[str, Any]) -> str | None:
         _model("ResponseResource").model_validate(
             _without_vendor_items({"response": response})["response"]
         )
+    except Exception as error:
+        return _format(error)
+    return None
+
+
+def validate_compaction(resource: dict[str, Any]) -> str | None:
+    """None if ``resource`` is a valid ``response.compaction`` under the official schema (its
+    ``CompactResource``: what ``POST /v1/responses/compact`` answers)."""
+    try:
+        _model("CompactResource").model_validate(resource)
     except Exception as error:
         return _format(error)
     return None
