@@ -156,6 +156,12 @@ class Replays:
     not_recorded: list[str] = field(default_factory=list)
     forwarded: int = 0
 
+    @property
+    def pending(self) -> int:
+        """Forwarded requests whose answers are not all relayed yet (the client may have read
+        the last byte before the server thread hands the interaction over)."""
+        return self.forwarded - len(self.recorded) - len(self.not_recorded)
+
     def new_interactions(self) -> list[Interaction]:
         """What this namespace recorded, in the order its requests came."""
         return [interaction for _, interaction in sorted(self.recorded, key=lambda r: r[0])]
