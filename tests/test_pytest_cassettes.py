@@ -245,3 +245,17 @@ def test_recording_without_an_upstream_or_key_is_a_usage_error(
     result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_a_key_in_an_answer_refuses_the_cassette_and_fails_the_test(
+    pytester: pytest.Pytester, upstream: OrmockServer
+) -> None:
+    upstream.engine().use({"name": "leak", "steps": [
+        {"reply": {"items": [{"message": "your key is sk-proj-leakedleakedleaked1234"}]}}]})
+    pytester.makepyfile(test_suite=INNER)
+    result = pytester.runpytest("--ormock-record=once", "--ormock-upstream", upstream.base_url,
+                                "-k", "test_use")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ormock: the cassette */mine/use.yaml was not written: *"
+                                 "an API key (sk-...)*"])
+    assert not (pytester.path / "mine" / "use.yaml").exists()
