@@ -587,39 +587,20 @@ def test_faults_from_the_marker_and_from_use(pytester: pytest.Pytester) -> None:
     ])
 
 
-def test_cassettes_fail_clearly_until_they_exist(pytester: pytest.Pytester) -> None:
-    _write(pytester, """
-        @pytest.mark.ormock(cassette="cassettes/chat.yaml")
-        def test_marker(ormock):
-            pass
-
-        def test_use(ormock):
-            ormock.use(cassette="chat.yaml")
-    """)
-    result = pytester.runpytest("--ormock-record=once", "--ormock-upstream",
-                                "https://api.example.com/v1")
-    result.assert_outcomes(failed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        "ormock: record=once (cassettes are not implemented yet: no effect)",
-        "*ormock: cassettes are not implemented yet (cassette='cassettes/chat.yaml'). Recording "
-        "and replaying cassettes (--ormock-record, --ormock-upstream, cassette=) come in a later "
-        "ormock release*",
-        "*ormock: cassettes are not implemented yet (cassette='chat.yaml')*",
-    ])
-
-
 # -- command-line and ini options ----------------------------------------------------------------
 def test_options_are_grouped_under_one_heading(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines([
         "ormock: a fake Open Responses provider per test:",
-        "  --ormock-record={none,once,new_episodes,all}",
+        "  --ormock-record={none,once,new_episodes,all,rewrite}",
         "*--ormock-upstream=URL*",
+        "*--ormock-upstream-key-env=NAME*",
         "*--ormock-seed=N*",
         "*--ormock-speed=X*",
     ])
     result.stdout.fnmatch_lines(["*ormock_scenarios (string):*", "*ormock_plugins (linelist):*",
-                                 "*ormock_strict (bool):*", "*ormock_seed (string):*"])
+                                 "*ormock_strict (bool):*", "*ormock_seed (string):*",
+                                 "*ormock_upstream (string):*", "*ormock_cassette_dir (string):*"])
     markers = pytester.runpytest("--markers")
     markers.stdout.fnmatch_lines(["@pytest.mark.ormock(scenario=None, faults=None, *): configure "
                                   "the test's ormock fake*"])
@@ -630,7 +611,7 @@ def test_options_are_grouped_under_one_heading(pytester: pytest.Pytester) -> Non
     [
         (["--ormock-record=sometimes"], "",
          "*argument --ormock-record: invalid choice: 'sometimes' (choose from *none*, *once*, "
-         "*new_episodes*, *all*)"),
+         "*new_episodes*, *all*, *rewrite*)"),
         (["--ormock-upstream", "api.openai.com"], "",
          "*--ormock-upstream must be an http:// or https:// URL, not 'api.openai.com'"),
         (["--ormock-seed", "x"], "", "*argument --ormock-seed: invalid int value: 'x'"),

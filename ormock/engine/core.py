@@ -17,7 +17,7 @@ from os import PathLike
 from typing import Any
 
 from ormock.cassette.matching import Order
-from ormock.cassette.model import Cassette
+from ormock.cassette.model import Cassette, Interaction
 from ormock.engine.cache import RecordingIds, Same, StreamCache, StreamTemplate
 from ormock.engine.capped import Capped
 from ormock.engine.choose import choose, set_of
@@ -25,7 +25,15 @@ from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.embedded import default_plan
 from ormock.engine.journal import JournalEntry, final_response, record, summarize
-from ormock.engine.replays import Replayed, Replays, cassettes_in, replay
+from ormock.engine.replays import (
+    Forward,
+    Replayed,
+    Replays,
+    Upstream,
+    cassettes_in,
+    recorded,
+    replay,
+)
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.store import ResponseStore, StoreBackend, Stored, open_backend
@@ -91,6 +99,7 @@ class Engine:
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
         self._cassettes: list[tuple[Cassette, tuple[str, ...], Order]] = []
+        self._upstream: Upstream | None = None  # record_to's (kept like the cassettes)
         self._reset(clear=False)
 
     def reset(self, *, scenarios: bool = True) -> None:
@@ -104,6 +113,8 @@ class Engine:
         kept_faults = list(self.faults) if not scenarios else []
         kept_cassettes = list(self._cassettes) if not scenarios else []
         self._cassettes = kept_cassettes
+        if scenarios:
+            self._upstream = None
         with self._lock:
             if clear:
                 self.responses.clear()
@@ -123,7 +134,7 @@ class Engine:
             self.fault_counts.clear()
             self.scenario_chaos: dict[str, Chaos] = {}
             self.cache = StreamCache()
-            self.replays = Replays()
+            self.replays = Replays(upstream=self._upstream)
             for cassette in self.settings.cassettes:
                 self.replays.use(cassette, self.settings.cassette_ignore,
                                  self.settings.cassette_order)
@@ -164,14 +175,28 @@ class Engine:
         """Stop replaying every cassette (the server's ``--cassette`` ones too)."""
         with self._lock:
             self._cassettes.clear()
-            self.replays = Replays()
+            self.replays = Replays(upstream=self._upstream)
+
+    def record_to(self, upstream: Upstream | None) -> None:
+        """Record: what the cassettes do not answer (everything, in the ``all`` and ``rewrite``
+        modes) goes to ``upstream`` and is kept in ``replays.recorded``; None stops it."""
+        with self._lock:
+            self._upstream = upstream
+            self.replays.upstream = upstream
+
+    def recorded(self, forward: Forward, interaction: Interaction | None,
+                 problem: str | None = None) -> None:
+        """What the upstream answered a forwarded request (None: nothing recordable)."""
+        with self._lock:
+            recorded(self, forward, interaction, problem)
 
     def replay(self, method: str, path: str, query: str, body: Any,
                headers: Mapping[str, str], size: int = 0
                ) -> tuple[Replayed, Wire, JournalEntry]:
         """Answer a request from the cassettes: the interaction, the wire to write (faults
         applied), and the journal entry. No interaction matches: ``OpenResponsesError`` 400
-        ``cassette_miss`` naming the closest one and how it differs."""
+        ``cassette_miss`` naming the closest one and how it differs, or ``Forward`` when the
+        engine records (``record_to``)."""
         with self._lock:
             return replay(self, method, path, query, body, headers, size)
 

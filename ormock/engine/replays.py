@@ -8,6 +8,12 @@ answers, with the recorded status, headers, bytes and pauses (divided by the eng
 recorded 2xx answer as on a built one: a wire fault cuts or breaks the recorded frames, an
 event fault changes the recorded events (and so re-frames them), an HTTP error replaces the
 answer.
+
+A namespace that records (the pytest plugin's ``--ormock-record``) has an ``Upstream``: a request
+no interaction answers (every request, in the ``all`` and ``rewrite`` modes) raises ``Forward``,
+and the server relays it to the upstream (``ormock.server.relay``) and gives the recorded
+interaction back (``Engine.recorded``), kept in ``Replays.recorded`` in the order the requests
+came.
 """
 
 from __future__ import annotations
@@ -35,7 +41,11 @@ from ormock.protocol.types import Json
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["Replayed", "Replays", "cassette_of", "cassettes_in", "recorded_wire", "replay"]
+__all__ = ["FORWARD_ALL", "Forward", "Replayed", "Replays", "Upstream", "cassette_of",
+           "cassettes_in", "recorded_wire", "replay"]
+
+# record modes that replay nothing: every request goes to the upstream
+FORWARD_ALL = frozenset({"all", "rewrite"})
 
 
 def cassettes_in(path: str | PathLike[str]) -> list[Cassette]:
@@ -107,11 +117,54 @@ class Replayed:
             self.response))
 
 
+@dataclass(frozen=True)
+class Upstream:
+    """Where a recording namespace sends what its cassettes do not answer: ``url`` (a base URL
+    such as ``https://api.openai.com/v1``), ``key`` (replaces the client's ``Authorization``
+    towards it; None: the client's goes through), ``mode`` (the record mode: ``once`` and
+    ``new_episodes`` forward the misses, ``all`` and ``rewrite`` every request)."""
+
+    url: str
+    key: str | None = None
+    mode: str = "new_episodes"
+
+    @property
+    def forwards_all(self) -> bool:
+        return self.mode in FORWARD_ALL
+
+
+class Forward(Exception):
+    """``Engine.replay``'s answer for a request to relay to the upstream; ``entry`` is its
+    journal entry (filled in by ``Engine.recorded``), ``sequence`` its place among the
+    requests."""
+
+    def __init__(self, upstream: Upstream, entry: JournalEntry, sequence: int) -> None:
+        super().__init__(f"forward {entry.method} {entry.path} to {upstream.mode} upstream")
+        self.upstream = upstream
+        self.entry = entry
+        self.sequence = sequence
+
+
 @dataclass
 class Replays:
-    """An engine's cassettes and how far each has been played."""
+    """An engine's cassettes and how far each has been played; when it records, its upstream
+    and what it recorded (``(sequence, interaction)``), and what could not be recorded."""
 
     players: list[Player] = field(default_factory=list)
+    upstream: Upstream | None = None
+    recorded: list[tuple[int, Interaction]] = field(default_factory=list)
+    not_recorded: list[str] = field(default_factory=list)
+    forwarded: int = 0
+
+    @property
+    def pending(self) -> int:
+        """Forwarded requests whose answers are not all relayed yet (the client may have read
+        the last byte before the server thread hands the interaction over)."""
+        return self.forwarded - len(self.recorded) - len(self.not_recorded)
+
+    def new_interactions(self) -> list[Interaction]:
+        """What this namespace recorded, in the order its requests came."""
+        return [interaction for _, interaction in sorted(self.recorded, key=lambda r: r[0])]
 
     def use(self, cassette: Cassette, ignore: Iterable[str] = (), order: Order = "any"
             ) -> Player:
@@ -162,9 +215,15 @@ def replay(engine: Engine, method: str, path: str, query: str, body: Any,
     entry = JournalEntry(method, path, mask_headers(headers), body, at=engine.elapsed(),
                          size=size)
     engine.journal.append(entry)
+    replays = engine.replays
+    upstream = replays.upstream
+    if upstream is not None and upstream.forwards_all:
+        raise _forward(replays, upstream, entry)
     try:
-        replayed = engine.replays.take(method, path, query, body, engine.speed)
+        replayed = replays.take(method, path, query, body, engine.speed)
     except CassetteMiss as miss:
+        if upstream is not None:
+            raise _forward(replays, upstream, entry) from None
         error = _miss(miss)
         error.message = scrub(error.message, headers)
         entry.status, entry.error = error.status, error.envelope()["error"]
@@ -186,6 +245,33 @@ def replay(engine: Engine, method: str, path: str, query: str, body: Any,
         entry.ended = wire.ending
     entry.cassette, entry.interaction = replayed.cassette.file, replayed.index + 1
     return replayed, wire, entry
+
+
+def _forward(replays: Replays, upstream: Upstream, entry: JournalEntry) -> Forward:
+    replays.forwarded += 1
+    return Forward(upstream, entry, replays.forwarded)
+
+
+def recorded(engine: Engine, forward: Forward, interaction: Interaction | None,
+             problem: str | None = None) -> None:
+    """``Engine.recorded`` (under the engine's lock): keep what the upstream answered, and say
+    so in the journal entry; ``interaction`` None: nothing was recordable (``problem`` why)."""
+    entry = forward.entry
+    entry.finished_at = engine.elapsed()
+    if interaction is None or interaction.response is None:
+        engine.replays.not_recorded.append(
+            f"{entry.method} {entry.path}: {problem or 'not recorded'}")
+        entry.error = {"code": "not_recorded", "message": problem or "not recorded"}
+        return
+    engine.replays.recorded.append((forward.sequence, interaction))
+    response = interaction.response
+    entry.status, entry.stream, entry.ended = response.status, response.streamed, response.ended
+    events = recorded_events(response)
+    final = final_response(events) if events else _json_response(response)
+    if final is not None:
+        entry.response_id, entry.response_status = final.get("id"), final.get("status")
+    if events:
+        entry.sent = summarize(events, None)
 
 
 def _miss(miss: CassetteMiss) -> OpenResponsesError:

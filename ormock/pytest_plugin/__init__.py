@@ -8,12 +8,16 @@ server fail it in one report, each section saying how to opt out.
 
 Fixtures: ``ormock``, ``ormock_factory``, ``ormock_env``, ``ormock_config``, ``ormock_server``.
 Marker: ``@pytest.mark.ormock(...)`` (the nearest wins). Options: ``--ormock-*`` and the ini keys
-``ormock_scenarios``, ``ormock_plugins``, ``ormock_strict``, ``ormock_seed``. See docs/pytest.md.
+``ormock_scenarios``, ``ormock_plugins``, ``ormock_strict``, ``ormock_seed``, ``ormock_upstream``,
+``ormock_cassette_dir``. Cassettes: ``cassette=`` replays one in the test's fake, and
+``--ormock-record`` records it from ``--ormock-upstream`` (written after the test). See
+docs/pytest.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,11 +69,17 @@ def _speed(value: str) -> float:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ormock", "ormock: a fake Open Responses provider per test")
     group.addoption("--ormock-record", choices=RECORD_MODES, default="none",
-                    help="cassette record mode: none (default), once, new_episodes, all. "
-                         "Cassettes are not implemented yet.")
+                    help="cassette record mode (for the fakes with a cassette): none (default: "
+                         "replay only), once (record a cassette that does not exist yet), "
+                         "new_episodes (replay, record what misses), all (record everything "
+                         "anew), rewrite (delete the cassette first, then as all)")
     group.addoption("--ormock-upstream", default=None, metavar="URL",
-                    help="the real provider to record from (with --ormock-record). Cassettes "
-                         "are not implemented yet.")
+                    help="the real provider the record modes forward to, such as "
+                         "https://api.openai.com/v1 (beats the ini option ormock_upstream)")
+    group.addoption("--ormock-upstream-key-env", default="OPENAI_API_KEY", metavar="NAME",
+                    help="the environment variable holding the upstream's key (default "
+                         "OPENAI_API_KEY); it replaces the client's Authorization towards the "
+                         "upstream and is never written to a cassette")
     group.addoption("--ormock-seed", type=int, default=None, metavar="N",
                     help="seed of the server and of every fake; beats ormock_seed and "
                          "@pytest.mark.ormock(seed=...)")
@@ -85,6 +95,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   "with @pytest.mark.ormock(strict=False)", type="bool", default=True)
     parser.addini("ormock_seed", "default seed of the server and of every fake (default 0)",
                   type="string", default="")
+    parser.addini("ormock_upstream", "the real provider the record modes forward to "
+                  "(--ormock-upstream beats it)", type="string", default="")
+    parser.addini("ormock_cassette_dir", "folder of the default cassettes, relative to each test "
+                  "module's folder (default: cassettes): <dir>/<module>/<test>.yaml",
+                  type="string", default="cassettes")
     parser.addini("ormock_profile", "wire spellings of the session's server: a profile name "
                   "(`ormock serve --help` lists them; default: the official Open Responses "
                   "spellings)", type="string", default="")
@@ -97,11 +112,18 @@ def _settings(config: pytest.Config) -> SessionSettings:
         raise pytest.UsageError(f"ini option ormock_strict: {error} (use true or false)"
                                 ) from None
     try:
-        upstream = config.getoption("ormock_upstream")
+        record = config.getoption("ormock_record")
+        upstream = config.getoption("ormock_upstream") or \
+            str(config.getini("ormock_upstream")).strip() or None
+        key_env = config.getoption("ormock_upstream_key_env")
+        key = _upstream_key(record, upstream, key_env)
         seed_text = str(config.getini("ormock_seed")).strip()
         return SessionSettings(
-            record=config.getoption("ormock_record"),
+            record=record,
             upstream=parse_upstream(upstream) if upstream is not None else None,
+            upstream_key=key,
+            upstream_key_env=key_env,
+            cassette_dir=str(config.getini("ormock_cassette_dir")).strip() or "cassettes",
             cli_seed=config.getoption("ormock_seed"),
             cli_speed=config.getoption("ormock_speed"),
             ini_seed=parse_seed(seed_text, "ini option ormock_seed") if seed_text else None,
@@ -112,6 +134,22 @@ def _settings(config: pytest.Config) -> SessionSettings:
         )
     except OptionsError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def _upstream_key(record: str, upstream: str | None, env: str) -> str | None:
+    """The upstream's key for a record mode; a usage error when the mode cannot record."""
+    if record == "none":
+        return None
+    if upstream is None:
+        raise OptionsError(f"--ormock-record={record} records from a real provider: give it "
+                           "with --ormock-upstream URL (or the ini option ormock_upstream), "
+                           "e.g. --ormock-upstream https://api.openai.com/v1")
+    key = os.environ.get(env)
+    if not key:
+        raise OptionsError(f"--ormock-record={record}: the environment variable {env} holds no "
+                           "key for the upstream; set it, or name another with "
+                           "--ormock-upstream-key-env NAME")
+    return key
 
 
 def _profile(name: str) -> str | None:
@@ -165,8 +203,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         said.append(f"seed={settings.seed}")
     if settings.cli_speed is not None:
         said.append(f"speed={settings.speed:g}")
-    if settings.record != "none" or settings.upstream:
-        said.append(f"record={settings.record} (cassettes are not implemented yet: no effect)")
+    if settings.recording and settings.upstream:
+        from ormock.server.recorder_file import public_url
+
+        said.append(f"record={settings.record} from {public_url(settings.upstream)} "
+                    f"(key from ${settings.upstream_key_env})")
     return [f"ormock: {', '.join(said)}"] if said else []
 
 
@@ -195,16 +236,24 @@ def _ormock_checks(request: pytest.FixtureRequest) -> Iterator[list[OrmockFixtur
     item.stash[FAKES] = fakes
     yield fakes
     text = None
+    saved: list[str] = []
     try:
+        for fake in fakes:
+            fake.settle()
         report = item.stash.get(CALL_REPORT, None)
         if report is not None and report.passed:
             text = after_test_report(fakes)
+        for fake in fakes:
+            problem = fake.save_cassette()
+            if problem:
+                saved.append(problem)
     finally:
         for fake in fakes:
             fake.close()
         del item.stash[FAKES]
         if CALL_REPORT in item.stash:
             del item.stash[CALL_REPORT]
+    text = "\n\n".join([*saved, *([text] if text else [])])
     if text:
         pytest.fail(text, pytrace=False)
 
@@ -232,7 +281,7 @@ def _new_fake(request: pytest.FixtureRequest, fakes: list[OrmockFixture],
         pytest.fail(problem, pytrace=False)
     fake = OrmockFixture(session, session.namespace(request.node.nodeid),
                          resolve(session.settings, *checked), test_path=request.path,
-                         origin=origin)
+                         origin=origin, nodeid=request.node.nodeid)
     fakes.append(fake)
     try:
         fake.configure()

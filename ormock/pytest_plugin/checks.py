@@ -1,8 +1,10 @@
 """The after-test checks: what a fake saw go wrong, as one report with a way out per section.
 
-Sections, in the order a reader needs them: requests no scenario step matched (usually the root
-cause), steps expected and never used, replies the client could not be sent as scripted, and
-errors raised inside the server. Each section ends with the key that opts this test out of it.
+Sections, in the order a reader needs them: requests no scenario step (or recorded interaction)
+matched (usually the root cause), steps expected and never used, recorded interactions never
+requested (when the fake replays a cassette without recording), replies the client could not
+be sent as scripted, requests relayed and not recorded, and errors raised inside the server.
+Each section ends with the key that opts this test out of it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from ormock.pytest_plugin.conditions import describe
 from ormock.pytest_plugin.fake import OrmockFixture
 
 __all__ = ["after_test_report", "fake_problems"]
+
+# the error codes of a request nothing matched: no scenario step, no recorded interaction
+_MISSES = frozenset({"no_matching_scenario", "cassette_miss"})
 
 
 def _opt_out(fake: OrmockFixture, key: str) -> str:
@@ -32,10 +37,11 @@ def fake_problems(fake: OrmockFixture) -> list[tuple[str, str]]:
     sections: list[tuple[str, str]] = []
     if checks["assert_all_matched"]:
         missed = [(i, e) for i, e in enumerate(engine.journal, 1)
-                  if e.error and e.error.get("code") == "no_matching_scenario"]
+                  if e.error and e.error.get("code") in _MISSES]
         if missed:
+            codes = sorted({str(e.error.get("code")) for _, e in missed if e.error})
             lines = [f"Requests that no scenario step matched ({len(missed)}); each was "
-                     "answered HTTP 400 no_matching_scenario:"]
+                     f"answered HTTP 400 {' or '.join(codes)}:"]
             for index, entry in missed:
                 lines.append(f"  #{index} {describe(entry)}")
                 lines.append(f"      {entry.error.get('message') if entry.error else ''}")
@@ -53,6 +59,17 @@ def fake_problems(fake: OrmockFixture) -> list[tuple[str, str]]:
                              f"({scenario.where(step)}): expected {expected}, used {used}")
             lines.append(_opt_out(fake, "assert_all_used"))
             sections.append((f"{_count(len(unused), 'step')} not used", "\n".join(lines)))
+        never = [] if fake.recording else engine.replays.unused()
+        if never:
+            lines = [f"{_count(len(never), 'recorded interaction')} "
+                     f"{'was' if len(never) == 1 else 'were'} never requested:"]
+            for cassette, index, interaction in never:
+                where = f" (line {interaction.line})" if interaction.line is not None else ""
+                lines.append(f"  {cassette.file} interaction {index + 1}{where}: "
+                             f"{interaction.request.method} {interaction.request.target}")
+            lines.append(_opt_out(fake, "assert_all_used"))
+            sections.append((f"{_count(len(never), 'recorded interaction')} never requested",
+                             "\n".join(lines)))
     if checks["assert_valid_replies"]:
         bad = list(fake._session.bad_replies.get(engine, []))
         bad += [f"#{i} {describe(e)}: {e.error.get('message') if e.error else ''}"
@@ -64,6 +81,13 @@ def fake_problems(fake: OrmockFixture) -> list[tuple[str, str]]:
             lines.append(_opt_out(fake, "assert_valid_replies"))
             sections.append((f"{_count(len(bad), 'broken reply', 'broken replies')}",
                              "\n".join(lines)))
+    if checks["assert_no_server_errors"] and engine.replays.not_recorded:
+        missing = engine.replays.not_recorded
+        lines = [f"Requests relayed to the upstream and not recorded ({len(missing)}); a replay "
+                 "of this cassette will miss them:"]
+        lines += [f"  {text}" for text in missing]
+        lines.append(_opt_out(fake, "assert_no_server_errors"))
+        sections.append((f"{_count(len(missing), 'request')} not recorded", "\n".join(lines)))
     if checks["assert_no_server_errors"] and engine.errors:
         lines = [f"Errors raised inside the ormock server ({len(engine.errors)}); the client got "
                  "HTTP 500 internal_error:"]

@@ -33,7 +33,7 @@ __all__ = [
     "resolve",
 ]
 
-RECORD_MODES = ("none", "once", "new_episodes", "all")
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 # The after-test checks, each with its own opt-out key (``strict=False`` turns them all off).
 CHECK_KEYS = ("assert_all_matched", "assert_all_used", "assert_valid_replies",
               "assert_no_server_errors")
@@ -50,7 +50,8 @@ class OrmockOptions:
     scenario: tuple[Any, ...] = ()  # names, paths, mappings or Scenario objects, loaded in order
     faults: tuple[Any, ...] = ()  # names, mappings ({"http_error": {"status": 429}}) or Faults
     chaos: str | None = None  # "rate=0.2,seed=7,faults=..." (ormock.faults.chaos)
-    cassette: str | None = None  # not implemented yet: using one fails the test
+    # a cassette file to replay (and record, in a record mode); True: the test's default one
+    cassette: str | bool | None = None
     strict: bool = True  # False turns off every after-test check
     assert_all_matched: bool = True  # requests that no scenario step matched
     assert_all_used: bool = True  # steps expected and never (or not often enough) used
@@ -137,7 +138,12 @@ def validate(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
                                        f"mappings ({{'http_error': {{'status': 429}}}}), or a "
                                        f"list of them, not {item!r}")
             out[key] = items
-        elif key in ("chaos", "cassette"):
+        elif key == "cassette":
+            if value is not None and not isinstance(value, (str, os.PathLike, bool)):
+                raise OptionsError(f"{where}: cassette must be True (the test's default "
+                                   f"cassette) or a file path, not {value!r}")
+            out[key] = value if value is None or isinstance(value, bool) else os.fspath(value)
+        elif key == "chaos":
             if value is not None and not isinstance(value, (str, os.PathLike)):
                 raise OptionsError(f"{where}: {key} must be a string, not {value!r}")
             out[key] = None if value is None else os.fspath(value)
@@ -158,6 +164,9 @@ class SessionSettings:
 
     record: str = "none"
     upstream: str | None = None
+    upstream_key: str | None = None  # the value of --ormock-upstream-key-env's variable
+    upstream_key_env: str = "OPENAI_API_KEY"
+    cassette_dir: str = "cassettes"  # the default cassettes' folder, beside each test module
     cli_seed: int | None = None
     cli_speed: float | None = None
     ini_seed: int | None = None
@@ -165,6 +174,10 @@ class SessionSettings:
     scenarios_dir: Path | None = None
     plugins: tuple[str, ...] = ()
     profile: str | None = None  # a profile name; None: the default
+
+    @property
+    def recording(self) -> bool:
+        return self.record != "none"
 
     @property
     def seed(self) -> int:

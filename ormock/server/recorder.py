@@ -1,24 +1,9 @@
 """``ormock record``: a proxy in front of a real provider that writes what it answers to a cassette.
 
-Every request (any method and path) goes to the upstream: a path under ``/v1`` replaces the
-upstream's own ``/v1`` (``/v1/responses`` with ``--upstream http://host/v1`` or
-``http://host`` goes to ``http://host/v1/responses``), any other path is appended to the
-upstream URL as given. The answer is relayed as it arrives: each chunk the upstream's socket
-gives is written to the client at once, the same bytes (``aiter_raw``), never buffered, and
-noted with its time (``ormock.cassette.recording.Recording``, ``time.monotonic``).
-
-Encoding: the recorder asks the upstream for ``accept-encoding: identity``, so the bytes relayed
-are the bytes recorded. An upstream that compresses anyway is relayed as it sent it (with its
-``content-encoding``) and recorded decoded (gzip, deflate); another encoding is relayed and not
-recorded.
-
-How an answer ended is recorded as the upstream ended it: ``whole``; ``closed`` (the upstream
-closed mid-body: the client's connection is closed there too); ``reset`` (the upstream reset
-the connection: the client's is reset); ``stalled`` (the client left before the upstream
-finished: a replay then sends nothing more until its client leaves). An upstream that cannot be
-reached answers 502 with the Open Responses error envelope (``code: upstream_unreachable``); that
-is the recorder's failure, not the provider's answer, so it is not recorded (nor is a request
-whose client left before the upstream answered).
+Every request (any method and path) goes to the upstream through ``ormock.server.relay.Relay``
+(where the path goes, how the answer is relayed as it arrives and recorded, how its end is
+kept, the 502 for an unreachable upstream); each finished interaction is added to the session's
+cassette file at once.
 
 With ``upstream_key`` (``--upstream-key-env NAME``) the upstream gets ``Authorization: Bearer
 KEY`` whatever the client sent, so a client can hold a dummy key. No key reaches the cassette:
@@ -29,128 +14,37 @@ secret headers are always redacted, and the file is scanned before every write
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
-import json
 import socket
-import sys
 import threading
 import time
-import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 import uvicorn
 
-from ormock.cassette.model import Ended, Interaction, RecordedRequest
-from ormock.cassette.recording import HOP_BY_HOP, Recording, header_map
+from ormock.cassette.model import Interaction
 from ormock.cassette.redact import Redaction, SecretFound
-from ormock.engine.writer import close_connection
-from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
-from ormock.server.recorder_file import CassetteFile, check_name, default_name, public_url
+from ormock.server.recorder_file import CassetteFile, check_name, default_name
+from ormock.server.relay import Log, Relay, check_upstream, log_stderr, upstream_target
 from ormock.server.runner import best_loop
 
-__all__ = ["RecorderApp", "RecorderServer", "upstream_target"]
-
-Log = Callable[[str], None]
-
-# request headers that belong to the client's connection to the recorder, not to the upstream
-_NOT_FORWARDED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "te",
-                            "trailer", "transfer-encoding", "upgrade", "content-length",
-                            "accept-encoding", "proxy-authorization"})
-# answer headers that belong to the upstream's connection to the recorder
-_NOT_RELAYED = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer",
-                          "transfer-encoding", "upgrade"})
-_NOT_RECORDED = HOP_BY_HOP | {"host", "accept-encoding"}
+__all__ = ["RecorderApp", "RecorderServer", "check_upstream", "upstream_target"]
 
 
-def check_upstream(url: str) -> str:
-    """An upstream base URL: http(s) with a host. ``ValueError`` says what to change."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"--upstream {public_url(url)!r}: give an http:// or https:// URL, "
-                         "such as https://api.openai.com/v1")
-    return url.rstrip("/")
-
-
-def upstream_target(upstream: str, path: str) -> str:
-    """Where a request for ``path`` goes: ``/v1...`` replaces the upstream's own ``/v1``."""
-    base = upstream.rstrip("/")
-    if path == "/v1" or path.startswith("/v1/"):
-        return base.removesuffix("/v1") + path
-    return base + path
-
-
-def _log_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def _json_or_text(body: bytes) -> tuple[Any, str | None]:
-    """A request body as a cassette keeps it: a JSON object, or text."""
-    if not body:
-        return None, None
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, body.decode("utf-8", "replace")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return None, text
-    return (document, None) if isinstance(document, dict) else (None, text)
-
-
-def _decoder(encoding: str) -> Any:
-    """A zlib decoder for a ``content-encoding``, or None when it is not gzip or deflate."""
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if encoding == "deflate":
-        return zlib.decompressobj()
-    return None
-
-
-@dataclass
-class _Exchange:
-    """One request's state, shared by its relay and the watch on its client."""
-
-    recording: Recording
-    ended: Ended | None = None  # decided by the relay, before its last write
-    answered: bool = False
-    recordable: bool = True
-
-
-class RecorderApp:
-    """The ASGI app: relays to ``upstream`` and adds each finished interaction to ``file``."""
+class RecorderApp(Relay):
+    """The ASGI app: relays to ``upstream`` (``Relay``) and adds each finished interaction to
+    ``file``."""
 
     def __init__(self, upstream: str, file: CassetteFile, *, upstream_key: str | None = None,
-                 log: Log = _log_stderr, connect_timeout: float = 10.0) -> None:
-        self.upstream = check_upstream(upstream)
+                 log: Log = log_stderr, connect_timeout: float = 10.0) -> None:
+        super().__init__(upstream, upstream_key=upstream_key, log=log,
+                         connect_timeout=connect_timeout)
         self.file = file
-        self.upstream_key = upstream_key
-        self.log = log
-        self.connect_timeout = connect_timeout
-        self.client: httpx.AsyncClient | None = None
         self._sequence = itertools.count()
         self._saving: asyncio.Lock | None = None
-
-    @property
-    def upstream_public(self) -> str:
-        return public_url(self.upstream)
-
-    def _client(self) -> httpx.AsyncClient:
-        if self.client is None:
-            self.client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.connect_timeout, read=None, write=60.0,
-                                      pool=None),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                follow_redirects=False)
-        return self.client
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -169,31 +63,9 @@ class RecorderApp:
                 self._client()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                if self.client is not None:
-                    await self.client.aclose()
-                    self.client = None
+                await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-    def forwarded_headers(self, scope: Scope, drop: frozenset[str] = _NOT_FORWARDED
-                          ) -> list[tuple[str, str]]:
-        """The client's headers as the upstream gets them (the key replaced, when given)."""
-        pairs = [(name.decode("latin-1"), value.decode("latin-1"))
-                 for name, value in scope["headers"]]
-        out = [(n, v) for n, v in pairs if n.lower() not in drop
-               and not (self.upstream_key is not None and n.lower() == "authorization")]
-        if self.upstream_key is not None:
-            out.append(("authorization", f"Bearer {self.upstream_key}"))
-        return out
-
-    def recorded_request(self, scope: Scope, body: bytes = b"",
-                         drop: frozenset[str] = _NOT_RECORDED) -> RecordedRequest:
-        pairs = [(name.decode("latin-1"), value.decode("latin-1"))
-                 for name, value in scope["headers"]]
-        document, text = _json_or_text(body)
-        return RecordedRequest(method=scope.get("method", "GET"), path=scope["path"],
-                               query=scope.get("query_string", b"").decode("latin-1"),
-                               headers=header_map(pairs, drop), body=document, text=text)
 
     async def keep(self, sequence: int, interaction: Interaction, line: str) -> None:
         """Add a finished interaction to the file (in a thread: the write fsyncs), and log it;
@@ -225,107 +97,13 @@ class RecorderApp:
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
-        body = b"".join(chunks)
-        exchange = _Exchange(Recording(self.recorded_request(scope, body), started=started))
-        relay = asyncio.create_task(self._relay(scope, body, send, exchange))
-        watch = asyncio.create_task(_client_gone(receive))
-        try:
-            await asyncio.wait((relay, watch), return_when=asyncio.FIRST_COMPLETED)
-            if not relay.done() and exchange.ended is None:  # the client left first
-                relay.cancel()
-                exchange.ended = "stalled"
-            with contextlib.suppress(asyncio.CancelledError):
-                await relay
-        finally:
-            watch.cancel()
-            relay.cancel()
-        ended = exchange.ended
-        if ended is None or not exchange.answered:
-            if ended == "stalled":
-                self.log(f"ormock record: {scope['method']} {scope['path']}: the client left "
-                         "before the upstream answered: not recorded")
-            return
-        if not exchange.recordable:
-            return
-        interaction = exchange.recording.interaction(ended)
-        await self.keep(sequence, interaction, _progress(interaction))
-
-    async def _relay(self, scope: Scope, body: bytes, send: Send, exchange: _Exchange) -> None:
-        target = upstream_target(self.upstream, scope["path"])
-        query = scope.get("query_string", b"").decode("latin-1")
-        client = self._client()
-        request = client.build_request(
-            scope["method"], target + (f"?{query}" if query else ""),
-            headers=[*self.forwarded_headers(scope), ("accept-encoding", "identity")],
-            content=body)
-        try:
-            response = await client.send(request, stream=True)
-        except httpx.HTTPError as error:
-            await self._unreachable(scope, send, exchange, error)
-            return
-        recording = exchange.recording
-        try:
-            pairs = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in response.headers.raw]
-            recording.answer(response.status_code, pairs, time.monotonic())
-            exchange.answered = True
-            encoding = response.headers.get("content-encoding", "identity").strip().lower()
-            decoder = None if encoding == "identity" else _decoder(encoding)
-            if encoding != "identity" and decoder is None:
-                exchange.recordable = False
-                self.log(f"ormock record: {scope['method']} {scope['path']}: the upstream "
-                         f"answered with content-encoding {encoding}: relayed, not recorded")
-            await send({"type": "http.response.start", "status": response.status_code,
-                        "headers": [(n, v) for n, v in response.headers.raw
-                                    if n.decode("latin-1").lower() not in _NOT_RELAYED]})
-            try:
-                async for chunk in response.aiter_raw():
-                    now = time.monotonic()
-                    await send({"type": "http.response.body", "body": chunk,
-                                "more_body": True})
-                    recording.chunk(chunk if decoder is None else decoder.decompress(chunk),
-                                    now)
-            except httpx.ReadError:  # ECONNRESET
-                exchange.ended = "reset"
-            except httpx.HTTPError:  # closed mid-body (RemoteProtocolError), or a timeout
-                exchange.ended = "closed"
-            else:
-                if decoder is not None:
-                    recording.chunk(decoder.flush(), time.monotonic())
-                exchange.ended = "whole"
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            if close_connection(send, reset=exchange.ended == "reset"):
-                await asyncio.sleep(0)  # let the server see the connection go
-            else:  # not uvicorn: the body ends cleanly
-                with contextlib.suppress(RuntimeError):
-                    await send({"type": "http.response.body", "body": b"",
-                                "more_body": False})
-        finally:
-            await response.aclose()
-
-    async def _unreachable(self, scope: Scope, send: Send, exchange: _Exchange,
-                           error: httpx.HTTPError) -> None:
-        where = public_url(upstream_target(self.upstream, scope["path"]))
-        reason = str(error) or type(error).__name__
-        exchange.ended = "whole"  # answered by the recorder itself: nothing to record
-        self.log(f"ormock record: {scope['method']} {scope['path']}: cannot reach the upstream "
-                 f"{where} ({reason}): answered 502, not recorded")
-        failure = OpenResponsesError(
-            f"ormock record could not reach the upstream {where}: {reason}",
-            type="server_error", code="upstream_unreachable", status=502)
-        data = failure.body()
-        await send({"type": "http.response.start", "status": 502,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(data)).encode())]})
-        await send({"type": "http.response.body", "body": data, "more_body": False})
+        interaction = await self.exchange(scope, b"".join(chunks), receive, send,
+                                          started=started)
+        if interaction is not None:
+            await self.keep(sequence, interaction, progress(interaction))
 
 
-async def _client_gone(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-def _progress(interaction: Interaction) -> str:
+def progress(interaction: Interaction) -> str:
     """``POST /v1/responses 200 14 events 523 ms``: one line per recorded interaction."""
     request, response = interaction.request, interaction.response
     assert response is not None
@@ -358,7 +136,7 @@ class RecorderServer:
         self.file = CassetteFile(path, Redaction.of(redact_headers, redact_paths),
                                  profile=profile, upstream=upstream)
         self.app = RecorderApp(upstream, self.file, upstream_key=upstream_key,
-                               log=log or _log_stderr)
+                               log=log or log_stderr)
         self._socket = socket.socket(
             socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         try:

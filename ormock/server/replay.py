@@ -7,6 +7,11 @@ engine has cassettes, so a server without them pays one dictionary lookup. The a
 recorded one, written by the one HTTP writer: the status line after the recorded wait for the
 headers, then the body's writes as the upstream split them, each after its recorded pause
 (divided by the server's ``--speed``; instant at 0), ended the way the upstream ended it.
+
+A namespace that records (``Engine.record_to``, the pytest plugin's ``--ormock-record``) is
+claimed too, cassettes or not: what no interaction answers (everything, in the ``all`` and
+``rewrite`` modes) is relayed to its upstream as it arrives (``ormock.server.relay.Relay``, the
+relay of ``ormock record``) and the interaction handed to the engine (``Engine.recorded``).
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from starlette.datastructures import URLPath
 from starlette.routing import BaseRoute, Match, NoMatchFound
 
 from ormock.cassette.matching import request_body
+from ormock.engine.core import Engine
 from ormock.engine.journal import wrote
 from ormock.engine.namespaces import Namespaces
+from ormock.engine.replays import Forward
 from ormock.engine.writer import send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.body import read_body
+from ormock.server.relay import Relay
 
 __all__ = ["ReplayRoute", "namespace_of"]
 
@@ -56,7 +64,7 @@ class ReplayRoute(BaseRoute):
         if engine is None:
             if name or not self.namespaces.settings.cassettes:
                 return Match.NONE, {}
-        elif not engine.replays:
+        elif not engine.replays and engine.replays.upstream is None:
             return Match.NONE, {}
         return Match.FULL, {"path_params": {"namespace": name} if name else {}}
 
@@ -73,6 +81,9 @@ class ReplayRoute(BaseRoute):
             body = request_body(raw) if raw else None
             replayed, wire, entry = engine.replay(scope["method"], path, query, body, headers,
                                                   len(raw))
+        except Forward as forward:
+            await self._forward(engine, forward, scope, raw, path, receive, send)
+            return
         except OpenResponsesError as error:
             await send_error(send, error)
             return
@@ -87,6 +98,22 @@ class ReplayRoute(BaseRoute):
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()
+
+    async def _forward(self, engine: Engine, forward: Forward, scope: Scope, raw: bytes,
+                       path: str, receive: Receive, send: Send) -> None:
+        upstream = forward.upstream
+        problems: list[str] = []
+        relay = Relay(upstream.url, upstream_key=upstream.key, log=problems.append,
+                      pooled=False, name="ormock (recording)")
+        self.namespaces.replies_in_flight += 1
+        try:
+            interaction = await relay.exchange(scope, raw, receive, send, path=path)
+        except Exception as exc:
+            engine.recorded(forward, None, f"the relay failed: {exc!r}")
+            raise
+        finally:
+            self.namespaces.replies_in_flight -= 1
+        engine.recorded(forward, interaction, "; ".join(problems) or None)
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         raise NoMatchFound(name, path_params)
