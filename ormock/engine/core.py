@@ -85,6 +85,8 @@ class Engine:
         self.seed = settings.seed
         self.self_check = settings.self_check
         self.speed = settings.speed
+        # the pace of replayed cassettes, when not ``speed`` (the pytest plugin: 0, at once)
+        self.replay_speed: float | None = None
         self.scenario_dirs = settings.scenario_dirs
         self.clock_mode = settings.clock
         chaos = settings.chaos

@@ -219,8 +219,9 @@ def replay(engine: Engine, method: str, path: str, query: str, body: Any,
     upstream = replays.upstream
     if upstream is not None and upstream.forwards_all:
         raise _forward(replays, upstream, entry)
+    speed = engine.replay_speed if engine.replay_speed is not None else engine.speed
     try:
-        replayed = replays.take(method, path, query, body, engine.speed)
+        replayed = replays.take(method, path, query, body, speed)
     except CassetteMiss as miss:
         if upstream is not None:
             raise _forward(replays, upstream, entry) from None
@@ -231,11 +232,11 @@ def replay(engine: Engine, method: str, path: str, query: str, body: Any,
     response = replayed.response
     faults = engine.faults_for(None, None) if 200 <= response.status < 300 else []
     if faults:
-        out = engine.fault_reply(replayed.reply(engine.speed), faults, entry)
+        out = engine.fault_reply(replayed.reply(speed), faults, entry)
         wire = render(out, "sse" if isinstance(out, Reply) and out.stream else "json")
         record(entry, out)
     else:
-        wire = replayed.wire(engine.speed)
+        wire = replayed.wire(speed)
         events = [e for frame in wire.frames for e in frame.carried(wire.kind)]
         entry.status, entry.stream = response.status, response.streamed
         entry.sent = summarize(events, None) if wire.kind == "sse" else None

@@ -51,7 +51,8 @@ CALL_REPORT = pytest.StashKey[pytest.TestReport]()
 POLICY_KEYS = frozenset(KEYS) - {"scenario", "faults", "chaos", "cassette"}
 
 MARKER = (
-    "ormock(scenario=None, faults=None, chaos=None, cassette=None, strict=True, "
+    "ormock(scenario=None, faults=None, chaos=None, cassette=None, cassette_ignore=(), "
+    "cassette_order='any', cassette_speed=0, strict=True, "
     "assert_all_matched=True, assert_all_used=True, assert_valid_replies=True, "
     "assert_no_server_errors=True, seed=None, speed=None): configure the test's ormock fake: "
     "scenarios and faults to load, and which after-test checks run (docs/pytest.md)."

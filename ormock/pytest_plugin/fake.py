@@ -23,6 +23,7 @@ from ormock.pytest_plugin.session import OrmockSession
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAI
 
+    from ormock.cassette.matching import Order
     from ormock.cassette.model import Interaction
     from ormock.engine.core import Engine
     from ormock.engine.journal import JournalEntry
@@ -271,8 +272,11 @@ class OrmockFixture:
         __tracebackhide__ = True
         from ormock.cassette.fileformat import CassetteError
 
+        options = self.options
+        order: Order = "recorded" if options.cassette_order == "recorded" else "any"
+        self.engine.replay_speed = options.cassette_speed
         try:
-            return self.engine.use_cassette(path)
+            return self.engine.use_cassette(path, ignore=options.cassette_ignore, order=order)
         except (CassetteError, OSError) as error:
             pytest.fail(f"ormock: the cassette {path} could not be read: {error}",
                         pytrace=False)

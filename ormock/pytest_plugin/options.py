@@ -52,6 +52,9 @@ class OrmockOptions:
     chaos: str | None = None  # "rate=0.2,seed=7,faults=..." (ormock.faults.chaos)
     # a cassette file to replay (and record, in a record mode); True: the test's default one
     cassette: str | bool | None = None
+    cassette_ignore: tuple[str, ...] = ()  # JSON paths left out when matching a request
+    cassette_order: str = "any"  # "recorded": each request must be the next one recorded
+    cassette_speed: float = 0.0  # divides the recorded pauses; 0 (the default) is at once
     strict: bool = True  # False turns off every after-test check
     assert_all_matched: bool = True  # requests that no scenario step matched
     assert_all_used: bool = True  # steps expected and never (or not often enough) used
@@ -143,6 +146,20 @@ def validate(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
                 raise OptionsError(f"{where}: cassette must be True (the test's default "
                                    f"cassette) or a file path, not {value!r}")
             out[key] = value if value is None or isinstance(value, bool) else os.fspath(value)
+        elif key == "cassette_ignore":
+            paths = _as_tuple(value)
+            if not all(isinstance(p, str) and p for p in paths):
+                raise OptionsError(f"{where}: cassette_ignore takes JSON paths such as "
+                                   f"'metadata' or 'input[*].output' (or a list), not {value!r}")
+            out[key] = paths
+        elif key == "cassette_order":
+            if value not in ("any", "recorded"):
+                raise OptionsError(f"{where}: cassette_order must be 'any' (the first unused "
+                                   f"interaction that matches) or 'recorded' (the next one), "
+                                   f"not {value!r}")
+            out[key] = value
+        elif key == "cassette_speed":
+            out[key] = parse_float(value, where)
         elif key == "chaos":
             if value is not None and not isinstance(value, (str, os.PathLike)):
                 raise OptionsError(f"{where}: {key} must be a string, not {value!r}")

@@ -42,7 +42,8 @@ async def replay_session(socket: WebSocket, engine: Any, replayed: Replayed,
                          headers: dict[str, str], path: str) -> None:
     session = replayed.interaction.socket
     assert session is not None
-    speed = 0.0 if not replayed.timed else engine.speed
+    pace = engine.replay_speed if engine.replay_speed is not None else engine.speed
+    speed = 0.0 if not replayed.timed else pace
     frames = list(session.frames)
     position, last = 0, 0.0
     try:
