@@ -210,6 +210,20 @@ def test_each_turn_sees_the_earlier_ones_and_is_appended(sdk: openai.OpenAI,
     assert stored["conversation"] == {"id": conversation.id}
 
 
+def test_input_tokens_counts_the_conversation(sdk: openai.OpenAI) -> None:
+    conversation = sdk.conversations.create(items=[_user("We launch on Tuesday.")])
+    counted = sdk.responses.input_tokens.count(model="gpt-4o-mini", input="When?",
+                                               conversation=conversation.id)
+    stateless = sdk.responses.input_tokens.count(
+        model="gpt-4o-mini", input=[_user("We launch on Tuesday."), _user("When?")])
+    assert counted.input_tokens == stateless.input_tokens
+    made = sdk.responses.create(model="gpt-4o-mini", input="When?", conversation=conversation.id)
+    assert made.usage is not None and made.usage.input_tokens == counted.input_tokens
+    assert len(sdk.conversations.items.list(conversation.id).data) == 3  # only create appends
+    with pytest.raises(openai.NotFoundError):
+        sdk.responses.input_tokens.count(model="gpt-4o-mini", input="x", conversation="conv_x")
+
+
 def test_a_tool_loop_in_a_conversation_answers_from_the_stored_call(sdk: openai.OpenAI) -> None:
     """Turn 2 sends only the tool's output: the name of the tool it answers comes from the
     function call turn 1 appended to the conversation."""

@@ -168,7 +168,7 @@ def delete_item(engine: Engine, conversation_id: str, item_id: str) -> Json:
 # -- responses in a conversation --------------------------------------------------------------
 class Joined:
     """The conversation a ``POST /v1/responses`` belongs to: its items (the context before the
-    request's input), their tokens, and the request's input ready to be appended."""
+    request's input), their tokens, and the request's input to append (its ids checked)."""
 
     __slots__ = ("id", "input", "items", "tokens")
 
@@ -179,8 +179,10 @@ class Joined:
         self.input = new_input
 
     def append(self, engine: Engine, output: list[Json]) -> None:
-        """After the response: its input, then its output items, join the conversation."""
-        _append(engine, self.id, [*self.input, *(dict(item) for item in output)])
+        """After the response: its input (fresh ids drawn now), then its output items, join the
+        conversation."""
+        _append(engine, self.id, [*_prepare(engine, self.id, self.input, "input"),
+                                  *(dict(item) for item in output)])
 
 
 def join_conversation(engine: Engine, request: ResponseRequest) -> Joined | None:
@@ -207,8 +209,8 @@ def join_conversation(engine: Engine, request: ResponseRequest) -> Joined | None
     get_conversation(engine, conversation_id, param="conversation")
     items = [json.loads(value) for _, value in _pages(engine, conversation_id)]
     new_input = [item for item in request.input if item.get("type") != "item_reference"]
-    return Joined(conversation_id, items,
-                  _prepare(engine, conversation_id, new_input, "input"))
+    _check_ids(engine, conversation_id, new_input, "input")
+    return Joined(conversation_id, items, new_input)
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -241,24 +243,14 @@ def _prepare(engine: Engine, conversation_id: str, items: list[Json], param: str
     """Items as a conversation holds them: each with an id (its own, or a fresh one: ``msg_``
     for a message) and a status; a message's string content as one text part. An id the
     conversation already holds is a 400."""
+    _check_ids(engine, conversation_id, items, param)
     prepared: list[Json] = []
-    seen: set[str] = set()
-    for index, given in enumerate(items):
+    for given in items:
         item = dict(given)
         kind = item.get("type", "message")
         item_id = item.get("id")
-        if item_id is not None:
-            if not isinstance(item_id, str) or not item_id or "/" in item_id:
-                raise invalid(f"'{param}[{index}].id' must be an item id string (no '/').",
-                              f"{param}[{index}].id", "invalid_type")
-            if item_id in seen or engine.backend.get(
-                    ITEM_KIND, _key(conversation_id, item_id)) is not None:
-                raise invalid(f"'{param}[{index}].id' {item_id!r} is already an item of "
-                              f"conversation {conversation_id!r}; leave 'id' out to add a new "
-                              "item.", f"{param}[{index}].id", "duplicate_item")
-        else:
+        if item_id is None:
             item_id = engine.ids.new(_ID_PREFIXES.get(kind, "item"))
-        seen.add(item_id)
         if kind == "message":
             content = item.get("content")
             if isinstance(content, str):
@@ -271,6 +263,24 @@ def _prepare(engine: Engine, conversation_id: str, items: list[Json], param: str
         prepared.append({"id": item_id, "type": kind,
                          **{k: v for k, v in item.items() if k not in ("id", "type")}})
     return prepared
+
+
+def _check_ids(engine: Engine, conversation_id: str, items: list[Json], param: str) -> None:
+    """The ids items bring must be new to the conversation (and to each other)."""
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        item_id = item.get("id")
+        if item_id is None:
+            continue
+        if not isinstance(item_id, str) or not item_id or "/" in item_id:
+            raise invalid(f"'{param}[{index}].id' must be an item id string (no '/').",
+                          f"{param}[{index}].id", "invalid_type")
+        if item_id in seen or engine.backend.get(
+                ITEM_KIND, _key(conversation_id, item_id)) is not None:
+            raise invalid(f"'{param}[{index}].id' {item_id!r} is already an item of "
+                          f"conversation {conversation_id!r}; leave 'id' out to add a new "
+                          "item.", f"{param}[{index}].id", "duplicate_item")
+        seen.add(item_id)
 
 
 def _list(items: list[Json], *, has_more: bool) -> Json:
