@@ -242,6 +242,38 @@ def test_a_tool_loop_in_a_conversation_answers_from_the_stored_call(sdk: openai.
     assert kinds == ["message", "function_call", "function_call_output", "message"]
 
 
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_websocket_turns_in_a_conversation(store: str, tmp_path: Path) -> None:
+    """The same body twice on one connection: the second turn sees the first (a reply in a
+    conversation never comes from the stream cache, which a server without self-check uses)."""
+    spec = "memory" if store == "memory" else f"sqlite:{tmp_path / 'ormock.db'}"
+    with OrmockServer(seed=0, store=spec) as server, openai.OpenAI(
+            base_url=server.base_url, api_key="sk-test", max_retries=0) as sdk:
+        finals = _socket_turns(sdk)
+        conversation_id = finals[0].conversation.id
+        assert len(sdk.conversations.items.list(conversation_id).data) == 4
+    first, second = finals
+    assert first.usage is not None and second.usage is not None
+    assert second.usage.input_tokens == (first.usage.input_tokens + count_tokens(
+        first.output_text) + count_tokens("Count to three."))
+    assert second.conversation is not None and second.conversation.id == conversation_id
+
+
+def _socket_turns(sdk: openai.OpenAI) -> list[Any]:
+    conversation = sdk.conversations.create()
+    finals = []
+    with sdk.responses.connect() as connection:
+        for _ in range(2):
+            connection.response.create(model="gpt-4o-mini", input="Count to three.",
+                                       conversation=conversation.id)
+            for event in connection:
+                if event.type in ("response.completed", "error"):
+                    break
+            assert event.type == "response.completed", event
+            finals.append(event.response)
+    return finals
+
+
 def test_conversation_errors(sdk: openai.OpenAI, raw: httpx.Client) -> None:
     conversation = sdk.conversations.create()
     first = sdk.responses.create(model="gpt-4o-mini", input="hi")
