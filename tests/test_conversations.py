@@ -349,14 +349,21 @@ def _agent(client: openai.AsyncOpenAI) -> Any:
         model=agents.OpenAIResponsesModel(model="gpt-4o-mini", openai_client=client))
 
 
-def test_agents_openai_conversations_session_runs_two_turns(conv_url: str) -> None:
+def test_agents_openai_conversations_session_runs_two_turns(
+        conv_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session and the agent's model both take the Agents SDK's default client."""
+    agents = pytest.importorskip("agents")
+    from agents.models import _openai_shared
+
+    monkeypatch.setattr(_openai_shared, "_default_openai_client", None)  # restored after
     client = openai.AsyncOpenAI(base_url=conv_url, api_key="sk-test", max_retries=0)
-    agents, agent = _agent(client)
-    agents.set_default_openai_client(client)
+    agents.set_default_openai_client(client, use_for_tracing=False)
+    agents.set_tracing_disabled(True)
+    agent = agents.Agent(name="agent", instructions="Answer briefly.", model="gpt-4o-mini")
 
     async def go() -> tuple[list[Any], list[Any], list[Any]]:
         async with client:
-            session = agents.OpenAIConversationsSession(openai_client=client)
+            session = agents.OpenAIConversationsSession()
             one = await agents.Runner.run(agent, "We launch on Tuesday.", session=session)
             two = await agents.Runner.run(agent, "When do we launch?", session=session)
             items = await session.get_items()
