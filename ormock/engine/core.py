@@ -23,6 +23,7 @@ from ormock.engine.capped import Capped
 from ormock.engine.choose import choose, set_of
 from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens
+from ormock.engine.conversations import join_conversation
 from ormock.engine.embedded import default_plan
 from ormock.engine.journal import JournalEntry, final_response, record, summarize
 from ormock.engine.replays import (
@@ -279,10 +280,14 @@ class Engine:
         local: ResponseStore | None = None,
         transport: Transport | None = None,
     ) -> Reply | RawReply:
+        joined = join_conversation(self, request)  # its items come before the input
         context, parent = context_of(self.responses, request, local)
+        tokens = context_tokens(request, parent)
+        if joined is not None:
+            context, tokens = [*joined.items, *context], joined.tokens + tokens
         selection = forced or choose(self, request, headers)
-        turn = Turn(request, entry, selection, context, parent,
-                     context_tokens(request, parent), local, transport == "socket")
+        turn = Turn(request, entry, selection, context, parent, tokens, local,
+                    transport == "socket")
         turn.seed = request.content_seed(self.seed)
         if selection is not None:
             entry.scenario, entry.step = selection.scenario.name, selection.step.index
@@ -290,8 +295,8 @@ class Engine:
         faults = self.faults_for(turn.step_reply, selection.scenario if selection else None)
         pacing = turn.step_reply.pacing if turn.step_reply else None
         key = None
-        if transport and not (faults or self.self_check or (pacing and pacing.paced)
-                              or turn.literal):
+        if transport and joined is None and not (  # a conversation's context is not the body's
+                faults or self.self_check or (pacing and pacing.paced) or turn.literal):
             key = (Same(selection.scenario) if selection else None,
                    selection.step.index if selection else 0, turn.seed, request.stream,
                    turn.socket)
@@ -299,6 +304,8 @@ class Engine:
             if template is not None:  # the same content as an earlier reply, fresh ids
                 return self._issue(turn, template, created, completed)
         turn.echo = self._echo(turn)  # only a build repeats them (a cache hit has its bytes)
+        if joined is not None:
+            turn.echo["conversation"] = {"id": joined.id}
         ids = RecordingIds(self.ids) if key is not None else self.ids
         reply = self._plan(turn, self._build(turn, ids, completed_at=completed,
                                              created_at=created), pacing)
@@ -312,6 +319,8 @@ class Engine:
         self._keep(selection, final["id"], bool(final.get("store", True)),
                    Stored(final, request.input, parent, context_tokens=turn.context_tokens),
                    local)
+        if joined is not None:
+            joined.append(self, final.get("output") or [])
         return out
 
     def _echo(self, turn: Turn) -> Json:

@@ -2,10 +2,11 @@
 answering it.
 
 The count is the one a ``POST /v1/responses`` of the same body reports as
-``usage.input_tokens``: the context's items (a ``previous_response_id`` chain's inputs and
-outputs, then the new input; a compaction item counts what it stands for), the instructions and
-the function tools, by ormock's one tokenizer. ``model`` may be left out. Each request is
-journaled; nothing is stored, and no id or timestamp is drawn.
+``usage.input_tokens``: the context's items (a ``conversation``'s items, or a
+``previous_response_id`` chain's inputs and outputs, then the new input; a compaction item
+counts what it stands for), the instructions and the function tools, by ormock's one
+tokenizer. ``model`` may be left out. Each request is journaled; nothing is stored, and no id
+or timestamp is drawn.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from ormock.engine.compaction import journaled
 from ormock.engine.context import context_of, context_tokens, input_tokens
+from ormock.engine.conversations import join_conversation
 from ormock.engine.core import Engine
 from ormock.engine.journal import JournalEntry
 from ormock.protocol.request import parse_request
@@ -38,6 +40,7 @@ def count_input_tokens(
 def counted(engine: Engine, body: Any) -> Json:
     """The count for ``body`` (the caller holds the engine's lock)."""
     request = parse_request(body, require_model=False)
+    joined = join_conversation(engine, request)  # its items count as context
     _, parent = context_of(engine.responses, request)
-    return {"object": "response.input_tokens",
-            "input_tokens": input_tokens(request, context_tokens(request, parent))}
+    tokens = context_tokens(request, parent) + (joined.tokens if joined is not None else 0)
+    return {"object": "response.input_tokens", "input_tokens": input_tokens(request, tokens)}

@@ -28,6 +28,7 @@ __all__ = [
     "item_tokens",
     "messages_text",
     "parse_compact",
+    "parse_items",
     "parse_request",
 ]
 
@@ -275,6 +276,16 @@ def _input(value: Any) -> list[Json]:
         return [{"type": "message", "role": "user", "content": value}]
     _expect(value, list, "input", "a string or an array of items")
     return [_input_item(item, f"input[{i}]") for i, item in enumerate(value)]
+
+
+def parse_items(value: Any, param: str, most: int) -> list[Json]:
+    """An array of at most ``most`` input items, each checked as a request's ``input`` items
+    are, the faults naming ``param[i]`` (``/v1/conversations``' ``items``)."""
+    _expect(value, list, param, "an array of items")
+    if len(value) > most:
+        raise invalid(f"'{param}' may hold at most {most} items at a time; got {len(value)}.",
+                      param, "array_above_max_length")
+    return [_input_item(item, f"{param}[{i}]") for i, item in enumerate(value)]
 
 
 def _input_item(item: Any, param: str) -> Json:

@@ -83,10 +83,13 @@ def new_response(
         "error": None,
         "usage": None,
     }
-    return {
+    response = {
         key: fixed[key] if key in fixed else echo.get(key, DEFAULT_ECHO[key])
         for key in RESPONSE_PROPERTIES
     }
+    if "conversation" in echo:  # OpenAI's: only on a response that belongs to a conversation
+        response["conversation"] = echo["conversation"]
+    return response
 
 
 def usage_object(

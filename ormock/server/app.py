@@ -37,6 +37,7 @@ from ormock.server.asgi import Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
 from ormock.server.compact import compact_routes
+from ormock.server.conversations import conversation_routes
 from ormock.server.replay import ReplayRoute
 from ormock.server.websocket import ResponsesSocket
 
@@ -268,7 +269,8 @@ def create_app(
             error = OpenResponsesError(
                 f"No route for {request.method} {request.url.path}: ormock serves "
                 "POST /v1/responses, /v1/responses/compact and /v1/responses/input_tokens, "
-                "GET /v1/responses/{id}, GET /v1/models and the admin API "
+                "GET /v1/responses/{id}, /v1/conversations (and its items), GET /v1/models "
+                "and the admin API "
                 "under /_ormock/.",
                 type="not_found", code="unknown_route", param="path",
                 status=exc.status_code,
@@ -290,6 +292,7 @@ def create_app(
             *compact_routes(namespaces, create._raw_body, create._answer_bug, prefix),
             Route(prefix + "/v1/responses/{response_id}", get_response, methods=["GET"]),
             Route(prefix + "/v1/models", models, methods=["GET"]),
+            *conversation_routes(namespaces, create._raw_body, create._answer_bug, prefix),
         ]
     app = Starlette(
         routes=routes,

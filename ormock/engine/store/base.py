@@ -22,7 +22,8 @@ __all__ = ["KINDS", "Clock", "StoreBackend", "check_args"]
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
 
 # the kinds in use or planned
-KINDS = ("response", "meta", "input_items", "tombstone", "idempotency")
+KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "conversation",
+         "conversation_item")
 
 
 @runtime_checkable
