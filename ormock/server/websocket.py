@@ -5,7 +5,11 @@ The client sends ``{"type": "response.create", ...request}`` messages; each is a
 same events a stream would carry, one JSON text frame each, with no ``[DONE]``. A request that
 fails gets ``{"type": "error", "status", "error": {...}}`` and the connection stays open.
 ``store: false`` responses can be continued on the connection that made them, and only there;
-a continuation that fails evicts its parent from that connection's cache.
+a continuation that fails evicts its parent from that connection's cache. One response is in
+flight at a time: the turn is sent by a task of its own while the connection keeps reading, so
+a ``response.create`` meanwhile is refused (``response_already_in_flight``) and a client that
+leaves stops the writer at once. A connection lasts ``Limits.socket_seconds``: then the
+``websocket_connection_limit_reached`` error and close 1000 (a turn in flight finishes first).
 
 Faults apply as on a stream (``docs/faults.md``, the WebSocket column): the turn is the
 ``Wire`` ``render_socket`` makes of a socket reply, one text frame per event, so ``malformed
