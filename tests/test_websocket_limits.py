@@ -174,6 +174,20 @@ def test_a_stall_for_good_still_leaves_what_the_client_sends_unheard(
     assert entry.ended == "stalled" and len(engine.journal) == 1
 
 
+def test_a_binary_frame_during_a_turn_closes_with_1003_and_stops_the_writer(
+        fake: tuple[Engine, str]) -> None:
+    engine, base = fake
+    engine.inject({"stall": {"seconds": 30, "after_events": 2}})
+    with connect(_ws(base)) as socket:
+        socket.send(_create())
+        assert len([_event(socket) for _ in range(2)]) == 2
+        socket.send(b"\x00binary")
+        assert _close_code(socket) == 1003
+    entry = _written(engine)
+    assert entry.ended == "client gone" and len(entry.events) == 2
+    assert list(engine.errors) == []  # no bug reported: the writer saw the connection end
+
+
 # -- the connection-local cache ----------------------------------------------------------------
 
 

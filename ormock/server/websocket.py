@@ -32,7 +32,7 @@ import traceback
 from collections.abc import MutableMapping
 from typing import Any
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from ormock.cassette.matching import CassetteMiss
 from ormock.engine.core import Engine
@@ -175,7 +175,7 @@ class _Connection:
         seconds = self.engine.limits.socket_seconds
         lasted = (f"{seconds / 60:g} minutes" if seconds >= 60 and not seconds % 60
                   else f"{seconds:g} seconds")
-        await self.socket.send_text(_error_event(400, OpenResponsesError(
+        await self._say(_error_event(400, OpenResponsesError(
             f"Responses websocket connection limit reached ({lasted}). Create a new websocket "
             "connection to continue.", code="websocket_connection_limit_reached",
         ).envelope()["error"]))
@@ -185,7 +185,9 @@ class _Connection:
         """Answer one client message; False when the connection was closed."""
         text = message.get("text")
         if text is None:  # a binary frame: not a message of this protocol
-            await self.socket.close(code=1003, reason="send response.create as a text frame")
+            self.ends.leave()  # a turn in flight stops at its next frame
+            if self.socket.application_state == WebSocketState.CONNECTED:
+                await self.socket.close(code=1003, reason="send response.create as a text frame")
             return False
         if self.turn is not None and self.ends.stalled:
             return True  # the server has stopped answering: what the client sends goes unheard
@@ -194,8 +196,15 @@ class _Connection:
         except WebSocketDisconnect:
             raise
         except Exception as exc:  # a bug: an error event (and reported), not a dropped socket
-            await self.socket.send_text(self._bug(exc))
+            await self._say(self._bug(exc))
         return True
+
+    async def _say(self, text: str) -> None:
+        """A frame from the receive loop (an error event), unless the turn's writer has closed
+        the connection meanwhile (a ``disconnect`` fault): then the connection is over."""
+        if self.socket.application_state != WebSocketState.CONNECTED:
+            raise WebSocketDisconnect(1006)
+        await self.socket.send_text(text)
 
     def _bug(self, exc: Exception) -> str:
         self.engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
@@ -209,16 +218,16 @@ class _Connection:
         try:
             message = decode_json(text, param="message", what="message")
         except OpenResponsesError as error:
-            await self.socket.send_text(_error_event(400, error.envelope()["error"]))
+            await self._say(_error_event(400, error.envelope()["error"]))
             return
         if not isinstance(message, dict) or message.get("type") != "response.create":
             kind = message.get("type") if isinstance(message, dict) else None
-            await self.socket.send_text(_error_event(400, OpenResponsesError(
+            await self._say(_error_event(400, OpenResponsesError(
                 f"Unsupported client event {kind!r}: this server accepts response.create.",
                 code="unsupported_event", param="type").envelope()["error"]))
             return
         if self.turn is not None:
-            await self.socket.send_text(_error_event(400, OpenResponsesError(
+            await self._say(_error_event(400, OpenResponsesError(
                 "A response is already in flight on this connection: wait for its terminal "
                 "event before sending the next response.create, or open another connection.",
                 code="response_already_in_flight").envelope()["error"]))
@@ -232,7 +241,7 @@ class _Connection:
         except OpenResponsesError as error:
             if isinstance(previous, str):
                 self.local.pop(previous, None)
-            await self.socket.send_text(_error_event(error.status, error.envelope()["error"]))
+            await self._say(_error_event(error.status, error.envelope()["error"]))
             return
         self.ends.stalled = False
         self.turn = asyncio.create_task(self._send(reply, entry, previous))
@@ -252,7 +261,7 @@ class _Connection:
             return open_
         except Exception as exc:
             try:
-                await self.socket.send_text(self._bug(exc))
+                await self._say(self._bug(exc))
             except WebSocketDisconnect:
                 return False
             return True
