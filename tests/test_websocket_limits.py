@@ -94,7 +94,8 @@ def _written(engine: Engine, index: int = -1) -> JournalEntry:
     raise AssertionError("the turn's writer never reported")
 
 
-_SLOW = {"stall": {"seconds": 0.5, "after_events": 2}, "when": {"first": 1}}
+# the first turn waits after two events: what the client sends then arrives while it is in flight
+_SLOW = {"stall": {"seconds": 2, "after_events": 2}, "when": {"first": 1}}
 
 
 # -- one response in flight --------------------------------------------------------------------
@@ -109,17 +110,17 @@ def test_a_create_while_a_turn_is_in_flight_is_refused_and_the_connection_stays_
         assert [connection.recv().type for _ in range(2)] == ["response.created",
                                                              "response.in_progress"]
         connection.response.create(model="m", input="And another.")  # during the stall
-        refused = connection.recv()
-        assert refused.type == "error"
-        details: dict[str, Any] = refused.to_dict()
-        assert details["status"] == 400
-        assert details["error"]["code"] == "response_already_in_flight"
         rest = []
-        for event in connection:  # the first turn goes on to its end
+        for event in connection:  # the refusal, and the first turn going on to its end
             rest.append(event)
             if event.type == "response.completed":
                 break
-        assert rest[-1].type == "response.completed" and len(rest) > 1
+        refused = [e for e in rest if e.type == "error"]
+        assert len(refused) == 1
+        details: dict[str, Any] = refused[0].to_dict()
+        assert details["status"] == 400
+        assert details["error"]["code"] == "response_already_in_flight"
+        assert rest[-1].type == "response.completed" and len(rest) > 2
         connection.response.create(model="m", input="Now the next one.")
         nxt = []
         for event in connection:
@@ -363,3 +364,39 @@ def test_the_limit_in_a_stall_for_good_closes_and_leaves_no_task() -> None:
     assert texts[-1]["error"]["code"] == "websocket_connection_limit_reached"
     assert sent[-1] == {"type": "websocket.close", "code": 1000,
                         "reason": "websocket_connection_limit_reached"}
+
+
+def test_a_client_that_never_stops_sending_still_meets_the_limit() -> None:
+    """Messages always waiting to be read do not postpone the limit."""
+    import asyncio
+
+    from ormock.engine.namespaces import Namespaces
+    from ormock.server.websocket import ResponsesSocket
+
+    chatter = {"type": "websocket.receive", "text": json.dumps({"type": "session.update"})}
+
+    async def main() -> tuple[list[dict[str, Any]], set[Any]]:
+        incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        incoming.put_nowait({"type": "websocket.connect"})
+        incoming.put_nowait(chatter)
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+            if message["type"] == "websocket.close":
+                incoming.put_nowait({"type": "websocket.disconnect", "code": message["code"]})
+            elif message["type"] == "websocket.send":
+                incoming.put_nowait(chatter)  # the next message is there before it is read
+
+        scope = {"type": "websocket", "path": "/v1/responses", "path_params": {},
+                 "headers": [], "query_string": b""}
+        endpoint = ResponsesSocket(Namespaces(limits=Limits(socket_seconds=0.05)))
+        await asyncio.wait_for(endpoint(scope, incoming.get, send), 20)
+        return sent, asyncio.all_tasks() - {asyncio.current_task()}
+
+    sent, alive = asyncio.run(main())
+    assert alive == set()
+    texts = [json.loads(m["text"]) for m in sent if m["type"] == "websocket.send"]
+    assert {e["error"]["code"] for e in texts[:-1]} == {"unsupported_event"}
+    assert texts[-1]["error"]["code"] == "websocket_connection_limit_reached"
+    assert sent[-1]["type"] == "websocket.close" and sent[-1]["code"] == 1000

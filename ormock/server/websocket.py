@@ -155,7 +155,7 @@ class _Connection:
                         return
                     if not await self._message(message):
                         return
-                if not done and not expired:  # the connection has lasted its time
+                if not expired and loop.time() >= deadline:  # the connection's time is up
                     expired = True
                     if self.turn is None:
                         await self._limit_reached()
