@@ -82,6 +82,8 @@ _LIMIT_HELP = {
     "namespaces": "namespaces open at once",
     "socket_responses": "store: false responses a WebSocket connection keeps",
     "socket_bytes": "bytes of those",
+    "socket_seconds": "seconds a WebSocket connection lasts before the server closes it "
+                      "(websocket_connection_limit_reached)",
     "errors": "tracebacks of failures inside the server kept",
     "error_bytes": "bytes of those",
 }
@@ -92,6 +94,11 @@ def limit_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("limits (what the server keeps at most; oldest go first)")
     for field in fields(Limits):
         default = getattr(Limits(), field.name)
+        if Limits.seconds(field.name):
+            group.add_argument(Limits.option(field.name), type=float, default=default,
+                               metavar="SECONDS",
+                               help=f"{_LIMIT_HELP[field.name]} (default {default:,g})")
+            continue
         group.add_argument(Limits.option(field.name), type=int, default=default,
                            metavar="N", help=f"{_LIMIT_HELP[field.name]} (default {default:,})")
 

@@ -4,17 +4,20 @@ memory without bound. One typed object, from ``OrmockServer(limits=...)`` or the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 __all__ = ["MIB", "Limits"]
 
 MIB = 1024 * 1024
+_SECONDS = frozenset({"socket_seconds"})  # the limits that are times (any number above 0)
 
 
 @dataclass(frozen=True)
 class Limits:
     """Per namespace, but for ``namespaces`` and ``max_body``. Past a count or a size the
-    oldest entries go (the newest one always stays)."""
+    oldest entries go (the newest one always stays). ``socket_seconds`` is a time: a WebSocket
+    connection is closed when it has lasted that long (``docs/server.md``, WebSocket mode)."""
 
     max_body: int = 16 * MIB  # bytes of one request body (HTTP and admin API); larger is 413
     journal_entries: int = 1000  # requests the journal keeps (past it, the oldest half goes)
@@ -24,12 +27,19 @@ class Limits:
     namespaces: int = 10_000  # namespaces open at once (past it the least recently used goes)
     socket_responses: int = 256  # store: false responses a WebSocket connection keeps
     socket_bytes: int = 64 * MIB
+    socket_seconds: float = 3600.0  # how long a WebSocket connection lasts (OpenAI: 60 minutes)
     errors: int = 100  # tracebacks of failures inside the server
     error_bytes: int = MIB
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
+            if field.name in _SECONDS:
+                if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                        or not math.isfinite(value) or value <= 0):
+                    raise ValueError(f"limit {field.name} must be a number of seconds above 0, "
+                                     f"not {value!r}")
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"limit {field.name} must be a whole number of at least 1, "
                                  f"not {value!r}")
@@ -38,3 +48,8 @@ class Limits:
     def option(cls, name: str) -> str:
         """The command-line flag of a limit: ``journal_bytes`` -> ``--journal-bytes``."""
         return "--" + name.replace("_", "-")
+
+    @classmethod
+    def seconds(cls, name: str) -> bool:
+        """Whether a limit is a time in seconds (a float flag) rather than a count."""
+        return name in _SECONDS

@@ -5,7 +5,11 @@ The client sends ``{"type": "response.create", ...request}`` messages; each is a
 same events a stream would carry, one JSON text frame each, with no ``[DONE]``. A request that
 fails gets ``{"type": "error", "status", "error": {...}}`` and the connection stays open.
 ``store: false`` responses can be continued on the connection that made them, and only there;
-a continuation that fails evicts its parent from that connection's cache.
+a continuation that fails evicts its parent from that connection's cache. One response is in
+flight at a time: the turn is sent by a task of its own while the connection keeps reading, so
+a ``response.create`` meanwhile is refused (``response_already_in_flight``) and a client that
+leaves stops the writer at once. A connection lasts ``Limits.socket_seconds``: then the
+``websocket_connection_limit_reached`` error and close 1000 (a turn in flight finishes first).
 
 Faults apply as on a stream (``docs/faults.md``, the WebSocket column): the turn is the
 ``Wire`` ``render_socket`` makes of a socket reply, one text frame per event, so ``malformed
@@ -28,15 +32,15 @@ import traceback
 from collections.abc import MutableMapping
 from typing import Any
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from ormock.cassette.matching import CassetteMiss
 from ormock.engine.core import Engine
-from ormock.engine.journal import wrote
+from ormock.engine.journal import JournalEntry, wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
 from ormock.engine.replays import Replayed
-from ormock.engine.store.memory import ResponseStore
+from ormock.engine.reply import RawReply, Reply
 from ormock.engine.wire import Wire, Written
 from ormock.engine.writer import Tally
 from ormock.protocol.errors import OpenResponsesError
@@ -82,92 +86,231 @@ class ResponsesSocket:
             return
         headers = dict(socket.headers)
         replayed = _recorded_session(engine, scope)
-        local = engine.continuation_cache()
+        connection = _Connection(socket, engine, headers, scope["path"])
         await socket.accept()
         if replayed is not None:
             await replay_session(socket, engine, replayed, headers, scope["path"])
             return
+        await connection.serve()
+
+
+class _Ends:
+    """What a turn's writer watches besides its wire: ``gone``, the client has left (stop
+    there); ``over``, gone or the connection's time is up (ends a stall for good); and it
+    sets ``stalled`` when it has stopped answering (what the client sends then goes unheard)."""
+
+    __slots__ = ("gone", "over", "stalled")
+
+    def __init__(self) -> None:
+        self.gone = asyncio.Event()
+        self.over = asyncio.Event()
+        self.stalled = False
+
+    def leave(self) -> None:
+        self.gone.set()
+        self.over.set()
+
+
+class _Connection:
+    """One live connection: a receive loop that reads every message while at most one turn
+    is being sent (a task of its own), refuses a ``response.create`` that comes meanwhile
+    (``response_already_in_flight``), and closes the connection when ``Limits.socket_seconds``
+    have passed since it opened: a turn in flight then finishes first (a stall for good ends
+    there), then the ``websocket_connection_limit_reached`` error, then close 1000. When the
+    loop ends (the client left, a fault closed the connection, the limit) the turn is told to
+    stop and awaited: no task outlives the connection."""
+
+    def __init__(self, socket: WebSocket, engine: Engine, headers: dict[str, str],
+                 path: str) -> None:
+        self.socket, self.engine, self.headers, self.path = socket, engine, headers, path
+        self.local = engine.continuation_cache()
+        self.ends = _Ends()
+        self.turn: asyncio.Task[bool] | None = None
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.engine.limits.socket_seconds
+        expired = False
+        receiving: asyncio.Future[Any] | None = None
         try:
             while True:
-                message = await socket.receive()
-                if message["type"] == "websocket.disconnect":
-                    return
-                text = message.get("text")
-                if text is None:  # a binary frame: not a message of this protocol
-                    await socket.close(code=1003, reason="send response.create as a text frame")
-                    return
-                if not await self._guarded_turn(socket, engine, headers, local, scope["path"],
-                                                text):
-                    return
+                if receiving is None:
+                    receiving = asyncio.ensure_future(self.socket.receive())
+                waiting: set[asyncio.Future[Any]] = {receiving}
+                if self.turn is not None:
+                    waiting.add(self.turn)
+                done, _ = await asyncio.wait(
+                    waiting, timeout=None if expired else max(0.0, deadline - loop.time()),
+                    return_when=asyncio.FIRST_COMPLETED)
+                if self.turn is not None and self.turn in done:
+                    open_, self.turn = self.turn.result(), None
+                    if not open_:
+                        return
+                    if expired:
+                        await self._limit_reached()
+                        return
+                if receiving in done:
+                    message, receiving = receiving.result(), None
+                    if message["type"] == "websocket.disconnect":
+                        return
+                    if not await self._message(message):
+                        return
+                if not expired and loop.time() >= deadline:  # the connection's time is up
+                    expired = True
+                    if self.turn is None:
+                        await self._limit_reached()
+                        return
+                    self.ends.over.set()  # the turn finishes first; a stall for good ends now
         except WebSocketDisconnect:
             return
+        finally:
+            self.ends.leave()
+            if receiving is not None:
+                receiving.cancel()
+                await asyncio.gather(receiving, return_exceptions=True)
+            if self.turn is not None:
+                await _stopped(self.turn)
 
-    async def _guarded_turn(self, socket: WebSocket, engine: Any, headers: dict[str, str],
-                            local: ResponseStore, path: str, text: str) -> bool:
-        """A turn; a bug inside it is an ``error`` event (and reported), not a dropped socket."""
+    async def _limit_reached(self) -> None:
+        seconds = self.engine.limits.socket_seconds
+        lasted = (f"{seconds / 60:g} minutes" if seconds >= 60 and not seconds % 60
+                  else f"{seconds:g} seconds")
+        await self._say(_error_event(400, OpenResponsesError(
+            f"Responses websocket connection limit reached ({lasted}). Create a new websocket "
+            "connection to continue.", code="websocket_connection_limit_reached",
+        ).envelope()["error"]))
+        await self.socket.close(code=1000, reason="websocket_connection_limit_reached")
+
+    async def _message(self, message: Any) -> bool:
+        """Answer one client message; False when the connection was closed."""
+        text = message.get("text")
+        if text is None:  # a binary frame: not a message of this protocol
+            self.ends.leave()  # a turn in flight stops at its next frame
+            if self.socket.application_state == WebSocketState.CONNECTED:
+                await self.socket.close(code=1003, reason="send response.create as a text frame")
+            return False
+        if self.turn is not None and self.ends.stalled:
+            return True  # the server has stopped answering: what the client sends goes unheard
         try:
-            return await self._turn(socket, engine, headers, local, path, text)
+            await self._create(text)
         except WebSocketDisconnect:
             raise
-        except Exception as exc:
-            engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
-            await socket.send_text(_error_event(500, OpenResponsesError(
-                f"ormock failed on this message ({type(exc).__name__}); this is a bug in "
-                "ormock, please report it with the message.", type="server_error",
-                code="internal_error").envelope()["error"]))
-            return True
+        except Exception as exc:  # a bug: an error event (and reported), not a dropped socket
+            await self._say(self._bug(exc))
+        return True
 
-    async def _turn(self, socket: WebSocket, engine: Any, headers: dict[str, str],
-                    local: ResponseStore, path: str, text: str) -> bool:
-        """Answer one client message; False when the connection was closed."""
+    async def _say(self, text: str) -> None:
+        """A frame from the receive loop (an error event), unless the turn's writer has closed
+        the connection meanwhile (a ``disconnect`` fault): then the connection is over."""
+        if self.socket.application_state != WebSocketState.CONNECTED:
+            raise WebSocketDisconnect(1006)
+        await self.socket.send_text(text)
+
+    def _bug(self, exc: Exception) -> str:
+        self.engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
+        return _error_event(500, OpenResponsesError(
+            f"ormock failed on this message ({type(exc).__name__}); this is a bug in ormock, "
+            "please report it with the message.", type="server_error",
+            code="internal_error").envelope()["error"])
+
+    async def _create(self, text: str) -> None:
+        """A ``response.create``: answered, and its turn started; anything else an error."""
         try:
             message = decode_json(text, param="message", what="message")
         except OpenResponsesError as error:
-            await socket.send_text(_error_event(400, error.envelope()["error"]))
-            return True
+            await self._say(_error_event(400, error.envelope()["error"]))
+            return
         if not isinstance(message, dict) or message.get("type") != "response.create":
             kind = message.get("type") if isinstance(message, dict) else None
-            await socket.send_text(_error_event(400, OpenResponsesError(
+            await self._say(_error_event(400, OpenResponsesError(
                 f"Unsupported client event {kind!r}: this server accepts response.create.",
                 code="unsupported_event", param="type").envelope()["error"]))
-            return True
+            return
+        if self.turn is not None:
+            await self._say(_error_event(400, OpenResponsesError(
+                "A response is already in flight on this connection: wait for its terminal "
+                "event before sending the next response.create, or open another connection.",
+                code="response_already_in_flight").envelope()["error"]))
+            return
         body = {k: v for k, v in message.items() if k != "type"}
         body["stream"] = True
         previous = body.get("previous_response_id")
         try:
-            reply, entry = engine.answer(body, headers, path, local=local, size=len(text),
-                                         transport="socket")
+            reply, entry = self.engine.answer(body, self.headers, self.path, local=self.local,
+                                              size=len(text), transport="socket")
         except OpenResponsesError as error:
             if isinstance(previous, str):
-                local.pop(previous, None)
-            await socket.send_text(_error_event(error.status, error.envelope()["error"]))
-            return True
+                self.local.pop(previous, None)
+            await self._say(_error_event(error.status, error.envelope()["error"]))
+            return
+        self.ends.stalled = False
+        self.turn = asyncio.create_task(self._send(reply, entry, previous))
+
+    async def _send(self, reply: Reply | RawReply, entry: JournalEntry,
+                    previous: object) -> bool:
+        """The turn's task: its wire written, the journal told; True while the connection is
+        open."""
         try:
-            written, open_ = await send_turn(socket, render_socket(reply))
-            wrote(entry, written)
-            if not open_:
+            try:
+                written, open_ = await send_turn(self.socket, render_socket(reply), self.ends)
+                wrote(entry, written)
+            finally:
+                entry.finished_at = self.engine.elapsed()
+            if isinstance(previous, str) and entry.response_status == "failed":
+                self.local.pop(previous, None)
+            return open_
+        except Exception as exc:
+            try:
+                await self._say(self._bug(exc))
+            except WebSocketDisconnect:
                 return False
-        finally:
-            entry.finished_at = engine.elapsed()
-        if isinstance(previous, str) and entry.response_status == "failed":
-            local.pop(previous, None)
-        return True
+            return True
 
 
-async def send_turn(socket: WebSocket, wire: Wire) -> tuple[Written, bool]:
+async def _stopped(turn: asyncio.Task[bool]) -> None:
+    """Wait for a turn told to stop (``_Ends.leave``): it notices at its next frame or wait;
+    one stuck in a send is cancelled after a second."""
+    await asyncio.wait({turn}, timeout=1.0)
+    if not turn.done():
+        turn.cancel()
+    await asyncio.gather(turn, return_exceptions=True)
+
+
+async def _left_during(gone: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds``, or less if the client leaves meanwhile (then True)."""
+    try:
+        await asyncio.wait_for(gone.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def send_turn(socket: WebSocket, wire: Wire,
+                    ends: _Ends | None = None) -> tuple[Written, bool]:
     """Write a turn's wire (``render_socket``): each frame a text frame after its delay;
     ``close``/``reset`` close the connection with 1011; ``stall`` sends nothing for its time,
-    or (``inf``) until the client leaves; ``end`` ends the turn there. Returns what was sent,
-    and whether the connection is still open."""
+    or (``inf``) until the client leaves or the connection's time is up; ``end`` ends the turn
+    there. Returns what was sent, and whether the connection is still open. ``ends`` is what
+    the connection's receive loop tells the writer (without it, an endless stall reads the
+    socket itself until the client leaves)."""
     tally = Tally()
     try:
         for frame in wire.frames:
+            if ends is not None and ends.gone.is_set():
+                return tally.written("socket", "client gone"), False
             if frame.action == "stall" and math.isinf(frame.delay):
+                if ends is not None:
+                    ends.stalled = True
+                    await ends.over.wait()
+                    return tally.written("socket", "stalled"), not ends.gone.is_set()
                 while (await socket.receive())["type"] != "websocket.disconnect":
                     pass  # the server has stopped answering: what the client sends goes unheard
                 return tally.written("socket", "stalled"), False
             if frame.delay:
-                await asyncio.sleep(frame.delay)
+                if ends is None:
+                    await asyncio.sleep(frame.delay)
+                elif await _left_during(ends.gone, frame.delay):
+                    return tally.written("socket", "client gone"), False
                 tally.wait += frame.delay
             if frame.action in ("close", "reset"):
                 await socket.close(code=1011,
