@@ -77,7 +77,7 @@ def test_a_recorded_stream_replays_the_same_events_at_the_recorded_pace(
     assert entry.cassette == str(tmp_path / "c.yaml") and entry.interaction == 1
     assert entry.ended == "whole" and entry.sent_bytes == len(response_bytes(response))
     # each event comes when it came in the recording (from the first one: connection set-up
-    # differs), within a few milliseconds
+    # differs): a few ms on a quiet machine, tens on a loaded one
     recorded_at = [m.at for m in response.messages if m.event is not None]
     for got, want in zip(arrivals, recorded_at, strict=True):
         assert abs((got - arrivals[0]) - (want - recorded_at[0])) < 75  # a loaded CI machine
