@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -218,6 +219,18 @@ def test_registry_profile_returns_what_it_registered() -> None:
         Registry().profile("nope")  # type: ignore[arg-type]
 
 
+def _when_up(url: str) -> httpx.Response:
+    """GET ``url`` once the server listens (it says where before it does)."""
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return httpx.get(url, timeout=10)
+        except httpx.ConnectError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_serve_selects_a_plugins_profile(acme_plugin: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
@@ -228,7 +241,7 @@ def test_serve_selects_a_plugins_profile(acme_plugin: Path) -> None:
         line = process.stderr.readline()
         assert "ormock serving Open Responses on " in line, line
         base = line.split(" on ", 1)[1].split(" ")[0]
-        models = httpx.get(f"{base}/models", timeout=10).json()["data"]
+        models = _when_up(f"{base}/models").json()["data"]
         assert [m["id"] for m in models] == ["assistant:asst_acme"]
     finally:
         process.terminate()
@@ -300,10 +313,14 @@ def test_a_marker_gives_a_fake_its_profile(pytester: pytest.Pytester) -> None:
             assert ormock.openai().responses.create(model="m", input="x",
                                                     store=False).store is False
 
+        def test_factory(ormock_factory):
+            fake = ormock_factory(profile="platform")
+            assert fake.openai().models.list().data[0].id.startswith("assistant:")
+
         @pytest.mark.ormock(profile="nope")
         def test_unknown(ormock):
             pass
     """)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, errors=1)
+    result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(["*unknown profile 'nope'*use one of openresponses*"])
