@@ -146,6 +146,8 @@ class Profile:
     def check_request(self, request: ResponseRequest) -> None:
         """Refuse what this provider does not accept (an ``OpenResponsesError`` 400 naming the
         field, its type spelled this profile's way); a request it takes passes."""
+        if self.accepts_all:
+            return
         body = request.body
         if not self.unstored and body.get("store") is False:
             raise self._refuse(f"'store' must be true or left out: the {self.name} profile "
@@ -178,6 +180,12 @@ class Profile:
                                        f"{self.name} profile: messages are text only ("
                                        f"{', '.join(sorted(self.message_parts))}).", where,
                                        "unsupported_value")
+
+    @property
+    def accepts_all(self) -> bool:
+        """No request rule of its own: ``check_request`` passes every request."""
+        return (self.unstored and self.background and not self.refused_fields
+                and self.input_types is None and self.message_parts is None)
 
     def _refuse(self, message: str, param: str, code: str) -> OpenResponsesError:
         return OpenResponsesError(message, type=self.error_type("invalid_request"), code=code,
