@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ormock.commands import record as record_command
 from ormock.commands import serve as serve_command
-from ormock.protocol.profile import PROFILES
+from ormock.protocol.profile import profile_names
 
 __all__ = ["main"]
 
@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="+")
     check.add_argument("--no-schema", action="store_true",
                        help="skip validation of SSE captures against the official schema")
-    check.add_argument("--profile", choices=tuple(PROFILES), default=None,
+    check.add_argument("--profile", choices=profile_names(), default=None,
                        help="how the provider streams (default: openresponses). openai: the "
                        "openai SDK's event types are known ones, data: [DONE] is optional, "
                        "reasoning may be re-encrypted in the terminal snapshot")

@@ -1,5 +1,6 @@
-"""The plugin API: a module with ``register(registry)`` adds faults, match checks and scenario
-folders.
+"""The plugin API: a module with ``register(registry)`` adds faults, match checks, scenario
+folders and provider profiles (``registry.profile``; the built-in ones are the plugin
+``ormock.profiles``).
 
 Plugins are found through the ``ormock.plugins`` entry-point group (loaded by every server and
 by the pytest plugin), or named explicitly: ``ormock serve --plugin MODULE_OR_FILE``, the
@@ -27,6 +28,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from ormock.faults import Fault, register
+from ormock.protocol.profile import Profile, register_profile
 from ormock.scenario.matching import CheckFn, Prepare, register_check
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginError", "Registry", "load_entry_points", "load_plugins"]
@@ -52,6 +54,12 @@ class Registry:
     def check(self, name: str, prepare: Prepare | None = None) -> Callable[[CheckFn], CheckFn]:
         """Register a ``match`` check under its YAML key (see ``ormock.scenario.matching``)."""
         return register_check(name, prepare)
+
+    def profile(self, profile: Profile) -> Profile:
+        """Register a provider profile under its ``name``: selectable by ``--profile``,
+        ``OrmockServer(profile=...)``, a pytest marker's ``profile`` and a scenario's
+        ``profile:`` key (a name registered again is replaced)."""
+        return register_profile(profile)
 
     def scenarios(self, folder: str | Path) -> None:
         """A folder whose scenario files can be named like catalogue entries."""

@@ -275,3 +275,22 @@ def test_a_websocket_session_replays_frame_by_frame(upstream: OrmockServer,
                     break
         assert got == recorded
         assert replay.engine().journal[-1].cassette is not None
+
+
+def test_a_replayed_error_keeps_its_bytes_under_a_profile_that_respells_errors(
+        tmp_path: Path) -> None:
+    from ormock.cassette import Interaction, RecordedRequest, RecordedResponse, save_cassette
+    from ormock.cassette.framing import to_body
+
+    recorded = (b'{"error":{"message":"No response with id resp_x.","type":"not_found",'
+                b'"param":"response_id","code":"response_not_found"}}')
+    save_cassette(Cassette((Interaction(
+        RecordedRequest("GET", "/v1/responses/resp_x"),
+        RecordedResponse(404, {"content-type": "application/json"}, body=to_body(recorded))),)),
+        tmp_path / "c.yaml")
+    with OrmockServer(profile="platform", cassettes=[tmp_path / "c.yaml"], speed=0) as server:
+        replayed = httpx.get(f"{server.url}/v1/responses/resp_x")
+        assert replayed.status_code == 404 and replayed.content == recorded
+        # a live error of the same namespace (the miss) is spelled the profile's way
+        live = httpx.get(f"{server.url}/v1/nothing/here").json()["error"]
+        assert live["code"] == "cassette_miss" and live["type"] == "invalid_request_error"

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from ormock.protocol.profile import PROFILES
+from ormock.protocol.profile import profile_names
 
 __all__ = ["add_parser", "run"]
 
@@ -42,7 +42,7 @@ def add_parser(commands: Any) -> None:
     record.add_argument("--redact-path", action="append", default=[], metavar="JSON.PATH",
                         help="a JSON path in request and answer bodies replaced with REDACTED, "
                         "e.g. metadata.user_id or input[*].content; repeatable")
-    record.add_argument("--profile", choices=tuple(PROFILES), default="openai",
+    record.add_argument("--profile", choices=profile_names(), default="openai",
                         help="the profile the cassette says it was recorded with "
                         "(default openai)")
     record.add_argument("--log-level", default="warning")

@@ -12,13 +12,13 @@ from typing import Any
 
 from ormock.engine.limits import Limits
 from ormock.engine.store import check_store
-from ormock.protocol.profile import PROFILES
+from ormock.protocol.profile import get_profile
 
 __all__ = ["add_parser", "limit_options", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from ormock.plugins import PluginError
+    from ormock.plugins import PluginError, load_entry_points, load_plugins
     from ormock.scenario import ScenarioError
     from ormock.server.runner import OrmockServer
 
@@ -32,7 +32,17 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"ormock: --store: {error}", file=sys.stderr)
         return 2
-    try:  # plugins load first: a chaos spec or a scenario may name what they register
+    try:  # plugins load first: a profile, a chaos spec or a scenario may name what they register
+        load_entry_points()
+        load_plugins(args.plugin)
+        get_profile(args.profile)  # a plugin's profile is one of the names from here on
+    except PluginError as error:
+        print(f"ormock: --plugin: {error}", file=sys.stderr)
+        return 2
+    except ValueError as error:
+        print(f"ormock: --profile: {error}", file=sys.stderr)
+        return 2
+    try:
         server = OrmockServer(
             args.host, args.port, seed=args.seed, clock=args.clock, self_check=args.self_check,
             speed=args.speed, scenarios=args.scenario, scenario_dirs=args.scenario_dir,
@@ -130,11 +140,11 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--chaos", default=None, metavar="SPEC",
                        help="seeded random faults, e.g. "
                        "'rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect'")
-    serve.add_argument("--profile", choices=tuple(PROFILES),
-                       default="openresponses",
-                       help="wire spellings: the official Open Responses schema (default), or "
-                       "OpenAI's where they differ (response.reasoning_text.*, the json_schema "
-                       "format echoed with its schema)")
+    serve.add_argument("--profile", default="openresponses", metavar="NAME",
+                       help="the provider played: openresponses (the official schema, "
+                       "default), openai (OpenAI's spellings: response.reasoning_text.*, the "
+                       "json_schema format echoed), platform (seed 002's stateful subset), or "
+                       "one a --plugin registers")
     serve.add_argument("--store", default="memory", metavar="memory|sqlite:PATH",
                        help="where stored responses live: memory (default; gone when the "
                        "server stops) or sqlite:PATH (one file, kept across restarts)")

@@ -288,6 +288,10 @@ class Engine:
         selection = forced or choose(self, request, headers)
         turn = Turn(request, entry, selection, context, parent, tokens, local,
                     transport == "socket")
+        # the provider played: the chosen scenario's profile, else the namespace's
+        turn.profile = (selection.scenario.profile if selection is not None else None) \
+            or self.profile
+        turn.profile.check_request(request)
         turn.seed = request.content_seed(self.seed)
         if selection is not None:
             entry.scenario, entry.step = selection.scenario.name, selection.step.index
@@ -299,7 +303,7 @@ class Engine:
                 faults or self.self_check or (pacing and pacing.paced) or turn.literal):
             key = (Same(selection.scenario) if selection else None,
                    selection.step.index if selection else 0, turn.seed, request.stream,
-                   turn.socket)
+                   turn.socket, turn.profile.name)
             template = self.cache.get(key)
             if template is not None:  # the same content as an earlier reply, fresh ids
                 return self._issue(turn, template, created, completed)
@@ -328,7 +332,7 @@ class Engine:
         request, parent, step_reply = turn.request, turn.parent, turn.step_reply
         echo = dict(request.echo)
         text_format = echo.get("text", {}).get("format", {})
-        if self.profile.echo_json_schema and text_format.get("type") == "json_schema":
+        if turn.profile.echo_json_schema and text_format.get("type") == "json_schema":
             schema = request.body["text"]["format"]["schema"]
             echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
         if request.model is None and parent is not None:
@@ -358,7 +362,10 @@ class Engine:
             events = step_reply.build(self.faker, fields, snapshot, ids,
                                       input_tokens=tokens, completed_at=completed_at)
         if not turn.literal:  # literal events are sent as written
-            self.profile.rename(events)
+            if not turn.profile.estimated_usage and (step_reply is None
+                                                     or not isinstance(step_reply.usage, dict)):
+                events[-1]["response"]["usage"] = None  # only a reply's own counts are sent
+            turn.profile.rename(events)
         return events
 
     def _plan(self, turn: Turn, events: list[Json], pacing: Pacing | None) -> Reply:
@@ -372,7 +379,7 @@ class Engine:
                       and not turn.socket else None,
                       built=None if turn.literal else events, socket=turn.socket)
         if self.self_check and not turn.literal:
-            self_check(reply.events, self.profile)
+            self_check(reply.events, turn.profile)
         return reply
 
     def _issue(self, turn: Turn, template: StreamTemplate, created: int, completed: int

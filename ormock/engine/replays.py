@@ -280,7 +280,7 @@ def _miss(miss: CassetteMiss) -> OpenResponsesError:
     return OpenResponsesError(
         f"{miss.describe()}. Record it (ormock record, or --ormock-record=new_episodes in "
         "pytest), or make the request match the recording.",
-        type="invalid_request_error", code="cassette_miss", param=first, status=400)
+        code="cassette_miss", param=first, status=400)
 
 
 def _json_response(response: RecordedResponse) -> Json | None:

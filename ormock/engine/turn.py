@@ -14,6 +14,7 @@ from ormock.engine.journal import JournalEntry
 from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.request import ResponseRequest
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
@@ -28,7 +29,7 @@ class Turn:
     context (and its parent) and the echoed fields."""
 
     __slots__ = ("context", "context_tokens", "echo", "entry", "literal", "local", "parent",
-                 "request", "seed", "selection", "socket", "step_reply")
+                 "profile", "request", "seed", "selection", "socket", "step_reply")
 
     def __init__(self, request: ResponseRequest, entry: JournalEntry,
                  selection: Selection | None, context: list[Json], parent: Stored | None,
@@ -40,6 +41,7 @@ class Turn:
         self.literal = self.step_reply is not None and self.step_reply.literal
         self.seed = 0
         self.echo: Json = {}
+        self.profile: Profile = get_profile(None)  # the provider played (Engine._respond sets it)
 
 
 def socket_check(step_reply: StepReply | None, entry: JournalEntry) -> Callable[[Fault], bool]:

@@ -1,4 +1,4 @@
-"""Provider profiles: the spellings a reply uses on the wire.
+"""Provider profiles: the spellings a reply uses on the wire, and what the provider accepts.
 
 ``openresponses`` (the default) follows the official Open Responses schema. ``openai`` follows
 OpenAI's own API where the two differ, for clients that validate against the openai SDK's models:
@@ -11,6 +11,15 @@ sends beyond the Open Responses core (hosted tools, ``response.queued``, ...; th
 the openai SDK's ``ResponseStreamEvent``, generated into ``openai_events.json`` by
 ``bench/openai_events.py``) are accepted, ``data: [DONE]`` is optional, and reasoning and
 compaction items may carry a re-encrypted ``encrypted_content`` in the terminal snapshot.
+
+A profile also says what its provider accepts and answers (``platform``, seed 002's stateful
+subset: ``store`` true, no background, text messages and tool outputs only, no caller
+instructions or tools, ``usage`` null rather than estimated, assistants on ``/v1/models``,
+OpenAI's error types). The server reads these attributes; no code asks for a profile by name.
+
+Profiles are registered like any plugin's: ``registry.profile(Profile(...))`` in a
+``register(registry)``. The built-in ones are the plugin ``ormock.profiles``, loaded on first
+use, so ``profile_names()`` lists them first and a plugin's after them.
 """
 
 from __future__ import annotations
@@ -20,13 +29,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ormock.protocol import events as ev
+from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.hints import suggest
+from ormock.protocol.types import Json
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "Profile", "get_profile", "openai_vocabulary",
-           "profile_names"]
+if TYPE_CHECKING:
+    from ormock.protocol.request import ResponseRequest
+
+__all__ = ["DEFAULT_MODELS", "DEFAULT_PROFILE", "PROFILES", "Model", "Profile", "get_profile",
+           "openai_vocabulary", "profile_names", "register_profile"]
 
 OPENAI_EVENTS = Path(__file__).with_name("openai_events.json")
 
@@ -40,6 +54,27 @@ def openai_vocabulary() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Model:
+    """One entry of ``GET /v1/models``: ``capabilities`` (None: not listed) says what it
+    answers (seed 002's assistants: ``responses``, ``realtime`` or both)."""
+
+    id: str
+    owned_by: str = "ormock"
+    capabilities: tuple[str, ...] | None = None
+    created: int = 1767225600  # 2026-01-01, the seeded clock's start
+
+    def listing(self) -> Json:
+        entry: Json = {"id": self.id, "object": "model", "created": self.created,
+                       "owned_by": self.owned_by}
+        if self.capabilities is not None:
+            entry["capabilities"] = list(self.capabilities)
+        return entry
+
+
+DEFAULT_MODELS = tuple(Model(m) for m in ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5"))
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     description: str
@@ -50,6 +85,16 @@ class Profile:
     done_optional: bool = False  # the stream may end without data: [DONE]
     reencrypted_items: frozenset[str] = frozenset()  # item types whose encrypted_content the
     # terminal snapshot may carry re-encrypted (it differs from output_item.done's)
+    # what the provider accepts (``check_request``) and answers
+    unstored: bool = True  # ``store: false`` is accepted (False: 400 naming ``store``)
+    background: bool = True  # it has background mode (False: ``background: true`` is a 400
+    # naming ``background``, and cancelling a response ``400 unsupported_operation``)
+    input_types: frozenset[str] | None = None  # the input item types taken (None: every one)
+    message_parts: frozenset[str] | None = None  # a message's content part types (None: all)
+    refused_fields: tuple[str, ...] = ()  # request fields a caller may not set (400 naming it)
+    estimated_usage: bool = True  # False: ``usage`` is null unless a reply gives its counts
+    models: tuple[Model, ...] = DEFAULT_MODELS  # what ``GET /v1/models`` lists, in order
+    error_types: Mapping[str, str] = field(default_factory=dict)  # error type -> its spelling
 
     @property
     def known_events(self) -> frozenset[str]:
@@ -98,6 +143,59 @@ class Profile:
                 event = {**event, "response": {**response, "text": text}}
         return event
 
+    def check_request(self, request: ResponseRequest) -> None:
+        """Refuse what this provider does not accept (an ``OpenResponsesError`` 400 naming the
+        field, its type spelled this profile's way); a request it takes passes."""
+        if self.accepts_all:
+            return
+        body = request.body
+        if not self.unstored and body.get("store") is False:
+            raise self._refuse(f"'store' must be true or left out: the {self.name} profile "
+                               "keeps every response (store: false is not supported).",
+                               "store", "unsupported_parameter")
+        if not self.background and body.get("background"):
+            raise self._refuse(f"The {self.name} profile has no background mode; send "
+                               "'background': false or leave it out.", "background",
+                               "unsupported_parameter")
+        for name in self.refused_fields:
+            if body.get(name) not in (None, []):
+                raise self._refuse(f"'{name}' cannot be set by the caller under the "
+                                   f"{self.name} profile: the assistant brings its own; leave "
+                                   f"'{name}' out.", name, "unsupported_parameter")
+        for index, item in enumerate(request.input):
+            kind = item.get("type", "message")
+            if self.input_types is not None and kind not in self.input_types:
+                raise self._refuse(f"'input[{index}].type' {kind!r} is not taken under the "
+                                   f"{self.name} profile; use one of "
+                                   f"{', '.join(sorted(self.input_types))}.",
+                                   f"input[{index}].type", "unsupported_value")
+            content = item.get("content")
+            if kind != "message" or self.message_parts is None or not isinstance(content, list):
+                continue
+            for part_index, part in enumerate(content):
+                part_type = part.get("type") if isinstance(part, dict) else None
+                if part_type not in self.message_parts:
+                    where = f"input[{index}].content[{part_index}].type"
+                    raise self._refuse(f"'{where}' {part_type!r} is not taken under the "
+                                       f"{self.name} profile: messages are text only ("
+                                       f"{', '.join(sorted(self.message_parts))}).", where,
+                                       "unsupported_value")
+
+    @property
+    def accepts_all(self) -> bool:
+        """No request rule of its own: ``check_request`` passes every request."""
+        return (self.unstored and self.background and not self.refused_fields
+                and self.input_types is None and self.message_parts is None)
+
+    def _refuse(self, message: str, param: str, code: str) -> OpenResponsesError:
+        return OpenResponsesError(message, type=self.error_type("invalid_request"), code=code,
+                                  param=param, status=400)
+
+    def error_type(self, type_: str) -> str:
+        """An error type as this provider spells it (``invalid_request`` ->
+        ``invalid_request_error`` under OpenAI's spelling)."""
+        return self.error_types.get(type_, type_)
+
     def rename(self, events: list[dict[str, Any]]) -> None:
         """Give freshly built events this profile's wire names (in place)."""
         if not self.event_names:
@@ -114,28 +212,38 @@ def _openai_extras(renamed: tuple[str, ...]) -> frozenset[str]:
 
 
 DEFAULT_PROFILE = "openresponses"
-PROFILES: dict[str, Profile] = {
-    "openresponses": Profile(
-        "openresponses", "the official Open Responses schema (default)"
-    ),
-    "openai": Profile(
-        "openai",
-        "OpenAI's own spellings where they differ: response.reasoning_text.* events, the "
-        "json_schema format echoed with its schema; the checker also accepts what OpenAI really "
-        "streams (hosted-tool events, no data: [DONE], re-encrypted reasoning)",
-        event_names={ev.REASONING_DELTA: "response.reasoning_text.delta",
-                     ev.REASONING_DONE: "response.reasoning_text.done"},
-        echo_json_schema=True,
-        vocabulary="openai",
-        done_optional=True,
-        reencrypted_items=frozenset({"reasoning", "compaction"}),
-    ),
-}
+PROFILES: dict[str, Profile] = {}  # filled by registering (the built-ins first, on first use)
+_BUILTINS = "ormock.profiles"
+_builtins_loaded = False
+
+
+def register_profile(profile: Profile) -> Profile:
+    """Make a profile selectable by its name (``Registry.profile`` calls this); registering a
+    name again replaces that profile."""
+    if not isinstance(profile, Profile):
+        raise TypeError(f"a profile is an ormock.protocol.profile.Profile, not {profile!r}")
+    if not profile.name or not isinstance(profile.name, str):
+        raise ValueError(f"a profile needs a name, not {profile.name!r}")
+    _load_builtins()
+    PROFILES[profile.name] = profile
+    return profile
+
+
+def _load_builtins() -> None:
+    """Register the built-in profiles (the plugin ``ormock.profiles``) once."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    from ormock.plugins import load_plugins
+
+    load_plugins([_BUILTINS])
 
 
 def profile_names() -> tuple[str, ...]:
     """The names a profile may be chosen by (``--profile``, ``ormock_profile``, ``profile=``),
-    the default first."""
+    the default first, then the built-ins, then those plugins registered."""
+    _load_builtins()
     return tuple(PROFILES)
 
 
@@ -144,6 +252,7 @@ def get_profile(profile: Profile | str | None) -> Profile:
     names."""
     if isinstance(profile, Profile):
         return profile
+    _load_builtins()
     name = profile or DEFAULT_PROFILE
     try:
         return PROFILES[name]

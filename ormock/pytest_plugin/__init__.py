@@ -131,7 +131,8 @@ def _settings(config: pytest.Config) -> SessionSettings:
             ini_strict=strict,
             scenarios_dir=_folder(config),
             plugins=tuple(config.getini("ormock_plugins")),
-            profile=_profile(str(config.getini("ormock_profile")).strip()),
+            profile=str(config.getini("ormock_profile")).strip() or None,  # checked once the
+            # plugins are loaded: one of them may register it
         )
     except OptionsError as error:
         raise pytest.UsageError(str(error)) from None
@@ -153,11 +154,12 @@ def _upstream_key(record: str, upstream: str | None, env: str) -> str | None:
     return key
 
 
-def _profile(name: str) -> str | None:
-    if not name:
-        return None  # the default: nothing to import at start-up
+def _profile(name: str) -> str:
+    from ormock.plugins import load_entry_points
     from ormock.protocol.profile import profile_names
 
+    if name not in profile_names():
+        load_entry_points()  # an installed plugin's profile
     if name not in profile_names():
         raise OptionsError(f"ini option ormock_profile: {name!r} is not a profile; use one of "
                            f"{', '.join(profile_names())}")
@@ -185,6 +187,11 @@ def pytest_configure(config: pytest.Config) -> None:
             load_plugins(settings.plugins)
         except PluginError as error:
             raise pytest.UsageError(f"ini option ormock_plugins: {error}") from None
+    if settings.profile is not None:  # the default: nothing to import at start-up
+        try:
+            _profile(settings.profile)
+        except OptionsError as error:
+            raise pytest.UsageError(str(error)) from None
     config.stash[SESSION] = OrmockSession(settings)
 
 

@@ -130,10 +130,14 @@ class OrmockFixture:
         if options.cassette is not None and options.cassette is not False:
             self._use_cassette(options.cassette)
         settings = self._session.settings
-        if not (options.scenario or options.faults or options.chaos
+        if not (options.scenario or options.faults or options.chaos or options.profile
                 or options.seed != settings.seed or options.speed != settings.speed):
             return  # nothing to set: the engine is made by the first request, if any
         engine = self.engine
+        if options.profile is not None:
+            from ormock.protocol.profile import get_profile
+
+            engine.profile = get_profile(options.profile)
         if engine.seed != options.seed or engine.speed != options.speed:
             engine.seed, engine.speed = options.seed, options.speed
             engine.reset(scenarios=False)

@@ -62,6 +62,7 @@ class OrmockOptions:
     assert_no_server_errors: bool = True  # exceptions raised inside the server
     seed: int = 0  # ids, timestamps and generated text of this fake
     speed: float = 1.0  # divides every scripted delay; 0 is instant
+    profile: str | None = None  # the provider this fake plays (None: the session server's)
 
     def checks(self) -> dict[str, bool]:
         """Which after-test checks run (all off when not ``strict``)."""
@@ -98,6 +99,18 @@ def parse_float(value: Any, where: str) -> float:
         raise OptionsError(f"{where}: speed must be a number >= 0 (0 is instant, 1 as "
                            f"scripted, 2 twice as fast), not {value!r}")
     return number
+
+
+def parse_profile(value: Any, where: str) -> str:
+    """A profile's name, one of those registered (the built-ins and the plugins')."""
+    from ormock.protocol.profile import get_profile
+
+    if not isinstance(value, str):
+        raise OptionsError(f"{where}: profile must be a profile name, not {value!r}")
+    try:
+        return get_profile(value).name
+    except ValueError as error:
+        raise OptionsError(f"{where}: {error}") from None
 
 
 def parse_upstream(value: str) -> str:
@@ -166,6 +179,8 @@ def validate(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
             out[key] = None if value is None else os.fspath(value)
         elif key == "seed":
             out[key] = None if value is None else parse_seed(value, where)
+        elif key == "profile":
+            out[key] = None if value is None else parse_profile(value, where)
         elif key == "speed":
             out[key] = None if value is None else parse_float(value, where)
         else:

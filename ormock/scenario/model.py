@@ -15,6 +15,7 @@ from typing import Any
 from ormock.faults.chaos import Chaos
 from ormock.protocol.checker import check_stream
 from ormock.protocol.ids import IdFactory
+from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.response import new_response
 from ormock.protocol.types import Json
 from ormock.scenario.fakes import FAKER_LOCK, shared_faker
@@ -54,6 +55,7 @@ class Scenario:
     strict: bool = True
     source: str | None = None
     chaos: Chaos | None = None
+    profile: Profile | None = None  # the provider its steps play (None: the server's)
     data: Json = field(default_factory=dict, repr=False)
 
     def where(self, step: Step) -> str:
@@ -161,6 +163,12 @@ def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any], *, name: s
             chaos = Chaos.from_mapping(spec) if isinstance(spec, dict) else Chaos.parse(spec)
         except ValueError as error:
             raise lines.error(str(error), ("chaos",)) from None
+    profile = None
+    if "profile" in data:
+        try:
+            profile = get_profile(data["profile"])
+        except ValueError as error:  # a plugin's profile: load the plugin first
+            raise lines.error(str(error), ("profile",)) from None
     scenario = Scenario(
         name=data["name"],
         steps=steps,
@@ -170,6 +178,7 @@ def load_scenario(source: str | os.PathLike[str] | Mapping[str, Any], *, name: s
         strict=bool(data.get("strict", True)),
         source=file,
         chaos=chaos,
+        profile=profile,
         data=data,
     )
     for index, step in enumerate(steps):

@@ -226,6 +226,13 @@ def _schema(checks: tuple[str, ...], faults: tuple[str, ...]) -> Json:
                 "'rate=0.2,seed=7,faults=http_error:429|disconnect' or a mapping",
                 "type": ["string", "object"],
             },
+            "profile": {
+                "description": "the provider this scenario's steps play (its request rules, "
+                "usage, spellings): openresponses, openai, platform or a plugin's profile; "
+                "by default the server's",
+                "type": "string",
+                "minLength": 1,
+            },
             "steps": {
                 "type": "array",
                 "minItems": 1,

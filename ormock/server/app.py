@@ -38,6 +38,7 @@ from ormock.server.auth import ApiKeyGuard
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
+from ormock.server.profile_errors import ProfileErrors, namespace_profile
 from ormock.server.replay import ReplayRoute
 from ormock.server.websocket import ResponsesSocket
 
@@ -46,7 +47,6 @@ __all__ = ["create_app"]
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 _JSON_HEADERS = [(b"content-type", b"application/json")]
-MODELS = ("ormock-1", "gpt-4o-mini", "gpt-4.1", "gpt-5")
 
 
 def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
@@ -237,8 +237,7 @@ def create_app(
     socket = ResponsesSocket(namespaces)
 
     async def models(request: Request) -> Response:
-        data = [{"id": m, "object": "model", "created": 1767225600, "owned_by": "ormock"}
-                for m in MODELS]
+        data = [m.listing() for m in namespace_profile(namespaces, request.url.path).models]
         return Response(encode_json({"object": "list", "data": data}),
                         media_type="application/json")
 
@@ -298,7 +297,7 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    served: Any = app
+    served: Any = ProfileErrors(app, namespaces)
     if api_key is not None:
         served = ApiKeyGuard(served, api_key)
     return _RequestIds(served, namespaces.seed)

@@ -33,7 +33,11 @@ from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.body import read_body
 from ormock.server.relay import Relay
 
-__all__ = ["ReplayRoute", "namespace_of"]
+__all__ = ["REPLAYED", "ReplayRoute", "namespace_of"]
+
+# set in the request's ``scope["state"]`` when a cassette answers it: what wraps the app
+# (``profile_errors``) leaves the recorded bytes alone
+REPLAYED = "ormock_replayed"
 
 
 def namespace_of(path: str) -> str | None:
@@ -90,6 +94,7 @@ class ReplayRoute(BaseRoute):
         except Exception as exc:
             await self.on_bug(scope, send, exc)
             return
+        scope.setdefault("state", {})[REPLAYED] = True
         self.namespaces.replies_in_flight += 1
         try:
             if replayed.headers_delay:

@@ -1,0 +1,91 @@
+"""Error envelopes spelled the way a namespace's profile spells them.
+
+A profile's ``error_types`` (``platform``: OpenAI's ``invalid_request_error`` for
+``invalid_request`` and ``not_found``) rename the ``type`` of every HTTP error envelope a
+namespace answers, whichever endpoint built it, so no endpoint needs to know the profile. A
+namespace whose profile renames nothing is passed straight through (nothing is buffered), and so
+is an answer replayed from a cassette (it goes out as recorded).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+
+from ormock.engine.namespaces import Namespaces
+from ormock.protocol.profile import Profile
+from ormock.protocol.sse import encode_json
+from ormock.server.asgi import Message, Receive, Scope, Send
+from ormock.server.replay import REPLAYED, namespace_of
+
+__all__ = ["ProfileErrors", "namespace_profile"]
+
+
+def namespace_profile(namespaces: Namespaces, path: str) -> Profile:
+    """The profile of the namespace a request path is in (``/v1/...``: ``""``;
+    ``/<name>/v1/...``: ``name``): its engine's when it has one, else the server's."""
+    engine = namespaces.find(namespace_of(path) or "")
+    return engine.profile if engine is not None else namespaces.settings.profile
+
+
+def respell(body: bytes, profile: Profile) -> bytes:
+    """An error envelope's bytes with its ``type`` spelled the profile's way (anything else
+    as it was)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("type"), str):
+        return body
+    spelled = profile.error_type(error["type"])
+    if spelled == error["type"]:
+        return body
+    return encode_json({**data, "error": {**error, "type": spelled}}).encode()
+
+
+class ProfileErrors:
+    """Pure ASGI middleware: respell the error envelopes of namespaces whose profile has
+    ``error_types``."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]],
+                 namespaces: Namespaces) -> None:
+        self.app = app
+        self.namespaces = namespaces
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        profile = namespace_profile(self.namespaces, scope.get("path", ""))
+        if not profile.error_types:
+            await self.app(scope, receive, send)
+            return
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def respelling(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = message.get("headers", [])
+                json_body = any(k == b"content-type" and v.startswith(b"application/json")
+                                for k, v in headers)
+                # a replayed answer goes out byte for byte, as it was recorded
+                replayed = scope.get("state", {}).get(REPLAYED, False)
+                if message["status"] >= 400 and json_body and not replayed:
+                    start = message  # held until the whole body is read
+                    return
+            elif message["type"] == "http.response.body" and start is not None:
+                chunks.append(message.get("body", b""))
+                if message.get("more_body", False):
+                    return
+                body = respell(b"".join(chunks), profile)
+                headers = [(k, v) for k, v in start.get("headers", [])
+                           if k != b"content-length"]
+                await send({**start, "headers": [*headers,
+                                                  (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+            await send(message)
+
+        await self.app(scope, receive, respelling)
