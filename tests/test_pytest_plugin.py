@@ -312,6 +312,7 @@ def test_seed_gives_the_same_ids_and_text(pytester: pytest.Pytester) -> None:
     [
         ("scenarios='text'", "@pytest.mark.ormock: unknown key 'scenarios' (did you mean "
                              "'scenario'?); the known keys are scenario, faults, chaos, cassette, "
+                             "cassette_ignore, cassette_order, cassette_speed, "
                              "strict, assert_all_matched, assert_all_used, assert_valid_replies, "
                              "assert_no_server_errors, seed, speed, profile"),
         ("'text'", "@pytest.mark.ormock takes keywords only (scenario, *), not ('text',); "
