@@ -21,6 +21,7 @@ import pytest
 
 from ormock import OrmockServer
 from ormock.engine.core import Engine
+from ormock.engine.store import MemoryBackend, ResponseStore, SqliteBackend, Stored
 from ormock.protocol.sse import SSEParser
 
 _names = itertools.count()
@@ -121,6 +122,24 @@ def test_delete_leaves_a_tombstone_answering_404_everywhere(place: Place) -> Non
     assert orphan.value.body["code"] == "previous_response_not_found"
     assert orphan.value.body["param"] == "previous_response_id"
     assert made.id in place.engine.responses  # the record stays for children
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_buried_response_stays_buried_when_its_tombstone_is_dropped(
+        kind: str, tmp_path: Path) -> None:
+    backend = MemoryBackend() if kind == "memory" else SqliteBackend(tmp_path / "o.db")
+    store = ResponseStore(backend=backend)
+    parent = Stored({"id": "resp_a", "output": []}, [{"type": "message", "role": "user",
+                                                      "content": "hi"}], owner="o")
+    store.keep("resp_a", parent)
+    store.keep("resp_b", Stored({"id": "resp_b", "output": []}, [], parent, owner="o"))
+    store.bury("resp_a")
+    assert store.visible("resp_a", "o") is None and store.buried("resp_a")
+    backend.delete("tombstone", "resp_a")  # as the caps would drop the oldest tombstone
+    assert not store.buried("resp_a") and store.visible("resp_a", "o") is None
+    child = store.visible("resp_b", "o")
+    assert child is not None and child.context[0]["content"] == "hi"  # through the buried one
+    backend.close()
 
 
 def test_a_raw_delete_answers_the_deleted_object(place: Place) -> None:

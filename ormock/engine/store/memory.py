@@ -40,7 +40,7 @@ class Stored:
     it (None: a request without one); only that key sees it (``ResponseStore.visible``)."""
 
     __slots__ = ("_encoded", "_parent", "_raw", "_response", "_store", "chain_tokens",
-                 "context_tokens", "id", "input", "owner", "parent_id", "prior")
+                 "context_tokens", "deleted", "id", "input", "owner", "parent_id", "prior")
 
     def __init__(self, response: Json | None, new_input: list[Json],
                  parent: Stored | None = None, *, raw: bytes | None = None,
@@ -57,6 +57,7 @@ class Stored:
         self.context_tokens = context_tokens
         self.chain_tokens: int | None = None
         self.owner = owner
+        self.deleted = False  # buried (``ResponseStore.bury``): kept for its children only
 
     @property
     def response_id(self) -> str:
@@ -124,6 +125,8 @@ class Stored:
                 header["prior"] = self.prior
             if self.owner is not None:
                 header["owner"] = self.owner
+            if self.deleted:
+                header["deleted"] = True
             # compact JSON holds no raw line break: the first one ends the header
             self._encoded = encode_json(header).encode() + b"\n" + self.raw
         return self._encoded
@@ -138,6 +141,7 @@ class Stored:
                      context_tokens=int(header.get("context_tokens", 0)),
                      owner=header.get("owner"))
         stored.parent_id, stored.prior = header.get("parent"), header.get("prior")
+        stored.deleted = bool(header.get("deleted", False))
         stored.id, stored._store, stored._encoded = response_id, store, value
         return stored
 
@@ -196,13 +200,26 @@ class ResponseStore:
         if self.buried(response_id):
             return None
         found = self.get(response_id)
-        return found if found is not None and found.owner == owner else None
+        if found is None or found.deleted or found.owner != owner:
+            return None
+        return found
 
     def bury(self, response_id: str) -> None:
-        """Delete a response for its clients, leaving a tombstone: the id answers 404 from now
-        on and cannot be continued, while the record stays for the children that already
-        continue it (their context is rebuilt through it)."""
+        """Delete a response for its clients, leaving a tombstone (kind ``"tombstone"``): the
+        id answers 404 from now on and cannot be continued, while the record stays for the
+        children that already continue it (their context is rebuilt through it). The record
+        is marked too, so that it stays buried should the caps drop its tombstone first."""
         self.backend.put(_TOMBSTONE, response_id, b"")
+        while True:
+            value = self.backend.get(_KIND, response_id)
+            if value is None:
+                return
+            marked = Stored.decode(value, response_id, self)
+            if marked.deleted:
+                return
+            marked.deleted, marked._encoded = True, None
+            if self._rewrite(response_id, value, marked.encode()):
+                return
 
     def buried(self, response_id: str) -> bool:
         return self.backend.get(_TOMBSTONE, response_id) is not None
@@ -215,10 +232,15 @@ class ResponseStore:
             if old is None:
                 return False
             head = old.partition(b"\n")[0]
-            new = head + b"\n" + encode_json(response).encode()
-            if self.backend.compare_and_set(_KIND, response_id, old, new):
-                self._forget(response_id)
+            if self._rewrite(response_id, old, head + b"\n" + encode_json(response).encode()):
                 return True
+
+    def _rewrite(self, response_id: str, old: builtins.bytes, new: builtins.bytes) -> bool:
+        """Replace a record if it still is ``old`` (it becomes the newest of the kind)."""
+        if not self.backend.compare_and_set(_KIND, response_id, old, new):
+            return False
+        self._forget(response_id)
+        return True
 
     def _remember(self, response_id: str, stored: Stored) -> None:
         size = stored.size
