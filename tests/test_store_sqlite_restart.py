@@ -41,12 +41,15 @@ def test_a_chain_continues_across_a_restart(tmp_path: Path) -> None:
             "Remember the word: tangerine.", "What was the word?"]
         third = client.responses.create(input="And then?", previous_response_id=second.id)
 
-    with OrmockServer(store=store) as server, httpx.Client(base_url=server.base_url) as http:
+    key = {"Authorization": "Bearer sk-test"}  # a response is visible to its own API key only
+    with OrmockServer(store=store) as server, httpx.Client(base_url=server.base_url,
+                                                           headers=key) as http:
         for response_id in (first.id, second.id, third.id):
             got = http.get(f"/responses/{response_id}")
             assert got.status_code == 200 and got.json()["id"] == response_id
         server.engine().reset()  # the namespace's keys go from the file too
-    with OrmockServer(store=store) as server, httpx.Client(base_url=server.base_url) as http:
+    with OrmockServer(store=store) as server, httpx.Client(base_url=server.base_url,
+                                                           headers=key) as http:
         gone = http.get(f"/responses/{first.id}")
         assert gone.status_code == 404 and gone.json()["error"]["code"] == "response_not_found"
 

@@ -19,6 +19,7 @@ from typing import Any
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.core import Engine
 from ormock.engine.journal import JournalEntry
+from ormock.engine.stateful import owner_of
 from ormock.protocol.compaction import content_tokens, pack, unpack
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.request import item_text, parse_compact
@@ -38,17 +39,18 @@ def journaled(
     headers: Mapping[str, str],
     path: str,
     size: int | None,
-    answer: Callable[[Engine, Any], Json],
+    answer: Callable[[Engine, Any, str | None], Json],
 ) -> tuple[Json, JournalEntry]:
     """Answer ``body`` with ``answer(engine, body)`` under the engine's lock, the request
     journaled as ``POST path`` like a create request: its status, and an error's envelope (no
-    secret header value in it)."""
+    secret header value in it). ``answer`` gets the sha256 of the caller's API key too (a
+    ``previous_response_id`` of another key's is not found)."""
     entry = JournalEntry("POST", path, mask_headers(headers), body, at=engine.elapsed(),
                          size=_size(body) if size is None else size)
     with engine.lock:
         engine.journal.append(entry)
         try:
-            data = answer(engine, body)
+            data = answer(engine, body, owner_of(headers))
         except OpenResponsesError as error:
             error.message = scrub(error.message, headers)
             entry.status, entry.error = error.status, error.envelope()["error"]
@@ -69,10 +71,10 @@ def compact(
     return journaled(engine, body, headers or {}, path, size, compacted)
 
 
-def compacted(engine: Engine, body: Any) -> Json:
+def compacted(engine: Engine, body: Any, owner: str | None = None) -> Json:
     """The ``response.compaction`` resource for ``body`` (the caller holds the engine's lock)."""
     request = parse_compact(body)
-    context, parent = context_of(engine.responses, request)
+    context, parent = context_of(engine.responses, request, owner=owner)
     resource_id = engine.ids.new("resp")
     output: list[Json] = []
     for item in context:

@@ -15,14 +15,16 @@ __all__ = ["context_of", "context_tokens", "input_tokens", "item_tokens"]
 
 
 def context_of(
-    responses: ResponseStore, request: ResponseRequest, local: ResponseStore | None = None
+    responses: ResponseStore, request: ResponseRequest, local: ResponseStore | None = None,
+    owner: str | None = None,
 ) -> tuple[list[Json], Stored | None]:
     """The items the model sees (the chain's inputs and outputs, then the new input) and the
-    parent; a ``previous_response_id`` nothing stored is a 400."""
+    parent; a ``previous_response_id`` nothing stored is a 400, and so is a deleted one or
+    another API key's (``owner``: the sha256 of the caller's, ``ormock.engine.stateful``)."""
     previous = request.previous_response_id
     if previous is None:
         return list(request.input), None
-    parent = responses.get(previous)
+    parent = responses.visible(previous, owner)
     if parent is None and local is not None:
         parent = local.get(previous)
     if parent is None:

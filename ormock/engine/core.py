@@ -37,6 +37,7 @@ from ormock.engine.replays import (
 )
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
+from ormock.engine.stateful import owner_of
 from ormock.engine.store import ResponseStore, StoreBackend, Stored, open_backend
 from ormock.engine.turn import Turn, socket_check
 from ormock.engine.wire import Pacing, Transport, Wire
@@ -281,7 +282,8 @@ class Engine:
         transport: Transport | None = None,
     ) -> Reply | RawReply:
         joined = join_conversation(self, request)  # its items come before the input
-        context, parent = context_of(self.responses, request, local)
+        owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
+        context, parent = context_of(self.responses, request, local, owner)
         tokens = context_tokens(request, parent)
         if joined is not None:
             context, tokens = [*joined.items, *context], joined.tokens + tokens
@@ -306,7 +308,7 @@ class Engine:
                    turn.socket, turn.profile.name)
             template = self.cache.get(key)
             if template is not None:  # the same content as an earlier reply, fresh ids
-                return self._issue(turn, template, created, completed)
+                return self._issue(turn, template, created, completed, owner)
         turn.echo = self._echo(turn)  # only a build repeats them (a cache hit has its bytes)
         if joined is not None:
             turn.echo["conversation"] = {"id": joined.id}
@@ -321,8 +323,8 @@ class Engine:
         if isinstance(ids, RecordingIds) and out is reply:
             out = self._remember(key, reply, final, ids, created, completed)
         self._keep(selection, final["id"], bool(final.get("store", True)),
-                   Stored(final, request.input, parent, context_tokens=turn.context_tokens),
-                   local)
+                   Stored(final, request.input, parent, context_tokens=turn.context_tokens,
+                          owner=owner), local)
         if joined is not None:
             joined.append(self, final.get("output") or [])
         return out
@@ -382,15 +384,15 @@ class Engine:
             self_check(reply.events, turn.profile)
         return reply
 
-    def _issue(self, turn: Turn, template: StreamTemplate, created: int, completed: int
-               ) -> Reply:
+    def _issue(self, turn: Turn, template: StreamTemplate, created: int, completed: int,
+               owner: str | None) -> Reply:
         """A reply from the stream cache: the template's bytes under fresh ids."""
         body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
         entry = turn.entry
         entry.response_id, entry.response_status = fresh[0], template.status
         self._keep(turn.selection, fresh[0], template.store,
                    Stored(None, turn.request.input, turn.parent, raw=final_raw,
-                          context_tokens=turn.context_tokens), turn.local)
+                          context_tokens=turn.context_tokens, owner=owner), turn.local)
         return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
                      summary=summary, socket=turn.socket)
 

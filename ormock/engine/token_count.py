@@ -37,10 +37,10 @@ def count_input_tokens(
     return journaled(engine, body, headers or {}, path, size, counted)
 
 
-def counted(engine: Engine, body: Any) -> Json:
+def counted(engine: Engine, body: Any, owner: str | None = None) -> Json:
     """The count for ``body`` (the caller holds the engine's lock)."""
     request = parse_request(body, require_model=False)
     joined = join_conversation(engine, request)  # its items count as context
-    _, parent = context_of(engine.responses, request)
+    _, parent = context_of(engine.responses, request, owner=owner)
     tokens = context_tokens(request, parent) + (joined.tokens if joined is not None else 0)
     return {"object": "response.input_tokens", "input_tokens": input_tokens(request, tokens)}

@@ -26,6 +26,7 @@ from ormock.engine.journal import unfoldable, wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render
 from ormock.engine.reply import Reply
+from ormock.engine.stateful import Claim
 from ormock.engine.writer import remember_transport, send_wire
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
@@ -40,6 +41,13 @@ from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
 from ormock.server.replay import ReplayRoute
+from ormock.server.responses_api import (
+    generating,
+    idempotent,
+    response_routes,
+    send_replay,
+    settle,
+)
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
@@ -158,10 +166,19 @@ class _CreateResponse:
             engine = self.namespaces.serve(scope.get("path_params", {}).get("namespace", ""))
             raw = await self._raw_body(headers, receive)
             body, request = self._read.get(raw) or self._parse(raw)
-            # the server's own path may issue a repeated content from the stream cache: it
-            # writes bytes, and never looks at the events
-            reply, entry = engine.answer(body, headers, scope["path"], transport="http",
-                                         parsed=request, size=len(raw))
+            claim = idempotent(engine, headers, body)  # Idempotency-Key (responses_api)
+            if claim is not None and not isinstance(claim, Claim):
+                await send_replay(send, engine, claim)
+                return
+            try:
+                # the server's own path may issue a repeated content from the stream cache:
+                # it writes bytes, and never looks at the events
+                reply, entry = engine.answer(body, headers, scope["path"], transport="http",
+                                             parsed=request, size=len(raw))
+            except BaseException:
+                if claim is not None:
+                    claim.release()
+                raise
         except OpenResponsesError as error:
             await send_error(send, error)
             return
@@ -169,6 +186,8 @@ class _CreateResponse:
             await self._answer_bug(scope, send, exc)
             return
         self.namespaces.replies_in_flight += 1
+        generating(engine, entry)
+        written = None
         try:
             try:  # nothing is sent before the wire is rendered: a bug here is a 500 envelope
                 wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream
@@ -181,9 +200,11 @@ class _CreateResponse:
                 await self._answer_bug(scope, send, exc)
                 return
             # once the writer has started, a bug can only drop the connection
-            wrote(entry, await send_wire(send, receive, wire))
+            written = await send_wire(send, receive, wire)
+            wrote(entry, written)
         finally:
             self.namespaces.replies_in_flight -= 1
+            settle(engine, entry, written, claim)
             entry.finished_at = engine.elapsed()
 
     async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
@@ -241,21 +262,6 @@ def create_app(
         return Response(encode_json({"object": "list", "data": data}),
                         media_type="application/json")
 
-    async def get_response(request: Request) -> Response:
-        try:
-            engine = namespaces.serve(request.path_params.get("namespace", ""))
-        except OpenResponsesError as error:
-            return error_response(error)
-        response_id = request.path_params["response_id"]
-        stored = engine.responses.get(response_id)
-        if stored is None:
-            return error_response(OpenResponsesError(
-                f"No response with id {response_id!r}: it was never created here, was created "
-                "with store: false, or was deleted.",
-                type="not_found", code="response_not_found", param="response_id",
-            ))
-        return Response(stored.raw, media_type="application/json")
-
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
@@ -268,8 +274,9 @@ def create_app(
             error = OpenResponsesError(
                 f"No route for {request.method} {request.url.path}: ormock serves "
                 "POST /v1/responses, /v1/responses/compact and /v1/responses/input_tokens, "
-                "GET /v1/responses/{id}, /v1/conversations (and its items), GET /v1/models "
-                "and the admin API "
+                "GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items, "
+                "POST /v1/responses/{id}/cancel, /v1/conversations (and its items), "
+                "GET /v1/models and the admin API "
                 "under /_ormock/.",
                 type="not_found", code="unknown_route", param="path",
                 status=exc.status_code,
@@ -289,7 +296,7 @@ def create_app(
         routes += [
             WebSocketRoute(prefix + "/v1/responses", socket),
             *compact_routes(namespaces, create._raw_body, create._answer_bug, prefix),
-            Route(prefix + "/v1/responses/{response_id}", get_response, methods=["GET"]),
+            *response_routes(namespaces, prefix),
             Route(prefix + "/v1/models", models, methods=["GET"]),
             *conversation_routes(namespaces, create._raw_body, create._answer_bug, prefix),
         ]

@@ -22,6 +22,7 @@ __all__ = ["ResponseStore", "Stored", "check_call_outputs"]
 
 _KIND = "response"
 _META = "meta"  # the store's own bookkeeping (how many engines started on it)
+_TOMBSTONE = "tombstone"  # a deleted response: it answers 404, its children still resolve it
 
 
 class Stored:
@@ -35,14 +36,15 @@ class Stored:
     store when first asked, and parses its Response only if something asks for it.
     ``context_tokens``: the tokens of the context, counted once; ``chain_tokens``: those of
     context and output, which a continuation starts from (counted when first continued).
-    ``size``: the bytes it holds in a store."""
+    ``size``: the bytes it holds in a store. ``owner``: the sha256 of the API key that created
+    it (None: a request without one); only that key sees it (``ResponseStore.visible``)."""
 
     __slots__ = ("_encoded", "_parent", "_raw", "_response", "_store", "chain_tokens",
-                 "context_tokens", "id", "input", "parent_id", "prior")
+                 "context_tokens", "deleted", "id", "input", "owner", "parent_id", "prior")
 
     def __init__(self, response: Json | None, new_input: list[Json],
                  parent: Stored | None = None, *, raw: bytes | None = None,
-                 context_tokens: int = 0) -> None:
+                 context_tokens: int = 0, owner: str | None = None) -> None:
         self._response = response
         self._raw = raw
         self._parent = parent
@@ -54,6 +56,8 @@ class Stored:
         self.input = new_input
         self.context_tokens = context_tokens
         self.chain_tokens: int | None = None
+        self.owner = owner
+        self.deleted = False  # buried (``ResponseStore.bury``): kept for its children only
 
     @property
     def response_id(self) -> str:
@@ -119,6 +123,10 @@ class Stored:
                             "context_tokens": self.context_tokens}
             if self.prior is not None:
                 header["prior"] = self.prior
+            if self.owner is not None:
+                header["owner"] = self.owner
+            if self.deleted:
+                header["deleted"] = True
             # compact JSON holds no raw line break: the first one ends the header
             self._encoded = encode_json(header).encode() + b"\n" + self.raw
         return self._encoded
@@ -130,8 +138,10 @@ class Stored:
         head, _, raw = value.partition(b"\n")
         header = json.loads(head)
         stored = cls(None, header["input"], raw=raw,
-                     context_tokens=int(header.get("context_tokens", 0)))
+                     context_tokens=int(header.get("context_tokens", 0)),
+                     owner=header.get("owner"))
         stored.parent_id, stored.prior = header.get("parent"), header.get("prior")
+        stored.deleted = bool(header.get("deleted", False))
         stored.id, stored._store, stored._encoded = response_id, store, value
         return stored
 
@@ -183,6 +193,54 @@ class ResponseStore:
         stored = Stored.decode(value, response_id, self)
         self._remember(response_id, stored)
         return stored
+
+    def visible(self, response_id: str, owner: str | None) -> Stored | None:
+        """The response as its owner sees it: None when absent, deleted (``bury``), or
+        created with another API key (``owner``: the sha256 of the caller's key)."""
+        if self.buried(response_id):
+            return None
+        found = self.get(response_id)
+        if found is None or found.deleted or found.owner != owner:
+            return None
+        return found
+
+    def bury(self, response_id: str) -> None:
+        """Delete a response for its clients, leaving a tombstone (kind ``"tombstone"``): the
+        id answers 404 from now on and cannot be continued, while the record stays for the
+        children that already continue it (their context is rebuilt through it). The record
+        is marked too, so that it stays buried should the caps drop its tombstone first."""
+        self.backend.put(_TOMBSTONE, response_id, b"")
+        while True:
+            value = self.backend.get(_KIND, response_id)
+            if value is None:
+                return
+            marked = Stored.decode(value, response_id, self)
+            if marked.deleted:
+                return
+            marked.deleted, marked._encoded = True, None
+            if self._rewrite(response_id, value, marked.encode()):
+                return
+
+    def buried(self, response_id: str) -> bool:
+        return self.backend.get(_TOMBSTONE, response_id) is not None
+
+    def update(self, response_id: str, response: Json) -> bool:
+        """Replace the Response JSON of a stored response (its header, so its chain and owner,
+        kept): whether it was still stored. Atomic against another update of it."""
+        while True:
+            old = self.backend.get(_KIND, response_id)
+            if old is None:
+                return False
+            head = old.partition(b"\n")[0]
+            if self._rewrite(response_id, old, head + b"\n" + encode_json(response).encode()):
+                return True
+
+    def _rewrite(self, response_id: str, old: builtins.bytes, new: builtins.bytes) -> bool:
+        """Replace a record if it still is ``old`` (it becomes the newest of the kind)."""
+        if not self.backend.compare_and_set(_KIND, response_id, old, new):
+            return False
+        self._forget(response_id)
+        return True
 
     def _remember(self, response_id: str, stored: Stored) -> None:
         size = stored.size

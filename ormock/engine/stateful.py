@@ -1,0 +1,269 @@
+"""The stateful side of the Responses API over the store: who owns a response (the sha256 of
+the API key that created it), its input items as cursor pages, deleting (a tombstone), the
+responses still being written, a client that left marking its response ``cancelled``, and
+``Idempotency-Key`` records (kind ``"idempotency"``).
+
+Every function here reads and writes through the engine's ``ResponseStore`` and its backend, so
+it behaves the same on every backend; the server's endpoints (``ormock.server.responses_api``)
+call them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from weakref import WeakKeyDictionary
+
+from ormock.engine.store.memory import ResponseStore, Stored
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.sse import encode_json
+from ormock.protocol.types import Json
+
+__all__ = ["INCLUDABLE", "Claim", "Generating", "IdempotencyRecord", "check_include",
+           "claim_key", "context_items", "input_items_page", "not_found", "owner_of"]
+
+# the spec's IncludeEnum (the same in both spec versions)
+INCLUDABLE = ("reasoning.encrypted_content", "message.output_text.logprobs")
+IDEMPOTENCY = "idempotency"
+IDEMPOTENCY_TTL = 24 * 3600.0  # seconds a key is remembered
+MAX_IDEMPOTENCY_KEY = 255
+
+
+def owner_of(headers: Mapping[str, str]) -> str | None:
+    """The sha256 (hex) of the request's API key (``Authorization: Bearer KEY``; another scheme:
+    the whole value), or None without one. Only this hash is ever stored."""
+    value = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+    if not value:
+        return None
+    scheme, _, key = value.partition(" ")
+    token = key.strip() if scheme.lower() == "bearer" else value
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def not_found(response_id: str) -> OpenResponsesError:
+    """The one answer for a response that is absent, deleted, or another API key's."""
+    return OpenResponsesError(
+        f"No response with id {response_id!r}: it was never created here, was created with "
+        "store: false, was deleted, or belongs to another API key.",
+        type="not_found", code="response_not_found", param="response_id",
+    )
+
+
+def check_include(values: list[str]) -> list[str]:
+    """The ``include`` query values, each one of ``INCLUDABLE`` (else 400 naming ``include``).
+    A stored response already holds what it was created with, so they select nothing more."""
+    for value in values:
+        if value not in INCLUDABLE:
+            raise OpenResponsesError(
+                f"Invalid value for 'include': {value!r}; use one of {', '.join(INCLUDABLE)}.",
+                code="invalid_value", param="include",
+            )
+    return values
+
+
+# -- input items ------------------------------------------------------------------------------
+_PREFIXES = {"message": "msg", "function_call": "fc", "function_call_output": "fco",
+             "reasoning": "rs", "compaction": "cmp"}
+
+
+def _item_id(item: Json, owner_id: str, where: str, index: int) -> str:
+    prefix = _PREFIXES.get(str(item.get("type")), "item")
+    digest = hashlib.sha256(f"{owner_id}:{where}:{index}".encode()).hexdigest()[:40]
+    return f"{prefix}_{digest}"
+
+
+def _listed(item: Json, owner_id: str, where: str, index: int) -> Json:
+    """An input item as the input items list shows it: with an id (its own, or one drawn from
+    the response that brought it and its place there, so the same on every read), a message's
+    text content as parts, and a status."""
+    out = dict(item)
+    if not isinstance(out.get("id"), str):
+        out["id"] = _item_id(item, owner_id, where, index)
+    kind = out.get("type")
+    if kind == "message":
+        content = out.get("content")
+        assistant = out.get("role") == "assistant"
+        if isinstance(content, str):
+            out["content"] = [{"type": "output_text", "text": content, "annotations": []}
+                              if assistant else {"type": "input_text", "text": content}]
+        out.setdefault("status", "completed")
+    elif kind in ("function_call", "function_call_output"):
+        out.setdefault("status", "completed")
+    return out
+
+
+def context_items(stored: Stored) -> list[Json]:
+    """Everything the response answered, oldest first: its ancestors' inputs and outputs (as a
+    continuation rebuilds them, through deleted ancestors too), then its own input."""
+    chain: list[Stored] = []
+    node: Stored | None = stored
+    while node is not None:
+        chain.append(node)
+        if node.prior is not None:
+            break
+        node = node.parent
+    root = chain[-1]
+    items = [_listed(item, root.response_id, "prior", n) for n, item in
+             enumerate(root.prior or [])]
+    for node in reversed(chain[1:]):
+        items += [_listed(item, node.response_id, "input", n)
+                  for n, item in enumerate(node.input)]
+        items += [_listed(item, node.response_id, "output", n)
+                  for n, item in enumerate(node.response["output"])]
+    items += [_listed(item, stored.response_id, "input", n) for n, item in
+              enumerate(stored.input)]
+    return items
+
+
+def input_items_page(stored: Stored, *, order: str = "desc", limit: int = 20,
+                     after: str | None = None) -> Json:
+    """A cursor page of the response's input items: ``{object: "list", data, first_id,
+    last_id, has_more}``, newest first unless ``order`` is ``asc``; ``after`` an item id of
+    the list (unknown: 400 naming ``after``)."""
+    if order not in ("asc", "desc"):
+        raise OpenResponsesError(f"Invalid value for 'order': {order!r}; use 'asc' or 'desc'.",
+                                 code="invalid_value", param="order")
+    if not 1 <= limit <= 100:
+        raise OpenResponsesError(f"Invalid value for 'limit': {limit}; it must be between 1 "
+                                 "and 100.", code="integer_out_of_range", param="limit")
+    items = context_items(stored)
+    if order == "desc":
+        items.reverse()
+    start = 0
+    if after is not None:
+        found = next((n for n, item in enumerate(items) if item["id"] == after), None)
+        if found is None:
+            raise OpenResponsesError(
+                f"Invalid value for 'after': no input item {after!r} in response "
+                f"{stored.response_id!r}; pass the last_id of the previous page.",
+                code="invalid_value", param="after")
+        start = found + 1
+    data = items[start:start + limit]
+    return {"object": "list", "data": data,
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+            "has_more": start + limit < len(items)}
+
+
+# -- responses being written ------------------------------------------------------------------
+class Generating:
+    """The ids of the responses whose answer is still being written, per store: deleting one
+    then is a 409. In memory only (a process writes its own answers)."""
+
+    _all: WeakKeyDictionary[ResponseStore, set[str]] = WeakKeyDictionary()
+    _lock = threading.Lock()
+
+    @classmethod
+    def add(cls, store: ResponseStore, response_id: str) -> None:
+        with cls._lock:
+            cls._all.setdefault(store, set()).add(response_id)
+
+    @classmethod
+    def discard(cls, store: ResponseStore, response_id: str) -> None:
+        with cls._lock:
+            cls._all.get(store, set()).discard(response_id)
+
+    @classmethod
+    def has(cls, store: ResponseStore, response_id: str) -> bool:
+        with cls._lock:
+            return response_id in cls._all.get(store, ())
+
+
+def cancel_stored(store: ResponseStore, response_id: str) -> bool:
+    """Mark a stored response ``cancelled`` (its client left before the terminal event)."""
+    found = store.get(response_id)
+    if found is None:
+        return False
+    return store.update(response_id, {**found.response, "status": "cancelled"})
+
+
+# -- idempotency ------------------------------------------------------------------------------
+State = Literal["pending", "done"]
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """What a key is bound to: the request's fingerprint, whether its answer is still being
+    written, the response it made, and the bytes it sent (``sse``: an event stream; else the
+    JSON body), replayed as they were. In the store: one JSON line, then those bytes."""
+
+    request: str
+    state: State = "pending"
+    response_id: str | None = None
+    body: bytes = b""
+    sse: bool = False
+
+    def encode(self) -> bytes:
+        head = encode_json({"request": self.request, "state": self.state,
+                            "response_id": self.response_id, "sse": self.sse}).encode()
+        return head + b"\n" + self.body
+
+    @classmethod
+    def decode(cls, value: bytes) -> IdempotencyRecord:
+        head, _, body = value.partition(b"\n")
+        data: dict[str, Any] = json.loads(head)
+        return cls(str(data["request"]), data["state"], data.get("response_id"), body,
+                   bool(data.get("sse")))
+
+
+def claim_key(key: str, owner: str | None) -> str:
+    """The store key of an ``Idempotency-Key`` under an API key: never shared across keys."""
+    return f"{owner or '-'}:{key}"
+
+
+def fingerprint(body: Any) -> str:
+    """The same request, however its JSON was spaced or its keys ordered."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Claim:
+    """An ``Idempotency-Key`` this request holds while it answers (``try_claim`` won): made
+    ``done`` with the response once written, or released so that a retry answers afresh."""
+
+    def __init__(self, store: ResponseStore, key: str, record: IdempotencyRecord) -> None:
+        self.store, self.key, self.record = store, key, record
+
+    @classmethod
+    def take(cls, store: ResponseStore, header: str, owner: str | None, body: Any
+             ) -> Claim | IdempotencyRecord:
+        """Claim the key for this request (exactly one of any number of racing requests
+        wins), or the record another request holds: same request, ``done`` -> replay it;
+        another request -> 409 ``idempotency_key_conflict``; still being answered -> 409
+        ``idempotency_key_in_use``."""
+        if not header or len(header) > MAX_IDEMPOTENCY_KEY:
+            raise OpenResponsesError(
+                f"Invalid 'Idempotency-Key' header: it must be 1 to {MAX_IDEMPOTENCY_KEY} "
+                f"characters, not {len(header)}; use a request id or a UUID.",
+                code="invalid_value", param="Idempotency-Key")
+        key, fresh = claim_key(header, owner), IdempotencyRecord(fingerprint(body))
+        backend = store.backend
+        while True:
+            if backend.compare_and_set(IDEMPOTENCY, key, None, fresh.encode(),
+                                       ttl=IDEMPOTENCY_TTL):
+                return cls(store, key, fresh)
+            value = backend.get(IDEMPOTENCY, key)
+            if value is None:  # released or expired meanwhile: claim it again
+                continue
+            held = IdempotencyRecord.decode(value)
+            if held.request != fresh.request:
+                raise OpenResponsesError(
+                    "This Idempotency-Key was already used with a different request body; "
+                    "send a new key for a new request.", type="conflict",
+                    code="idempotency_key_conflict", param="Idempotency-Key")
+            if held.state == "pending":
+                raise OpenResponsesError(
+                    "A request with this Idempotency-Key is still being answered; retry once "
+                    "it has finished.", type="conflict", code="idempotency_key_in_use",
+                    param="Idempotency-Key")
+            return held
+
+    def done(self, response_id: str, body: bytes, sse: bool) -> None:
+        record = IdempotencyRecord(self.record.request, "done", response_id, body, sse)
+        self.store.backend.put(IDEMPOTENCY, self.key, record.encode(), ttl=IDEMPOTENCY_TTL)
+
+    def release(self) -> None:
+        self.store.backend.delete(IDEMPOTENCY, self.key)

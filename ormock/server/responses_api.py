@@ -1,0 +1,193 @@
+"""The stored-response endpoints beside create, per namespace, and what create does around its
+answer for them:
+
+- ``GET [/<namespace>]/v1/responses/{id}`` (``include`` checked), ``DELETE`` (a tombstone; 409
+  while its answer is still being written), ``GET .../{id}/input_items`` (cursor pages),
+  ``POST .../{id}/cancel`` (400 ``unsupported_operation``: no stored response here was made
+  with ``background: true``). A response absent, deleted or created with another API key is
+  404 ``response_not_found`` on every one of them.
+- ``Idempotency-Key`` on create (``idempotent``), and ``settle`` once create's answer is
+  written: the response is no longer generating, a client that left before the terminal event
+  leaves it ``cancelled``, and the key's record is made ``done`` (or released).
+
+The logic lives in ``ormock.engine.stateful``; this module reads requests and writes answers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from ormock.engine.core import Engine
+from ormock.engine.journal import JournalEntry
+from ormock.engine.namespaces import Namespaces
+from ormock.engine.stateful import (
+    Claim,
+    Generating,
+    IdempotencyRecord,
+    cancel_stored,
+    check_include,
+    input_items_page,
+    not_found,
+    owner_of,
+)
+from ormock.engine.store.memory import Stored
+from ormock.engine.wire import Written
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.events import TERMINAL_EVENTS
+from ormock.protocol.sse import encode_json
+from ormock.protocol.types import Send
+
+__all__ = ["idempotent", "response_routes", "send_replay", "settle"]
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+_POST_ONLY = ("compact", "input_tokens")  # /v1/responses/compact, /v1/responses/input_tokens
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(encode_json(data), status_code=status, media_type="application/json")
+
+
+def _error(error: OpenResponsesError) -> Response:
+    return Response(error.body(), status_code=error.status, media_type="application/json",
+                    headers=error.headers)
+
+
+def _visible(engine: Engine, request: Request) -> Stored:
+    """The response the path names, as the caller's API key sees it (else 404)."""
+    response_id = request.path_params["response_id"]
+    found = engine.responses.visible(response_id, owner_of(request.headers))
+    if found is None:
+        raise not_found(response_id)
+    return found
+
+
+def _include(request: Request) -> list[str]:
+    query = request.query_params  # the openai SDK writes include[]=..., others include=...
+    return check_include([*query.getlist("include"), *query.getlist("include[]")])
+
+
+def _limit(request: Request) -> int:
+    raw = request.query_params.get("limit", "20")
+    try:
+        return int(raw)
+    except ValueError:
+        raise OpenResponsesError(f"Invalid value for 'limit': {raw!r}; it must be a whole "
+                                 "number between 1 and 100.", code="invalid_type",
+                                 param="limit") from None
+
+
+def _endpoint(namespaces: Namespaces, answer: Callable[[Engine, Request], Response]
+              ) -> Endpoint:
+    """An endpoint answering from its namespace's engine; an error is the envelope."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            engine = namespaces.serve(request.path_params.get("namespace", ""))
+            return answer(engine, request)
+        except OpenResponsesError as error:
+            return _error(error)
+
+    return endpoint
+
+
+def _get(engine: Engine, request: Request) -> Response:
+    _include(request)
+    return Response(_visible(engine, request).raw, media_type="application/json")
+
+
+def _delete(engine: Engine, request: Request) -> Response:
+    if request.path_params["response_id"] in _POST_ONLY:  # not an id: the route takes POST
+        raise HTTPException(405, headers={"Allow": "POST"})
+    stored = _visible(engine, request)
+    response_id = stored.response_id
+    if Generating.has(engine.responses, response_id):
+        raise OpenResponsesError(
+            f"Response {response_id!r} is still being generated; it can be deleted once its "
+            "answer has finished (deleting does not cancel it).", type="conflict",
+            code="response_in_progress", param="response_id")
+    engine.responses.bury(response_id)
+    return _json({"id": response_id, "object": "response.deleted", "deleted": True})
+
+
+def _input_items(engine: Engine, request: Request) -> Response:
+    stored = _visible(engine, request)
+    _include(request)
+    query = request.query_params
+    return _json(input_items_page(stored, order=query.get("order", "desc"),
+                                  limit=_limit(request), after=query.get("after")))
+
+
+def _cancel(engine: Engine, request: Request) -> Response:
+    stored = _visible(engine, request)
+    raise OpenResponsesError(
+        f"Response {stored.response_id!r} was not created with background: true; only a "
+        "background response can be cancelled.", code="unsupported_operation",
+        param="response_id")
+
+
+def response_routes(namespaces: Namespaces, prefix: str = "") -> list[BaseRoute]:
+    """The routes under ``prefix`` (``""`` or ``/{namespace:str}``), after compact's."""
+    path = prefix + "/v1/responses/{response_id}"
+    return [
+        Route(path, _endpoint(namespaces, _get), methods=["GET"]),
+        Route(path, _endpoint(namespaces, _delete), methods=["DELETE"]),
+        Route(path + "/input_items", _endpoint(namespaces, _input_items), methods=["GET"]),
+        Route(path + "/cancel", _endpoint(namespaces, _cancel), methods=["POST"]),
+    ]
+
+
+# -- around create ------------------------------------------------------------------------------
+def idempotent(engine: Engine, headers: dict[str, str], body: Any
+               ) -> Claim | IdempotencyRecord | None:
+    """For a create request with ``Idempotency-Key``: the claim it holds while it answers, or
+    the record of the same request answered before (replay it); None without the header. A
+    key too long, or held by another request or one still answering, raises (400, 409)."""
+    header = headers.get("idempotency-key")
+    if header is None:
+        return None
+    return Claim.take(engine.responses, header, owner_of(headers), body)
+
+
+async def send_replay(send: Send, engine: Engine, record: IdempotencyRecord) -> None:
+    """The answer of the first request with this key, byte for byte, with
+    ``X-Idempotent-Replayed: true`` (a response deleted since: 404)."""
+    assert record.response_id is not None
+    if engine.responses.buried(record.response_id):
+        raise not_found(record.response_id)
+    body = record.body
+    kind = b"text/event-stream" if record.sse else b"application/json"
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", kind), (b"content-length", str(len(body)).encode()),
+        (b"x-idempotent-replayed", b"true")]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def generating(engine: Engine, entry: JournalEntry) -> None:
+    """The answer of ``entry`` is about to be written: its response is generating."""
+    if entry.response_id is not None:
+        Generating.add(engine.responses, entry.response_id)
+
+
+def settle(engine: Engine, entry: JournalEntry, written: Written | None,
+           claim: Claim | None) -> None:
+    """Create's answer is over (``written``: what the writer sent; None: nothing was): the
+    response no longer generates; a client that left before the terminal event leaves it
+    ``cancelled``; the key's record is made ``done`` with the bytes sent (replayed as they
+    are), or released when no whole answer with a response went out (a retry answers anew)."""
+    response_id = entry.response_id
+    if response_id is not None:
+        Generating.discard(engine.responses, response_id)
+    if written is not None and written.gone and response_id is not None and not any(
+            event.get("type") in TERMINAL_EVENTS for event in written.events):
+        cancel_stored(engine.responses, response_id)
+    if claim is None:
+        return
+    if written is None or written.gone or response_id is None or entry.status != 200:
+        claim.release()
+        return
+    claim.done(response_id, b"".join(frame.data for _, frame in written.sent), entry.stream)
