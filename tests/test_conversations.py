@@ -45,7 +45,9 @@ def sdk(conv_url: str) -> Iterator[openai.OpenAI]:
 
 @pytest.fixture
 def raw(conv_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=conv_url, timeout=10) as client:
+    # the same API key as the SDK client: a response is visible only to the key that made it
+    with httpx.Client(base_url=conv_url, timeout=10,
+                      headers={"authorization": "Bearer sk-test"}) as client:
         yield client
 
 
