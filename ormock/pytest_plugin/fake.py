@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import ssl
-import time
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
+from ormock.pytest_plugin.cassettes import FixtureCassettes
 from ormock.pytest_plugin.conditions import describe, listing, mismatch, plural
 from ormock.pytest_plugin.options import OrmockOptions
 from ormock.pytest_plugin.session import OrmockSession
@@ -23,8 +18,6 @@ from ormock.pytest_plugin.session import OrmockSession
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAI
 
-    from ormock.cassette.matching import Order
-    from ormock.cassette.model import Interaction
     from ormock.engine.core import Engine
     from ormock.engine.journal import JournalEntry
     from ormock.engine.verdict import Rules, Verdict
@@ -32,31 +25,10 @@ if TYPE_CHECKING:
     from ormock.scenario import Scenario
     from ormock.server.runner import OrmockServer
 
-__all__ = ["API_KEY", "OrmockFixture", "cassette_name"]
+__all__ = ["API_KEY", "OrmockFixture"]
 
 API_KEY = "sk-ormock-test"
 _UNSET: Any = object()
-
-
-def cassette_name(nodeid: str) -> str:
-    """The default cassette's file name of a test: its name in its module (``Class.test``),
-    with what is not a letter, digit, ``_ . -`` made ``-`` and, when anything was, the test id's
-    crc32 added (two parameters that sanitize alike keep two files)."""
-    name = (nodeid.split("::", 1)[1] if "::" in nodeid else nodeid).replace("::", ".")
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "test"
-    if safe != name:
-        safe += f"-{zlib.crc32(nodeid.encode()):08x}"
-    return safe + ".yaml"
-
-
-@dataclass
-class _CassetteUse:
-    """The cassette a fake records to: where, in which mode, and what the file held before
-    (kept by ``new_episodes``)."""
-
-    path: Path
-    mode: str
-    old: tuple[Interaction, ...] = ()
 
 
 class OrmockFixture:
@@ -77,9 +49,9 @@ class OrmockFixture:
         self._session = session
         self._test_dir = test_path.parent if test_path is not None else None
         self._origin = origin  # how the opt-outs are spelled in after-test reports
-        self._test_path = test_path
-        self._nodeid = nodeid
-        self._recording: _CassetteUse | None = None  # the cassette it records to, if any
+        self._cassettes = FixtureCassettes(session, options, lambda: self.engine,
+                                           self._existing_engine, test_path=test_path,
+                                           nodeid=nodeid)
         self._engine: Engine | None = None
         self._closed = False
         self._opened = False
@@ -128,7 +100,7 @@ class OrmockFixture:
         """Apply the options that change the engine (at setup, before any request)."""
         options = self.options
         if options.cassette is not None and options.cassette is not False:
-            self._use_cassette(options.cassette)
+            self._cassettes.use(options.cassette)
         settings = self._session.settings
         if not (options.scenario or options.faults or options.chaos or options.profile
                 or options.seed != settings.seed or options.speed != settings.speed):
@@ -166,7 +138,7 @@ class OrmockFixture:
         if cassette is not None:
             if source is not None:
                 raise TypeError("ormock.use() takes a source or cassette=PATH, not both")
-            self._use_cassette(os.fspath(cassette))
+            self._cassettes.use(os.fspath(cassette))
             return None
         from ormock.scenario import ScenarioError
 
@@ -222,113 +194,22 @@ class OrmockFixture:
     def default_cassette(self) -> Path:
         """``<test folder>/<ormock_cassette_dir>/<module>/<test>.yaml``: the cassette of
         ``cassette=True``."""
-        if self._test_path is None:
-            raise RuntimeError("this fake has no test file: give cassette= a path")
-        folder = Path(self._session.settings.cassette_dir)
-        if not folder.is_absolute():
-            folder = self._test_path.parent / folder
-        return folder / self._test_path.stem / cassette_name(self._nodeid)
+        return self._cassettes.default
 
     @property
     def recording(self) -> bool:
         """It records a cassette (a record mode, and a cassette to record)."""
-        return self._recording is not None
-
-    def _cassette_path(self, spec: str | bool) -> Path:
-        if spec is True:
-            return self.default_cassette
-        path = Path(str(spec))
-        if not path.is_absolute() and self._test_dir is not None:
-            path = self._test_dir / path
-        return path
-
-    def _use_cassette(self, spec: str | bool) -> None:
-        __tracebackhide__ = True
-        settings = self._session.settings
-        path = self._cassette_path(spec)
-        mode = settings.record
-        if self._recording is not None and mode != "none":
-            pytest.fail(f"ormock: this fake records to {self._recording.path} already; one "
-                        f"cassette per fake records (use ormock_factory for another)",
-                        pytrace=False)
-        exists = path.exists()
-        if mode == "none" or (mode == "once" and exists):
-            if not exists:
-                pytest.fail(
-                    f"ormock: no cassette at {path} (--ormock-record={mode} replays only). "
-                    f"Record it with: pytest --ormock-record=once --ormock-upstream URL "
-                    f"'{self._nodeid}'", pytrace=False)
-            self._load_cassette(path)
-            return
-        from ormock.engine.replays import Upstream
-
-        assert settings.upstream is not None  # checked when the session started
-        old: tuple[Interaction, ...] = ()
-        if mode == "rewrite" and exists:
-            path.unlink()
-        elif mode == "new_episodes" and exists:
-            old = tuple(interaction for cassette in self._load_cassette(path)
-                        for interaction in cassette.interactions)
-        self._recording = _CassetteUse(path, mode, old)
-        self.engine.record_to(Upstream(settings.upstream, settings.upstream_key, mode))
-
-    def _load_cassette(self, path: Path) -> list[Any]:
-        __tracebackhide__ = True
-        from ormock.cassette.fileformat import CassetteError
-
-        options = self.options
-        order: Order = "recorded" if options.cassette_order == "recorded" else "any"
-        self.engine.replay_speed = options.cassette_speed
-        try:
-            return self.engine.use_cassette(path, ignore=options.cassette_ignore, order=order)
-        except (CassetteError, OSError) as error:
-            pytest.fail(f"ormock: the cassette {path} could not be read: {error}",
-                        pytrace=False)
+        return self._cassettes.recording
 
     def settle(self, timeout: float = 10.0) -> None:
         """Wait (at most ``timeout`` s) until every forwarded request is recorded: its client
         can have the last byte before the server thread hands the interaction over."""
-        engine = self._existing_engine()
-        if engine is None or self._recording is None:
-            return
-        deadline = time.monotonic() + timeout
-        while engine.replays.pending > 0 and time.monotonic() < deadline:
-            time.sleep(0.002)
+        self._cassettes.settle(timeout)
 
     def save_cassette(self) -> str | None:
         """After the test: write what it recorded (``new_episodes``: after what the file held);
         what went wrong, or None."""
-        use = self._recording
-        if use is None:
-            return None
-        self.settle()
-        engine = self._existing_engine()
-        new = engine.replays.new_interactions() if engine is not None else []
-        if use.mode == "new_episodes" and not new:
-            return None  # nothing to add: the file stays as it was
-        from datetime import datetime, timezone
-
-        from ormock import __version__
-        from ormock.cassette.model import Cassette
-        from ormock.cassette.redact import SecretFound
-        from ormock.cassette.save import save_cassette
-        from ormock.server.recorder_file import public_url
-
-        settings = self._session.settings
-        interactions = (*use.old, *new) if use.mode == "new_episodes" else tuple(new)
-        cassette = Cassette(
-            interactions, profile=settings.profile or "openai",
-            upstream=public_url(settings.upstream) if settings.upstream else None,
-            recorded_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace(
-                "+00:00", "Z"),
-            recorded_with=f"ormock {__version__}")
-        try:
-            save_cassette(cassette, use.path)
-        except SecretFound as refusal:
-            return f"ormock: the cassette {use.path} was not written: {refusal}"
-        except OSError as error:
-            return f"ormock: the cassette {use.path} could not be written: {error}"
-        return None
+        return self._cassettes.save()
 
     def _add_fault(self, spec: Any) -> Fault:
         return self.engine.inject(spec)
