@@ -3,7 +3,8 @@
 An ``Engine`` is one isolated fake: its own ids, clock, scenarios, stored responses and journal.
 The server keeps one per namespace (``/v1`` is the namespace ``""``; ``/<name>/v1`` another).
 A reply is chosen in this order: loaded scenarios' ``match`` rules; the header
-``X-Ormock-Scenario: NAME``; a model named ``ormock:NAME``; the embedded default.
+``X-Ormock-Scenario: NAME``; a model named ``ormock:NAME``; the embedded default. The reply
+itself is made step by step in ``ormock.engine.building``; the cassettes in ``replays``.
 """
 
 from __future__ import annotations
@@ -12,20 +13,15 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from os import PathLike
 from typing import Any
 
 from ormock.cassette.matching import Order
 from ormock.cassette.model import Cassette, Interaction
-from ormock.engine.cache import RecordingIds, Same, StreamCache, StreamTemplate
+from ormock.engine import building
+from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
-from ormock.engine.choose import choose, set_of
-from ormock.engine.compose import self_check
-from ormock.engine.context import context_of, context_tokens, input_tokens
-from ormock.engine.conversations import join_conversation
-from ormock.engine.embedded import default_plan
-from ormock.engine.journal import JournalEntry, final_response, record, summarize
+from ormock.engine.journal import JournalEntry, record
 from ormock.engine.replays import (
     Forward,
     Replayed,
@@ -37,20 +33,15 @@ from ormock.engine.replays import (
 )
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
-from ormock.engine.stateful import owner_of
-from ormock.engine.store import ResponseStore, StoreBackend, Stored, open_backend
-from ormock.engine.turn import Turn, socket_check
-from ormock.engine.wire import Pacing, Transport, Wire
+from ormock.engine.store import ResponseStore, StoreBackend, open_backend
+from ormock.engine.wire import Transport, Wire
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import Clock, IdFactory
-from ormock.protocol.request import ResponseRequest, item_text, parse_request
-from ormock.protocol.response import new_response
+from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.sse import encode_json
-from ormock.protocol.stream import build_events
-from ormock.protocol.types import Json
 from ormock.scenario import (
     Scenario,
     ScenarioSet,
@@ -251,8 +242,8 @@ class Engine:
         with self._lock, FAKER_LOCK:
             self.journal.append(entry)
             try:
-                reply = self._respond(parsed or parse_request(body), headers, entry,
-                                      forced=forced, local=local, transport=transport)
+                reply = building.respond(self, parsed or parse_request(body), headers, entry,
+                                         forced=forced, local=local, transport=transport)
             except OpenResponsesError as error:
                 # no secret header value in the answer nor the journal, whoever wrote it
                 error.message = scrub(error.message, headers)
@@ -271,163 +262,7 @@ class Engine:
         path as ``answer``, journal included, with the step forced."""
         return self.answer(body, {}, forced=Selection(scenario, step))[0]
 
-    # -- one reply, step by step: context, echo, choice, build (or the cache), faults, keep ----
-    def _respond(
-        self,
-        request: ResponseRequest,
-        headers: Mapping[str, str],
-        entry: JournalEntry,
-        forced: Selection | None = None,
-        local: ResponseStore | None = None,
-        transport: Transport | None = None,
-    ) -> Reply | RawReply:
-        joined = join_conversation(self, request)  # its items come before the input
-        owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
-        context, parent = context_of(self.responses, request, local, owner)
-        tokens = context_tokens(request, parent)
-        if joined is not None:
-            context, tokens = [*joined.items, *context], joined.tokens + tokens
-        selection = forced or choose(self, request, headers)
-        turn = Turn(request, entry, selection, context, parent, tokens, local,
-                    transport == "socket")
-        # the provider played: the chosen scenario's profile, else the namespace's
-        turn.profile = (selection.scenario.profile if selection is not None else None) \
-            or self.profile
-        turn.profile.check_request(request)
-        turn.seed = request.content_seed(self.seed)
-        if selection is not None:
-            entry.scenario, entry.step = selection.scenario.name, selection.step.index
-        created, completed = self.clock.now(), self.clock.now()
-        faults = self.faults_for(turn.step_reply, selection.scenario if selection else None)
-        pacing = turn.step_reply.pacing if turn.step_reply else None
-        key = None
-        if transport and joined is None and not (  # a conversation's context is not the body's
-                faults or self.self_check or (pacing and pacing.paced) or turn.literal):
-            key = (Same(selection.scenario) if selection else None,
-                   selection.step.index if selection else 0, turn.seed, request.stream,
-                   turn.socket, turn.profile.name)
-            template = self.cache.get(key)
-            if template is not None:  # the same content as an earlier reply, fresh ids
-                return self._issue(turn, template, created, completed, owner)
-        turn.echo = self._echo(turn)  # only a build repeats them (a cache hit has its bytes)
-        if joined is not None:
-            turn.echo["conversation"] = {"id": joined.id}
-        ids = RecordingIds(self.ids) if key is not None else self.ids
-        reply = self._plan(turn, self._build(turn, ids, completed_at=completed,
-                                             created_at=created), pacing)
-        out = self.fault_reply(reply, faults, entry,
-                          socket_check(turn.step_reply, entry) if turn.socket else None)
-        final = final_response(out.events) if isinstance(out, Reply) else None
-        if final is None or not isinstance(final.get("id"), str):
-            return out
-        if isinstance(ids, RecordingIds) and out is reply:
-            out = self._remember(key, reply, final, ids, created, completed)
-        self._keep(selection, final["id"], bool(final.get("store", True)),
-                   Stored(final, request.input, parent, context_tokens=turn.context_tokens,
-                          owner=owner), local)
-        if joined is not None:
-            joined.append(self, final.get("output") or [])
-        return out
-
-    def _echo(self, turn: Turn) -> Json:
-        """The request fields the Response repeats, with the model a parent or step sets."""
-        request, parent, step_reply = turn.request, turn.parent, turn.step_reply
-        echo = dict(request.echo)
-        text_format = echo.get("text", {}).get("format", {})
-        if turn.profile.echo_json_schema and text_format.get("type") == "json_schema":
-            schema = request.body["text"]["format"]["schema"]
-            echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
-        if request.model is None and parent is not None:
-            echo["model"] = parent.response["model"]
-        if step_reply is not None and step_reply.model:
-            echo["model"] = step_reply.model
-        return echo
-
-    def _build(self, turn: Turn, ids: Any, created_at: int, completed_at: int) -> list[Json]:
-        """The events of the reply: the embedded default's, or the chosen step's."""
-        request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
-            turn.echo
-        snapshot = new_response(ids.new("resp"), created_at, echo)
-        tokens = input_tokens(request, turn.context_tokens)
-        if selection is None or step_reply is None:
-            plan = default_plan(request, turn.context, self.faker, self.seed)
-            events = build_events(plan, snapshot, ids, input_tokens=tokens,
-                                  completed_at=completed_at)
-        else:
-            self.faker.seed_instance(
-                request.content_seed(selection.scenario.seed + selection.step.index))
-            fields = {"model": echo.get("model"), "input": request.new_input_text,
-                      "instructions": echo.get("instructions"),
-                      "previous_response_id": request.previous_response_id,
-                      "tool_outputs": " ".join(item_text(i) for i in request.input
-                                               if i.get("type") == "function_call_output")}
-            events = step_reply.build(self.faker, fields, snapshot, ids,
-                                      input_tokens=tokens, completed_at=completed_at)
-        if not turn.literal:  # literal events are sent as written
-            if not turn.profile.estimated_usage and (step_reply is None
-                                                     or not isinstance(step_reply.usage, dict)):
-                events[-1]["response"]["usage"] = None  # only a reply's own counts are sent
-            turn.profile.rename(events)
-        return events
-
-    def _plan(self, turn: Turn, events: list[Json], pacing: Pacing | None) -> Reply:
-        """The planned reply of these events: its pacing, a literal body's frames."""
-        if self.speed != 1.0:  # carried even unpaced, for a slow fault
-            pacing = replace(pacing or Pacing(), speed=self.speed)
-        step_reply = turn.step_reply
-        reply = Reply(events=events, stream=turn.request.stream, pacing=pacing, seed=turn.seed,
-                      frames=step_reply.literal_frames(events)
-                      if step_reply is not None and turn.literal and turn.request.stream
-                      and not turn.socket else None,
-                      built=None if turn.literal else events, socket=turn.socket)
-        if self.self_check and not turn.literal:
-            self_check(reply.events, turn.profile)
-        return reply
-
-    def _issue(self, turn: Turn, template: StreamTemplate, created: int, completed: int,
-               owner: str | None) -> Reply:
-        """A reply from the stream cache: the template's bytes under fresh ids."""
-        body, final_raw, fresh, summary = template.issue(self.ids, created, completed)
-        entry = turn.entry
-        entry.response_id, entry.response_status = fresh[0], template.status
-        self._keep(turn.selection, fresh[0], template.store,
-                   Stored(None, turn.request.input, turn.parent, raw=final_raw,
-                          context_tokens=turn.context_tokens, owner=owner), turn.local)
-        return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
-                     summary=summary, socket=turn.socket)
-
-    def _remember(self, key: Any, reply: Reply, final: Json, ids: RecordingIds, created: int,
-                  completed: int) -> Reply:
-        """Keep the bytes of a reply for the next request of the same content; the reply with
-        those bytes (sent as they are) and its journal summary."""
-        if reply.socket:  # one text frame a line (JSON text holds no raw line break)
-            body = b"\n".join(frame.data for frame in reply.wire())
-        else:
-            body = reply.sse_body() if reply.stream else reply.json_body()
-        reply = replace(reply, body=body, summary=summarize(reply.events, None))
-        self.cache.put(key, StreamTemplate(
-            body=body,
-            final=body if not reply.stream else encode_json(final).encode(),
-            prefixes=tuple(ids.prefixes),
-            ids=tuple(ids.drawn),
-            created=created,
-            completed=completed if final.get("completed_at") is not None else None,
-            summary=reply.summary,
-            status=str(final.get("status")),
-            store=bool(final.get("store", True)),
-        ))
-        return reply
-
-    def _keep(self, selection: Selection | None, response_id: str, store: bool,
-              stored: Stored, local: ResponseStore | None) -> None:
-        """Remember a response: for ``step:N`` matching, and stored for continuations."""
-        if selection is not None:
-            set_of(self, selection.scenario).answered(selection, response_id)
-        if store:
-            self.responses.keep(response_id, stored)
-        elif local is not None:
-            local.keep(response_id, stored)
-
+    # -- faults ---------------------------------------------------------------------------------
     def inject(self, fault: Fault | Mapping[str, Any] | str) -> Fault:
         """Apply a fault (object or spec such as ``{"http_error": 429, "when": {"nth": 1}}``)
         to every reply from now on."""

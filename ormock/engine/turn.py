@@ -1,9 +1,9 @@
 """One reply in the making (``Turn``), and the faults a WebSocket turn can carry.
 
-``Engine._respond`` makes a reply in small steps (context, echo, choice, build or the stream
-cache, faults, keep); a ``Turn`` holds what they share. ``socket_check`` sorts the faults of a
-WebSocket turn: one that cannot exist there (``Fault.not_on_socket``) refuses the turn when the
-step chose it, and is skipped (journaled in ``skipped``) when it came from the server.
+``ormock.engine.building`` makes a reply in small steps (context, echo, choice, build or the
+stream cache, faults, keep); a ``Turn`` holds what they share. ``socket_check`` sorts the faults
+of a WebSocket turn: one that cannot exist there (``Fault.not_on_socket``) refuses the turn when
+the step chose it, and is skipped (journaled in ``skipped``) when it came from the server.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class Turn:
         self.literal = self.step_reply is not None and self.step_reply.literal
         self.seed = 0
         self.echo: Json = {}
-        self.profile: Profile = get_profile(None)  # the provider played (Engine._respond sets it)
+        # the provider played (building.respond sets it)
+        self.profile: Profile = get_profile(None)
 
 
 def socket_check(step_reply: StepReply | None, entry: JournalEntry) -> Callable[[Fault], bool]:

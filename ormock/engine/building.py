@@ -1,0 +1,215 @@
+"""One reply to ``POST /v1/responses``, step by step: context, choice, echo, build (or the stream
+cache), faults, keep.
+
+``Engine.answer`` opens the journal entry, takes the engine's lock and calls ``respond``; each
+step here is a function of the engine and the ``Turn`` (``ormock.engine.turn``) that holds what
+the steps share. A reply the stream cache may answer (``ormock.engine.cache``: a transport, no
+fault, no pacing, no self-check, no literal events, no conversation) is looked up by
+``cache_key``; a fresh build of such a reply is remembered for the next one (``remember``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ormock.engine.cache import RecordingIds, Same, StreamTemplate
+from ormock.engine.choose import choose, set_of
+from ormock.engine.compose import self_check
+from ormock.engine.context import context_of, context_tokens, input_tokens
+from ormock.engine.conversations import Joined, join_conversation
+from ormock.engine.embedded import default_plan
+from ormock.engine.journal import JournalEntry, final_response, summarize
+from ormock.engine.reply import RawReply, Reply
+from ormock.engine.stateful import owner_of
+from ormock.engine.store import ResponseStore, Stored
+from ormock.engine.turn import Turn, socket_check
+from ormock.engine.wire import Pacing, Transport
+from ormock.faults import Fault
+from ormock.protocol.request import ResponseRequest, item_text
+from ormock.protocol.response import new_response
+from ormock.protocol.sse import encode_json
+from ormock.protocol.stream import build_events
+from ormock.protocol.types import Json
+from ormock.scenario import Selection
+
+if TYPE_CHECKING:
+    from ormock.engine.core import Engine
+
+__all__ = ["build", "cache_key", "echo_of", "issue", "keep", "planned", "remember", "respond"]
+
+
+def respond(
+    engine: Engine,
+    request: ResponseRequest,
+    headers: Mapping[str, str],
+    entry: JournalEntry,
+    forced: Selection | None = None,
+    local: ResponseStore | None = None,
+    transport: Transport | None = None,
+) -> Reply | RawReply:
+    """The reply to a parsed request (the caller holds ``engine.lock`` and journals it)."""
+    joined = join_conversation(engine, request)  # its items come before the input
+    owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
+    context, parent = context_of(engine.responses, request, local, owner)
+    tokens = context_tokens(request, parent)
+    if joined is not None:
+        context, tokens = [*joined.items, *context], joined.tokens + tokens
+    selection = forced or choose(engine, request, headers)
+    turn = Turn(request, entry, selection, context, parent, tokens, local,
+                transport == "socket")
+    # the provider played: the chosen scenario's profile, else the namespace's
+    turn.profile = (selection.scenario.profile if selection is not None else None) \
+        or engine.profile
+    turn.profile.check_request(request)
+    turn.seed = request.content_seed(engine.seed)
+    if selection is not None:
+        entry.scenario, entry.step = selection.scenario.name, selection.step.index
+    created, completed = engine.clock.now(), engine.clock.now()
+    faults = engine.faults_for(turn.step_reply, selection.scenario if selection else None)
+    pacing = turn.step_reply.pacing if turn.step_reply else None
+    key = cache_key(engine, turn, transport, joined, faults, pacing)
+    if key is not None:
+        template = engine.cache.get(key)
+        if template is not None:  # the same content as an earlier reply, fresh ids
+            return issue(engine, turn, template, created, completed, owner)
+    turn.echo = echo_of(turn)  # only a build repeats them (a cache hit has its bytes)
+    if joined is not None:
+        turn.echo["conversation"] = {"id": joined.id}
+    ids = RecordingIds(engine.ids) if key is not None else engine.ids
+    reply = planned(engine, turn, build(engine, turn, ids, completed_at=completed,
+                                        created_at=created), pacing)
+    out = engine.fault_reply(reply, faults, entry,
+                             socket_check(turn.step_reply, entry) if turn.socket else None)
+    final = final_response(out.events) if isinstance(out, Reply) else None
+    if final is None or not isinstance(final.get("id"), str):
+        return out
+    if isinstance(ids, RecordingIds) and out is reply:
+        out = remember(engine, key, reply, final, ids, created, completed)
+    keep(engine, selection, final["id"], bool(final.get("store", True)),
+         Stored(final, request.input, parent, context_tokens=turn.context_tokens,
+                owner=owner), local)
+    if joined is not None:
+        joined.append(engine, final.get("output") or [])
+    return out
+
+
+def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: Joined | None,
+              faults: list[Fault], pacing: Pacing | None) -> Hashable | None:
+    """The stream cache's key of this reply's content, or None when it may not come from the
+    cache: no transport (a Python caller gets every event), a conversation (its context is not
+    the body's), a fault, the self-check, pacing or literal events."""
+    if not transport or joined is not None or (
+            faults or engine.self_check or (pacing and pacing.paced) or turn.literal):
+        return None
+    selection = turn.selection
+    return (Same(selection.scenario) if selection else None,
+            selection.step.index if selection else 0, turn.seed, turn.request.stream,
+            turn.socket, turn.profile.name)
+
+
+def echo_of(turn: Turn) -> Json:
+    """The request fields the Response repeats, with the model a parent or step sets."""
+    request, parent, step_reply = turn.request, turn.parent, turn.step_reply
+    echo = dict(request.echo)
+    text_format = echo.get("text", {}).get("format", {})
+    if turn.profile.echo_json_schema and text_format.get("type") == "json_schema":
+        schema = request.body["text"]["format"]["schema"]
+        echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
+    if request.model is None and parent is not None:
+        echo["model"] = parent.response["model"]
+    if step_reply is not None and step_reply.model:
+        echo["model"] = step_reply.model
+    return echo
+
+
+def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
+          completed_at: int) -> list[Json]:
+    """The events of the reply: the embedded default's, or the chosen step's."""
+    request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
+        turn.echo
+    snapshot = new_response(ids.new("resp"), created_at, echo)
+    tokens = input_tokens(request, turn.context_tokens)
+    if selection is None or step_reply is None:
+        plan = default_plan(request, turn.context, engine.faker, engine.seed)
+        events = build_events(plan, snapshot, ids, input_tokens=tokens,
+                              completed_at=completed_at)
+    else:
+        engine.faker.seed_instance(
+            request.content_seed(selection.scenario.seed + selection.step.index))
+        fields = {"model": echo.get("model"), "input": request.new_input_text,
+                  "instructions": echo.get("instructions"),
+                  "previous_response_id": request.previous_response_id,
+                  "tool_outputs": " ".join(item_text(i) for i in request.input
+                                           if i.get("type") == "function_call_output")}
+        events = step_reply.build(engine.faker, fields, snapshot, ids,
+                                  input_tokens=tokens, completed_at=completed_at)
+    if not turn.literal:  # literal events are sent as written
+        if not turn.profile.estimated_usage and (step_reply is None
+                                                 or not isinstance(step_reply.usage, dict)):
+            events[-1]["response"]["usage"] = None  # only a reply's own counts are sent
+        turn.profile.rename(events)
+    return events
+
+
+def planned(engine: Engine, turn: Turn, events: list[Json], pacing: Pacing | None) -> Reply:
+    """The planned reply of these events: its pacing, a literal body's frames."""
+    if engine.speed != 1.0:  # carried even unpaced, for a slow fault
+        pacing = replace(pacing or Pacing(), speed=engine.speed)
+    step_reply = turn.step_reply
+    reply = Reply(events=events, stream=turn.request.stream, pacing=pacing, seed=turn.seed,
+                  frames=step_reply.literal_frames(events)
+                  if step_reply is not None and turn.literal and turn.request.stream
+                  and not turn.socket else None,
+                  built=None if turn.literal else events, socket=turn.socket)
+    if engine.self_check and not turn.literal:
+        self_check(reply.events, turn.profile)
+    return reply
+
+
+def issue(engine: Engine, turn: Turn, template: StreamTemplate, created: int, completed: int,
+          owner: str | None) -> Reply:
+    """A reply from the stream cache: the template's bytes under fresh ids."""
+    body, final_raw, fresh, summary = template.issue(engine.ids, created, completed)
+    entry = turn.entry
+    entry.response_id, entry.response_status = fresh[0], template.status
+    keep(engine, turn.selection, fresh[0], template.store,
+         Stored(None, turn.request.input, turn.parent, raw=final_raw,
+                context_tokens=turn.context_tokens, owner=owner), turn.local)
+    return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
+                 summary=summary, socket=turn.socket)
+
+
+def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: RecordingIds,
+             created: int, completed: int) -> Reply:
+    """Keep the bytes of a reply for the next request of the same content; the reply with
+    those bytes (sent as they are) and its journal summary."""
+    if reply.socket:  # one text frame a line (JSON text holds no raw line break)
+        body = b"\n".join(frame.data for frame in reply.wire())
+    else:
+        body = reply.sse_body() if reply.stream else reply.json_body()
+    reply = replace(reply, body=body, summary=summarize(reply.events, None))
+    engine.cache.put(key, StreamTemplate(
+        body=body,
+        final=body if not reply.stream else encode_json(final).encode(),
+        prefixes=tuple(ids.prefixes),
+        ids=tuple(ids.drawn),
+        created=created,
+        completed=completed if final.get("completed_at") is not None else None,
+        summary=reply.summary,
+        status=str(final.get("status")),
+        store=bool(final.get("store", True)),
+    ))
+    return reply
+
+
+def keep(engine: Engine, selection: Selection | None, response_id: str, store: bool,
+         stored: Stored, local: ResponseStore | None) -> None:
+    """Remember a response: for ``step:N`` matching, and stored for continuations."""
+    if selection is not None:
+        set_of(engine, selection.scenario).answered(selection, response_id)
+    if store:
+        engine.responses.keep(response_id, stored)
+    elif local is not None:
+        local.keep(response_id, stored)
