@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 import uvicorn
 
@@ -30,6 +27,7 @@ from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.recorder_file import CassetteFile, check_name, default_name
 from ormock.server.relay import Log, Relay, check_upstream, log_stderr, upstream_target
 from ormock.server.runner import best_loop
+from ormock.server.threaded import ThreadedServer, bound_socket
 
 __all__ = ["RecorderApp", "RecorderServer", "check_upstream", "upstream_target"]
 
@@ -117,7 +115,7 @@ def progress(interaction: Interaction) -> str:
             f"{response.end_at:.0f} ms{ended}")
 
 
-class RecorderServer:
+class RecorderServer(ThreadedServer):
     """A running recorder on loopback, in a background thread (``start``/``stop``, or a context
     manager), or in this one (``serve_forever``). The socket is bound and the cassette file
     written (empty) when it is made: ``url`` and ``cassette`` are known at once.
@@ -125,6 +123,8 @@ class RecorderServer:
     ``name``: the cassette's file name in ``cassettes`` (default ``recording-<UTC time>.yaml``);
     ``redact_headers``/``redact_paths``: taken out besides the secret headers; ``log``: where the
     per-interaction lines and refusals go (default stderr)."""
+
+    label = "ormock recorder"
 
     def __init__(self, upstream: str, cassettes: str | Path, port: int = 0,
                  host: str = "127.0.0.1", *, name: str | None = None,
@@ -137,13 +137,8 @@ class RecorderServer:
                                  profile=profile, upstream=upstream)
         self.app = RecorderApp(upstream, self.file, upstream_key=upstream_key,
                                log=log or log_stderr)
-        self._socket = socket.socket(
-            socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        self._socket = bound_socket(host, port)  # a client told the URL early waits
         try:
-            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self._socket.bind((host, port))
-            # listening at once: a client told the URL before uvicorn runs waits in the backlog
-            self._socket.listen(2048)
             self.file.create()
         except BaseException:
             self._socket.close()
@@ -157,56 +152,10 @@ class RecorderServer:
                                 server_header=False, date_header=False, host=host,
                                 port=self.port, timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)
-        self._thread: threading.Thread | None = None
 
     @property
     def cassette(self) -> Path:
         return self.file.path
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        return self.url + "/v1"
-
-    def start(self) -> RecorderServer:
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(target=self._server.run,
-                                        kwargs={"sockets": [self._socket]},
-                                        name="ormock-recorder", daemon=True)
-        self._thread.start()
-        while not self._server.started:
-            if not self._thread.is_alive():
-                raise RuntimeError(f"ormock recorder on {self.url} failed to start")
-            self._thread.join(0.005)
-        return self
-
-    def serve_forever(self) -> None:
-        """Serve in this thread until stopped (Ctrl-C: ``KeyboardInterrupt`` once stopped)."""
-        try:
-            self._server.run(sockets=[self._socket])
-        finally:
-            self._socket.close()
-        if not self._server.started:
-            raise RuntimeError(f"ormock recorder on {self.url} failed to start")
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
-            self._thread = None
-        self._socket.close()
-
-    def __enter__(self) -> RecorderServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"RecorderServer({self.url!r} -> {self.app.upstream_public!r})"

@@ -6,11 +6,8 @@ at once; ``start()`` returns when the server accepts connections.
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from types import TracebackType
 from typing import Any
 
 import uvicorn
@@ -20,6 +17,7 @@ from ormock.engine.namespaces import Namespaces, preload
 from ormock.engine.settings import Settings, settings_from
 from ormock.plugins import REGISTRY, load_entry_points, load_plugins
 from ormock.server.app import create_app
+from ormock.server.threaded import ThreadedServer, bound_socket
 
 __all__ = ["OrmockServer"]
 
@@ -41,7 +39,7 @@ def uvicorn_config(app: Any, *, log_level: str, access_log: bool, **where: Any) 
                           lifespan="off", proxy_headers=False, **where)
 
 
-class OrmockServer:
+class OrmockServer(ThreadedServer):
     """A running fake. Use as a context manager or call ``start()`` and ``stop()``.
 
     Its engines' settings: ``settings=Settings(...)``, or ``Settings`` fields by keyword
@@ -79,86 +77,18 @@ class OrmockServer:
         preload(self.namespaces, scenarios)
         self.app = create_app(self.namespaces, api_key=api_key, max_body=limits.max_body,
                               admin_hosts=frozenset(admin_hosts))
-        self._socket = socket.socket(
-            socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM
-        )
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, port))
+        self._socket = bound_socket(host, port)
         self.host = host
         self.port: int = self._socket.getsockname()[1]
         self._config = uvicorn_config(self.app, log_level=log_level, access_log=access_log,
                                       host=host, port=self.port, timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(self._config)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        """The URL to give an OpenAI client: ``http://127.0.0.1:PORT/v1``."""
-        return self.url + "/v1"
 
     def engine(self, namespace: str = "") -> Engine:
         return self.namespaces.get(namespace)
 
-    def start(self) -> OrmockServer:
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(target=self._run, name="ormock-server", daemon=True)
-        self._thread.start()
-        while not self._server.started:
-            if not self._thread.is_alive():
-                raise RuntimeError(f"ormock server on {self.url} failed to start")
-            self._thread.join(0.005)
-        return self
-
-    def _run(self) -> None:
-        self._server.run(sockets=[self._socket])
-
-    def serve_forever(self) -> None:
-        """Serve in this thread until stopped (Ctrl-C raises ``KeyboardInterrupt`` here once
-        the server has shut down); ``ormock serve`` runs this. ``RuntimeError`` if it could not
-        start."""
-        if self._thread is not None:
-            raise RuntimeError(f"ormock server on {self.url} already runs in the background")
-        try:
-            self._server.run(sockets=[self._socket])
-        finally:
-            self._socket.close()
-            self.namespaces.close()
-        if not self._server.started:
-            raise RuntimeError(f"ormock server on {self.url} failed to start")
-
-    def stop(self) -> None:
-        self._server.should_exit = True  # ends serve_forever() too
-        if self._thread is None:
-            self._socket.close()
-            self.namespaces.close()
-            return
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._thread = None
-        self._socket.close()
+    def _closed(self) -> None:
         self.namespaces.close()
-
-    def __enter__(self) -> OrmockServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"OrmockServer({self.url!r})"
-
-    def __del__(self) -> None:
-        sock: Any = getattr(self, "_socket", None)
-        if sock is not None and getattr(self, "_thread", None) is None:  # bind may have failed
-            sock.close()
