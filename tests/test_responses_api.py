@@ -1,7 +1,8 @@
 """Seed 002's stateful provider, rule by rule, through the openai SDK and raw HTTP against a real
 server: GET/DELETE /v1/responses/{id}, input items, cancel, tombstones, branches, tool outputs,
-ownership by API key, Idempotency-Key, a disconnect marking the response cancelled, and
-X-Request-ID on every answer. Everything that reads the store runs on both backends."""
+ownership by API key, Idempotency-Key, a disconnect (of a stream or of a WebSocket turn) marking
+the response cancelled, and X-Request-ID on every answer. Everything that reads the store runs on
+both backends."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from websockets.sync.client import connect as ws_connect
 
 from ormock import OrmockServer
 from ormock.engine.core import Engine
@@ -316,6 +318,31 @@ def test_a_client_that_leaves_a_stream_leaves_the_response_cancelled(place: Plac
     assert place.engine.journal[0].ended == "client gone"
     with place.sdk() as sdk:
         assert sdk.responses.retrieve(response_id).status == "cancelled"
+
+
+
+def test_a_client_that_leaves_a_websocket_turn_leaves_the_response_cancelled(
+        place: Place) -> None:
+    """WebSocket mode settles a turn as HTTP does: the socket closed before the terminal event,
+    the stored response reads ``cancelled`` for the key of the handshake."""
+    place.engine.inject({"slow": {"first_event": 0, "per_event": 0.05,
+                                  "tokens_per_second": None}})
+    url = place.base_url.replace("http", "ws", 1) + "/responses"
+    with ws_connect(url, additional_headers={"Authorization": f"Bearer {KEY_A}"}) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "m",
+                                "input": "Tell me a long story."}))
+        events = [json.loads(socket.recv(timeout=10)) for _ in range(3)]
+    assert events[0]["type"] == "response.created"
+    response_id = events[0]["response"]["id"]
+    deadline = time.monotonic() + 10
+    while place.engine.journal[0].finished_at is None:
+        assert time.monotonic() < deadline, "the turn never finished"
+        time.sleep(0.01)
+    assert place.engine.journal[0].ended == "client gone"
+    with place.sdk() as sdk:
+        assert sdk.responses.retrieve(response_id).status == "cancelled"
+    with place.sdk(KEY_B) as other, pytest.raises(openai.NotFoundError):
+        other.responses.retrieve(response_id)
 
 
 # -- ownership -------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ cannot exist here: a step's is refused with an ``error`` event (400 ``fault_not_
 a server-wide one is skipped and journaled in ``skipped``. A repeated content comes from the
 stream cache as on HTTP. ``send_turn`` is the writer: it returns what went out and how the turn
 ended, and the journal records that (``ended: client gone``, with the events sent, when the
-client left part way).
+client left part way); a turn's stored response is then ``cancelled``, as on HTTP (``settle``).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 from ormock.server.body import decode_json
+from ormock.server.responses_api import generating, settle
 from ormock.server.socket_replay import replay_session
 
 __all__ = ["ResponsesSocket"]
@@ -248,13 +249,17 @@ class _Connection:
 
     async def _send(self, reply: Reply | RawReply, entry: JournalEntry,
                     previous: object) -> bool:
-        """The turn's task: its wire written, the journal told; True while the connection is
-        open."""
+        """The turn's task: its wire written, the journal told, and the response settled as
+        on HTTP (``settle``: a client that left before the terminal event leaves it
+        ``cancelled``); True while the connection is open."""
         try:
+            generating(self.engine, entry)
+            written: Written | None = None
             try:
                 written, open_ = await send_turn(self.socket, render_socket(reply), self.ends)
                 wrote(entry, written)
             finally:
+                settle(self.engine, entry, written, None)
                 entry.finished_at = self.engine.elapsed()
             if isinstance(previous, str) and entry.response_status == "failed":
                 self.local.pop(previous, None)
