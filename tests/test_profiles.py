@@ -1,6 +1,7 @@
 """Provider profiles as plugins: the platform profile's rules (seed 002's stateful subset) through
-the openai SDK against a real server, a plugin's own profile, and choosing a profile per server,
-namespace and scenario. (The openai profile's spellings: test_profile.py.)"""
+the openai SDK and raw HTTP against a real server (create, compact and input_tokens), a plugin's
+own profile, and choosing a profile per server, namespace and scenario. (The openai profile's
+spellings: test_profile.py.)"""
 
 from __future__ import annotations
 
@@ -121,6 +122,44 @@ def test_no_caller_instructions_or_tools(platform: OrmockServer, field: str, val
     error = _refused(lambda: sdk.responses.create(model=ASSISTANT, input="hi", **{field: value}))
     assert (error["param"], error["code"]) == (field, "unsupported_parameter")
     assert f"'{field}'" in error["message"]
+
+
+
+@pytest.mark.parametrize("endpoint", ["/responses/compact", "/responses/input_tokens"])
+@pytest.mark.parametrize("extra", [
+    {"instructions": "Be terse."},
+    {"tools": [{"type": "function", "name": "show_message", "parameters": {"type": "object"}}]},
+    {"input": [{"role": "user", "content": "hi"},
+               {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"}]},
+    {"input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "what is this?"},
+        {"type": "input_image", "image_url": "https://example.com/a.png"}]}]},
+])
+def test_compact_and_input_tokens_refuse_what_create_refuses(
+        platform: OrmockServer, endpoint: str, extra: dict[str, Any]) -> None:
+    body = {"model": ASSISTANT, "input": "hi", **extra}
+    with httpx.Client(base_url=platform.base_url) as raw:
+        created = raw.post("/responses", json=body)
+        refused = raw.post(endpoint, json=body)
+        taken = raw.post(endpoint, json={"model": ASSISTANT, "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "Confirm?"}]},
+            {"type": "function_call_output", "call_id": "call_1", "output": "{}"}]})
+    assert created.status_code == refused.status_code == 400
+    assert refused.json()["error"] == created.json()["error"]
+    assert refused.json()["error"]["type"] == "invalid_request_error"
+    assert taken.status_code == 200, taken.text
+
+
+def test_input_tokens_refuses_a_conversation(platform: OrmockServer) -> None:
+    with httpx.Client(base_url=platform.base_url) as raw:
+        made = raw.post("/conversations", json={})
+        conversation = made.json()["id"]
+        refused = raw.post("/responses/input_tokens",
+                           json={"model": ASSISTANT, "input": "hi", "conversation": conversation})
+    assert made.status_code == 200, made.text
+    error = refused.json()["error"]
+    assert refused.status_code == 400
+    assert (error["param"], error["code"]) == ("conversation", "unsupported_parameter")
 
 
 def test_usage_is_null_not_estimated(platform: OrmockServer) -> None:

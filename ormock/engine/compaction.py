@@ -9,6 +9,8 @@ outputs, reasoning, system and developer messages, earlier compaction items); it
 output passed back as the input of a new request counts the same tokens as the window did.
 Ids and ``created_at`` come from the engine's seeded ids and clock: the same requests in the
 same order to a fresh engine give the same bytes. Nothing is stored; each request is journaled.
+The namespace's profile refuses what it would refuse on a create request (``instructions``,
+``tools``, input item types: ``Profile.check_request``).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ def compacted(engine: Engine, body: Any, owner: str | None = None) -> Json:
     """The ``response.compaction`` resource for ``body`` (the caller holds the engine's lock)."""
     request = parse_compact(body)
     context, parent = context_of(engine.responses, request, owner=owner)
+    engine.profile.check_request(request, create=False)  # as a create request is refused
     resource_id = engine.ids.new("resp")
     output: list[Json] = []
     for item in context:

@@ -6,7 +6,8 @@ The count is the one a ``POST /v1/responses`` of the same body reports as
 ``previous_response_id`` chain's inputs and outputs, then the new input; a compaction item
 counts what it stands for), the instructions and the function tools, by ormock's one
 tokenizer. ``model`` may be left out. Each request is journaled; nothing is stored, and no id
-or timestamp is drawn.
+or timestamp is drawn. The namespace's profile refuses what it would refuse on a create
+request (``instructions``, ``tools``, ``conversation``, input item types).
 """
 
 from __future__ import annotations
@@ -42,5 +43,6 @@ def counted(engine: Engine, body: Any, owner: str | None = None) -> Json:
     request = parse_request(body, require_model=False)
     joined = join_conversation(engine, request)  # its items count as context
     _, parent = context_of(engine.responses, request, owner=owner)
+    engine.profile.check_request(request, create=False)  # as a create request is refused
     tokens = context_tokens(request, parent) + (joined.tokens if joined is not None else 0)
     return {"object": "response.input_tokens", "input_tokens": input_tokens(request, tokens)}

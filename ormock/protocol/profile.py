@@ -143,20 +143,16 @@ class Profile:
                 event = {**event, "response": {**response, "text": text}}
         return event
 
-    def check_request(self, request: ResponseRequest) -> None:
+    def check_request(self, request: ResponseRequest, *, create: bool = True) -> None:
         """Refuse what this provider does not accept (an ``OpenResponsesError`` 400 naming the
-        field, its type spelled this profile's way); a request it takes passes."""
+        field, its type spelled this profile's way); a request it takes passes. ``create``
+        False: a ``/v1/responses/compact`` or ``/v1/responses/input_tokens`` body, which has
+        no ``store`` or ``background`` (the field and input rules still apply)."""
         if self.accepts_all:
             return
         body = request.body
-        if not self.unstored and body.get("store") is False:
-            raise self._refuse(f"'store' must be true or left out: the {self.name} profile "
-                               "keeps every response (store: false is not supported).",
-                               "store", "unsupported_parameter")
-        if not self.background and body.get("background"):
-            raise self._refuse(f"The {self.name} profile has no background mode; send "
-                               "'background': false or leave it out.", "background",
-                               "unsupported_parameter")
+        if create:
+            self._check_modes(body)
         for name in self.refused_fields:
             if body.get(name) not in (None, []):
                 raise self._refuse(f"'{name}' cannot be set by the caller under the "
@@ -180,6 +176,17 @@ class Profile:
                                        f"{self.name} profile: messages are text only ("
                                        f"{', '.join(sorted(self.message_parts))}).", where,
                                        "unsupported_value")
+
+    def _check_modes(self, body: Json) -> None:
+        """A create request's ``store`` and ``background``, as this provider takes them."""
+        if not self.unstored and body.get("store") is False:
+            raise self._refuse(f"'store' must be true or left out: the {self.name} profile "
+                               "keeps every response (store: false is not supported).",
+                               "store", "unsupported_parameter")
+        if not self.background and body.get("background"):
+            raise self._refuse(f"The {self.name} profile has no background mode; send "
+                               "'background': false or leave it out.", "background",
+                               "unsupported_parameter")
 
     @property
     def accepts_all(self) -> bool:
