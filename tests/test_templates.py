@@ -62,7 +62,8 @@ def test_request_fields() -> None:
     ("{{ faker.random_int(min=5, max=1) }}", "faker.random_int(...) fails: empty range"),
     ("{{ faker.sentence(nb_words=n) }}", "arguments must be literals (numbers, strings, lists)"),
     ("{{ request.body }}", "request.body is not available; use one of request.model, "
-     "request.input, request.instructions, request.previous_response_id, request.tool_outputs"),
+     "request.input, request.instructions, request.previous_response_id, request.tool_outputs, "
+     "request.extensions"),
     ("{{ request.model() }}", "request.model is not available"),
     ("{{ os.getcwd() }}", "unknown name 'os': templates know 'faker' and 'request'"),
     ("{{ __import__('os').system('true') }}",

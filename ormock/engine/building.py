@@ -89,7 +89,7 @@ def respond(
         out = remember(engine, key, reply, final, ids, created, completed)
     keep(engine, selection, final["id"], bool(final.get("store", True)),
          Stored(final, request.input, parent, context_tokens=turn.context_tokens,
-                owner=owner), local)
+                owner=owner, extensions=turn.extensions), local)
     if joined is not None:
         joined.append(engine, final.get("output") or [])
     return out
@@ -106,13 +106,15 @@ def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: J
     selection = turn.selection
     return (Same(selection.scenario) if selection else None,
             selection.step.index if selection else 0, turn.seed, turn.request.stream,
-            turn.socket, turn.profile.name)
+            turn.socket, turn.profile.name,
+            encode_json(turn.extensions) if turn.extensions else None)
 
 
 def echo_of(turn: Turn) -> Json:
-    """The request fields the Response repeats, with the model a parent or step sets."""
+    """The request fields the Response repeats, with the model a parent or step sets and the
+    extension fields in effect (inherited along the chain)."""
     request, parent, step_reply = turn.request, turn.parent, turn.step_reply
-    echo = dict(request.echo)
+    echo = {**request.echo, **turn.extensions}
     text_format = echo.get("text", {}).get("format", {})
     if turn.profile.echo_json_schema and text_format.get("type") == "json_schema":
         schema = request.body["text"]["format"]["schema"]
@@ -142,7 +144,8 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
                   "instructions": echo.get("instructions"),
                   "previous_response_id": request.previous_response_id,
                   "tool_outputs": " ".join(item_text(i) for i in request.input
-                                           if i.get("type") == "function_call_output")}
+                                           if i.get("type") == "function_call_output"),
+                  "extensions": turn.extensions}
         events = step_reply.build(engine.faker, fields, snapshot, ids,
                                   input_tokens=tokens, completed_at=completed_at)
     if not turn.literal:  # literal events are sent as written
@@ -176,7 +179,8 @@ def issue(engine: Engine, turn: Turn, template: StreamTemplate, created: int, co
     entry.response_id, entry.response_status = fresh[0], template.status
     keep(engine, turn.selection, fresh[0], template.store,
          Stored(None, turn.request.input, turn.parent, raw=final_raw,
-                context_tokens=turn.context_tokens, owner=owner), turn.local)
+                context_tokens=turn.context_tokens, owner=owner,
+                extensions=turn.extensions), turn.local)
     return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
                  summary=summary, socket=turn.socket)
 

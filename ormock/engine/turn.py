@@ -15,7 +15,7 @@ from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.profile import Profile, get_profile
-from ormock.protocol.request import ResponseRequest
+from ormock.protocol.request import ResponseRequest, inherit_extensions
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
 from ormock.scenario.replies import StepReply
@@ -26,10 +26,10 @@ __all__ = ["Turn", "socket_check"]
 
 class Turn:
     """What one reply is being made of: the request, its journal entry, the chosen step, the
-    context (and its parent) and the echoed fields."""
+    context (and its parent), the extension fields in effect and the echoed fields."""
 
-    __slots__ = ("context", "context_tokens", "echo", "entry", "literal", "local", "parent",
-                 "profile", "request", "seed", "selection", "socket", "step_reply")
+    __slots__ = ("context", "context_tokens", "echo", "entry", "extensions", "literal", "local",
+                 "parent", "profile", "request", "seed", "selection", "socket", "step_reply")
 
     def __init__(self, request: ResponseRequest, entry: JournalEntry,
                  selection: Selection | None, context: list[Json], parent: Stored | None,
@@ -37,6 +37,9 @@ class Turn:
         self.request, self.entry, self.selection = request, entry, selection
         self.context, self.parent, self.context_tokens = context, parent, context_tokens
         self.local, self.socket = local, socket
+        # the extension fields in effect: the parent's with the request's own laid over them
+        self.extensions: Json = inherit_extensions(parent.extensions if parent else {},
+                                                   request.extensions)
         self.step_reply: StepReply | None = selection.step.reply if selection else None
         self.literal = self.step_reply is not None and self.step_reply.literal
         self.seed = 0

@@ -27,8 +27,10 @@ from ormock.protocol.tool_schema import check_parameters
 from ormock.protocol.types import Json
 
 __all__ = [
+    "EXTENSION_PREFIX",
     "ResponseRequest",
     "content_seed",
+    "inherit_extensions",
     "item_text",
     "item_tokens",
     "messages_text",
@@ -39,6 +41,8 @@ __all__ = [
 
 
 TOOL_CHOICE_MODES = ("auto", "required", "none")
+# A project's own request fields (``x_interactive_media``): inherited along a chain, echoed.
+EXTENSION_PREFIX = "x_"
 
 
 def content_seed(seed: int, body: Json) -> int:
@@ -59,6 +63,7 @@ class ResponseRequest:
     previous_response_id: str | None
     tools: list[Json] = field(default_factory=list)
     echo: Json = field(default_factory=dict)
+    extensions: Json = field(default_factory=dict)  # its own top-level ``x_`` fields, as sent
     _seeds: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     def content_seed(self, seed: int) -> int:
@@ -178,7 +183,22 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         previous_response_id=previous,
         tools=tools,
         echo=echo,
+        extensions={k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)},
     )
+
+
+def inherit_extensions(inherited: Json, own: Json) -> Json:
+    """The extension fields in effect for a continuation: its parent's (``inherited``) with its
+    own laid over them key by key, mappings merged at every depth; any other value (a list, a
+    string, null) replaces what was there. Neither argument is changed."""
+    merged = dict(inherited)
+    for key, value in own.items():
+        below = merged.get(key)
+        if isinstance(value, dict) and isinstance(below, dict):
+            merged[key] = inherit_extensions(below, value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def parse_compact(body: Any) -> ResponseRequest:

@@ -89,6 +89,9 @@ def new_response(
     }
     if "conversation" in echo:  # OpenAI's: only on a response that belongs to a conversation
         response["conversation"] = echo["conversation"]
+    for key, value in echo.items():  # a project's extension fields (``x_...``), after the rest
+        if key.startswith("x_"):
+            response[key] = value
     return response
 
 

@@ -1,7 +1,8 @@
 """Text templates in scenario strings: ``{{ faker.sentence() }}``, ``{{ request.model }}``.
 
 A deliberately small language, compiled at load time so mistakes are found early: an expression
-is ``faker.<provider>`` with optional literal arguments, or ``request.<field>``. Nothing is
+is ``faker.<provider>`` with optional literal arguments, or ``request.<field>`` (and
+``request.extensions.<key>...``, the extension fields in effect). Nothing is
 evaluated with ``eval``. Faker is seeded per reply, so the same scenario seed gives the same bytes.
 
 Only the providers of ``ALLOWED_PROVIDERS`` may be called, and their arguments are bounded
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +26,8 @@ from ormock.scenario.fakes import FAKER_LOCK, shared_faker
 __all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]
 
 _EXPR = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-REQUEST_FIELDS = ("model", "input", "instructions", "previous_response_id", "tool_outputs")
+REQUEST_FIELDS = ("model", "input", "instructions", "previous_response_id", "tool_outputs",
+                  "extensions")
 # The Faker providers a template may call: each gives the same text for the same seed, and none
 # expands a format string from its arguments (pystr_format, json, pylist and the like can call
 # any method of Faker, seed_instance too). docs/scenarios.md lists them.
@@ -173,11 +176,21 @@ def _compile_expr(text: str) -> Render:
         call_args = [_literal(a) for a in tree.args]
         call_kwargs = {str(k.arg): _literal(k.value) for k in tree.keywords}
         tree = tree.func
+    keys: list[str] = []  # request.extensions.<key>.<key>...: the keys below the field
+    while not called and isinstance(tree, ast.Attribute) and isinstance(tree.value,
+                                                                        ast.Attribute):
+        keys.insert(0, tree.attr)
+        tree = tree.value
     if not (isinstance(tree, ast.Attribute) and isinstance(tree.value, ast.Name)):
         raise TemplateError(
             f"{{{{{text}}}}}: use faker.<provider>(...) or request.<field>"
         )
     owner, name = tree.value.id, tree.attr
+    if owner == "request" and name == "extensions" and not called:
+        return _extension(tuple(keys))
+    if keys:
+        raise TemplateError(f"{{{{{text}}}}}: only request.extensions has keys below it "
+                            "(request.extensions.x_name.key)")
     if owner == "request":
         if called or name not in REQUEST_FIELDS:
             raise TemplateError(f"request.{name} is not available; use one of "
@@ -191,6 +204,22 @@ def _compile_expr(text: str) -> Render:
             render.drawn = len(render(shared_faker(), {}))
     except Exception as error:
         raise TemplateError(f"faker.{name}(...) fails: {error}") from None
+    return render
+
+
+def _extension(keys: tuple[str, ...]) -> Render:
+    """``request.extensions.<key>...``: the value at those keys of the extension fields in
+    effect (inherited along the chain); a string as it is, nothing there as "", any other value
+    as compact JSON."""
+
+    def render(faker: Faker, request: Mapping[str, Any]) -> str:
+        value: Any = request.get("extensions") or {}
+        for key in keys:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is None or isinstance(value, str):
+            return value or ""
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
     return render
 
 

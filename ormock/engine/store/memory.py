@@ -37,14 +37,19 @@ class Stored:
     ``context_tokens``: the tokens of the context, counted once; ``chain_tokens``: those of
     context and output, which a continuation starts from (counted when first continued).
     ``size``: the bytes it holds in a store. ``owner``: the sha256 of the API key that created
-    it (None: a request without one); only that key sees it (``ResponseStore.visible``)."""
+    it (None: a request without one); only that key sees it (``ResponseStore.visible``).
+    ``extensions``: the request's extension fields in effect (its own over its parent's,
+    ``inherit_extensions``), kept whole so that a continuation needs no ancestor to know them;
+    a header without the key (an older record) holds none."""
 
     __slots__ = ("_encoded", "_parent", "_raw", "_response", "_store", "chain_tokens",
-                 "context_tokens", "deleted", "id", "input", "owner", "parent_id", "prior")
+                 "context_tokens", "deleted", "extensions", "id", "input", "owner", "parent_id",
+                 "prior")
 
     def __init__(self, response: Json | None, new_input: list[Json],
                  parent: Stored | None = None, *, raw: bytes | None = None,
-                 context_tokens: int = 0, owner: str | None = None) -> None:
+                 context_tokens: int = 0, owner: str | None = None,
+                 extensions: Json | None = None) -> None:
         self._response = response
         self._raw = raw
         self._parent = parent
@@ -57,6 +62,7 @@ class Stored:
         self.context_tokens = context_tokens
         self.chain_tokens: int | None = None
         self.owner = owner
+        self.extensions: Json = extensions or {}
         self.deleted = False  # buried (``ResponseStore.bury``): kept for its children only
 
     @property
@@ -125,6 +131,8 @@ class Stored:
                 header["prior"] = self.prior
             if self.owner is not None:
                 header["owner"] = self.owner
+            if self.extensions:
+                header["extensions"] = self.extensions
             if self.deleted:
                 header["deleted"] = True
             # compact JSON holds no raw line break: the first one ends the header
@@ -139,7 +147,7 @@ class Stored:
         header = json.loads(head)
         stored = cls(None, header["input"], raw=raw,
                      context_tokens=int(header.get("context_tokens", 0)),
-                     owner=header.get("owner"))
+                     owner=header.get("owner"), extensions=header.get("extensions"))
         stored.parent_id, stored.prior = header.get("parent"), header.get("prior")
         stored.deleted = bool(header.get("deleted", False))
         stored.id, stored._store, stored._encoded = response_id, store, value
