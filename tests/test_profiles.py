@@ -150,16 +150,26 @@ def test_compact_and_input_tokens_refuse_what_create_refuses(
     assert taken.status_code == 200, taken.text
 
 
-def test_input_tokens_refuses_a_conversation(platform: OrmockServer) -> None:
+@pytest.mark.parametrize("path", ["/responses", "/responses/input_tokens"])
+def test_a_conversation_is_refused_not_looked_up(platform: OrmockServer, path: str) -> None:
     with httpx.Client(base_url=platform.base_url) as raw:
-        made = raw.post("/conversations", json={})
-        conversation = made.json()["id"]
-        refused = raw.post("/responses/input_tokens",
-                           json={"model": ASSISTANT, "input": "hi", "conversation": conversation})
-    assert made.status_code == 200, made.text
+        refused = raw.post(path, json={"model": ASSISTANT, "input": "hi",
+                                       "conversation": "conv_anything"})
     error = refused.json()["error"]
     assert refused.status_code == 400
     assert (error["param"], error["code"]) == ("conversation", "unsupported_parameter")
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/conversations"), ("GET", "/conversations/conv_x"),
+    ("GET", "/conversations/conv_x/items"), ("DELETE", "/conversations/conv_x")])
+def test_the_platform_has_no_conversations_api(platform: OrmockServer, method: str,
+                                               path: str) -> None:
+    with httpx.Client(base_url=platform.base_url) as raw:
+        answer = raw.request(method, path, json={} if method == "POST" else None)
+    assert answer.status_code == 404
+    assert answer.json()["error"]["code"] == "unknown_route"
+    assert "'platform' profile has no conversations API" in answer.json()["error"]["message"]
 
 
 def test_usage_is_null_not_estimated(platform: OrmockServer) -> None:

@@ -192,6 +192,8 @@ def join_conversation(engine: Engine, request: ResponseRequest) -> Joined | None
     value = request.body.get("conversation")
     if value is None:
         return None
+    if not engine.profile.conversations:  # refused as the profile refuses it, not looked up
+        engine.profile.check_request(request, create=False)
     if isinstance(value, dict):
         conversation_id = value.get("id")
         if not isinstance(conversation_id, str) or not conversation_id:

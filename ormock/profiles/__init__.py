@@ -49,6 +49,7 @@ PLATFORM = Profile(
     input_types=frozenset({"message", "function_call_output"}),
     message_parts=frozenset({"input_text", "output_text", "text", "refusal"}),
     refused_fields=("instructions", "tools", "conversation"),
+    conversations=False,
     estimated_usage=False,
     models=(
         Model("assistant:asst_ormock_text", "platform", ("responses",)),

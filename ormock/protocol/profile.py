@@ -92,6 +92,7 @@ class Profile:
     input_types: frozenset[str] | None = None  # the input item types taken (None: every one)
     message_parts: frozenset[str] | None = None  # a message's content part types (None: all)
     refused_fields: tuple[str, ...] = ()  # request fields a caller may not set (400 naming it)
+    conversations: bool = True  # it has the /v1/conversations API (False: those paths 404)
     estimated_usage: bool = True  # False: ``usage`` is null unless a reply gives its counts
     models: tuple[Model, ...] = DEFAULT_MODELS  # what ``GET /v1/models`` lists, in order
     error_types: Mapping[str, str] = field(default_factory=dict)  # error type -> its spelling

@@ -43,6 +43,11 @@ class _Endpoint:
         action, reads_body = self.actions.get(scope["method"]) or self.actions["GET"]  # HEAD
         try:
             engine = self.namespaces.serve(params.pop("namespace", ""))
+            if not engine.profile.conversations:
+                raise OpenResponsesError(
+                    f"No route for {scope['method']} {scope['path']}: the "
+                    f"{engine.profile.name!r} profile has no conversations API.",
+                    type="not_found", code="unknown_route", param="path", status=404)
             body = decode_json(await self.read_body(headers, receive)) if reads_body else None
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"),
                              keep_blank_values=True)
