@@ -85,7 +85,7 @@ def test_refusing_background_is_the_profiles_rule_too() -> None:
     from ormock.protocol.request import parse_request
 
     request = parse_request({"model": "m", "input": "x"})
-    request.body["background"] = True  # as if the server had background mode
+    request.body["background"] = True
     with pytest.raises(OpenResponsesError, match="no background mode") as raised:
         PLATFORM.check_request(request)
     assert (raised.value.param, raised.value.status) == ("background", 400)

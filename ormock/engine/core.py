@@ -33,6 +33,7 @@ from ormock.engine.replays import (
 )
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
+from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.wire import Transport, Wire
 from ormock.faults import Fault, apply_faults, parse_fault
@@ -112,6 +113,7 @@ class Engine:
             self._upstream = None
         with self._lock:
             if clear:
+                Background.cancel_all(self.responses)
                 self.responses.clear()
             self.ids = IdFactory(self.seed, self.responses.start())  # a restart: other ids
             self.clock = Clock(self.clock_mode)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ormock.engine.core import Engine
 from ormock.engine.settings import Settings, settings_from
+from ormock.engine.stateful import Background
 from ormock.engine.store import StoreBackend, open_backend
 from ormock.protocol.errors import OpenResponsesError
 from ormock.scenario import find_scenario
@@ -165,7 +166,10 @@ class Namespaces:
             self.backend.scoped(name).clear()
 
     def close(self) -> None:
-        """Release a persistent store (the server has stopped)."""
+        """Release a persistent store (the server has stopped); no background task outlives
+        the server (the loop's end cancels them; this, any left)."""
+        for engine in [e for e in list(self._engines.values()) if e is not None]:
+            Background.cancel_all(engine.responses)
         if self.backend is not None:
             self.backend.close()
 

@@ -9,6 +9,7 @@ call them."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -22,7 +23,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 
-__all__ = ["INCLUDABLE", "Claim", "Generating", "IdempotencyRecord", "check_include",
+__all__ = ["INCLUDABLE", "Background", "Claim", "Generating", "IdempotencyRecord", "check_include",
            "claim_key", "context_items", "input_items_page", "not_found", "owner_of"]
 
 # the spec's IncludeEnum (the same in both spec versions)
@@ -170,6 +171,56 @@ class Generating:
     def has(cls, store: ResponseStore, response_id: str) -> bool:
         with cls._lock:
             return response_id in cls._all.get(store, ())
+
+
+class Background:
+    """The running background-mode tasks (``ormock.server.background``), per store, by
+    response id: cancelled when the namespace is reset or the server stops."""
+
+    _all: WeakKeyDictionary[ResponseStore, dict[str, asyncio.Task[None]]] = \
+        WeakKeyDictionary()
+    _lock = threading.Lock()
+
+    @classmethod
+    def add(cls, store: ResponseStore, response_id: str, task: asyncio.Task[None]) -> None:
+        with cls._lock:
+            cls._all.setdefault(store, {})[response_id] = task
+
+    @classmethod
+    def pop(cls, store: ResponseStore, response_id: str) -> asyncio.Task[None] | None:
+        with cls._lock:
+            return cls._all.get(store, {}).pop(response_id, None)
+
+    @classmethod
+    def owns(cls, store: ResponseStore, response_id: str, task: asyncio.Task[None]) -> bool:
+        with cls._lock:
+            return cls._all.get(store, {}).get(response_id) is task
+
+    @classmethod
+    def release(cls, store: ResponseStore, response_id: str, task: asyncio.Task[None]
+                ) -> bool:
+        """Drop the task's entry; whether it was still there (not cancelled from outside)."""
+        with cls._lock:
+            tasks = cls._all.get(store, {})
+            if tasks.get(response_id) is task:
+                del tasks[response_id]
+                return True
+            return False
+
+    @classmethod
+    def running(cls, store: ResponseStore) -> list[asyncio.Task[None]]:
+        with cls._lock:
+            return [t for t in cls._all.get(store, {}).values() if not t.done()]
+
+    @classmethod
+    def cancel_all(cls, store: ResponseStore) -> None:
+        """Cancel every task of the store (from any thread)."""
+        with cls._lock:
+            tasks = list(cls._all.pop(store, {}).values())
+        for task in tasks:
+            loop = task.get_loop()
+            if not task.done() and not loop.is_closed():
+                loop.call_soon_threadsafe(task.cancel)
 
 
 def cancel_stored(store: ResponseStore, response_id: str) -> bool:

@@ -47,7 +47,8 @@ EXTENSION_PREFIX = "x_"
 
 def content_seed(seed: int, body: Json) -> int:
     """The seed for a request's content: the same request gets the same content."""
-    stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+    stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")
+              and not (k == "background" and v is True)}  # run in the background: the same
     digest = hashlib.sha256(f"{seed}:{json.dumps(stable, sort_keys=True, default=str)}".encode())
     return int.from_bytes(digest.digest()[:8], "big")
 
@@ -132,8 +133,14 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     if body.get("store") is not None:
         echo["store"] = body["store"]
     if body.get("background"):
-        raise invalid("Background mode is not supported by this server; send 'background': "
-                      "false or leave it out.", "background", "unsupported_parameter")
+        echo["background"] = True
+        if body.get("store") is False:
+            raise invalid("Background mode keeps the response: send 'store': true or leave "
+                          "it out with 'background': true.", "store", "invalid_value")
+        if body.get("stream"):
+            raise invalid("A streamed background request is not supported by this server; "
+                          "send 'stream': false and poll GET /v1/responses/{id}.", "stream",
+                          "unsupported_parameter")
     for name, low, high in (("temperature", 0, 2), ("top_p", 0, 1),
                             ("presence_penalty", -2, 2), ("frequency_penalty", -2, 2)):
         value = number(body, name, low, high)

@@ -36,6 +36,7 @@ from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
 from ormock.server.asgi import Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
+from ormock.server.background import start_background
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
@@ -184,6 +185,16 @@ class _CreateResponse:
             return
         except Exception as exc:
             await self._answer_bug(scope, send, exc)
+            return
+        if (isinstance(reply, Reply) and not reply.stream and isinstance(body, dict)
+                and body.get("background") is True and entry.response_id is not None):
+            # background mode: the Response queued now, run on this loop (background)
+            data = encode_json(start_background(engine.responses, reply)).encode()
+            await _start(send, 200, _JSON_HEADERS, data)
+            await send({"type": "http.response.body", "body": data, "more_body": False})
+            if claim is not None:
+                claim.done(entry.response_id, data, False)
+            entry.finished_at = engine.elapsed()
             return
         self.namespaces.replies_in_flight += 1
         generating(engine, entry)

@@ -3,8 +3,9 @@ answer for them:
 
 - ``GET [/<namespace>]/v1/responses/{id}`` (``include`` checked), ``DELETE`` (a tombstone; 409
   while its answer is still being written), ``GET .../{id}/input_items`` (cursor pages),
-  ``POST .../{id}/cancel`` (400 ``unsupported_operation``: no stored response here was made
-  with ``background: true``). A response absent, deleted or created with another API key is
+  ``POST .../{id}/cancel`` (a background response still running is stopped and
+  stored ``cancelled``, a finished one answered as it is; any other is 400
+  ``unsupported_operation``). A response absent, deleted or created with another API key is
   404 ``response_not_found`` on every one of them.
 - ``Idempotency-Key`` on create (``idempotent``), and ``settle`` once create's answer is
   written: the response is no longer generating, a client that left before the terminal event
@@ -41,6 +42,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Send
+from ormock.server.background import cancel_background
 
 __all__ = ["idempotent", "response_routes", "send_replay", "settle"]
 
@@ -124,6 +126,9 @@ def _input_items(engine: Engine, request: Request) -> Response:
 
 def _cancel(engine: Engine, request: Request) -> Response:
     stored = _visible(engine, request)
+    if stored.response.get("background") is True:  # running: stopped; finished: as it is
+        cancel_background(engine.responses, stored.response_id)
+        return _get(engine, request)
     raise OpenResponsesError(
         f"Response {stored.response_id!r} was not created with background: true; only a "
         "background response can be cancelled.", code="unsupported_operation",
