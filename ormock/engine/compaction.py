@@ -20,13 +20,12 @@ from typing import Any
 
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.core import Engine
-from ormock.engine.journal import JournalEntry
+from ormock.engine.journal import JournalEntry, answering
 from ormock.engine.stateful import owner_of
 from ormock.protocol.compaction import content_tokens, pack, unpack
-from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.request import item_text, parse_compact
 from ormock.protocol.response import usage_object
-from ormock.protocol.secrets import mask_headers, scrub
+from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 
@@ -51,15 +50,8 @@ def journaled(
                          size=_size(body) if size is None else size)
     with engine.lock:
         engine.journal.append(entry)
-        try:
+        with answering(entry, headers):
             data = answer(engine, body, owner_of(headers))
-        except OpenResponsesError as error:
-            error.message = scrub(error.message, headers)
-            entry.status, entry.error = error.status, error.envelope()["error"]
-            raise
-        except Exception:
-            entry.status = 500  # a bug: the server answers internal_error
-            raise
         entry.status = 200
     return data, entry
 

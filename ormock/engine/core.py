@@ -21,7 +21,7 @@ from ormock.cassette.model import Cassette, Interaction
 from ormock.engine import building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
-from ormock.engine.journal import JournalEntry, record
+from ormock.engine.journal import JournalEntry, answering, record
 from ormock.engine.replays import (
     Forward,
     Replayed,
@@ -38,10 +38,9 @@ from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.wire import Transport, Wire
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
-from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import Clock, IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
-from ormock.protocol.secrets import mask_headers, scrub
+from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import encode_json
 from ormock.scenario import (
     Scenario,
@@ -243,17 +242,9 @@ class Engine:
                              size=_body_size(body) if size is None else size)
         with self._lock, FAKER_LOCK:
             self.journal.append(entry)
-            try:
+            with answering(entry, headers):
                 reply = building.respond(self, parsed or parse_request(body), headers, entry,
                                          forced=forced, local=local, transport=transport)
-            except OpenResponsesError as error:
-                # no secret header value in the answer nor the journal, whoever wrote it
-                error.message = scrub(error.message, headers)
-                entry.status, entry.error = error.status, error.envelope()["error"]
-                raise
-            except Exception:
-                entry.status = 500  # a bug: the server answers internal_error
-                raise
             record(entry, reply)
         for hook in self.on_reply:
             hook(entry, reply)

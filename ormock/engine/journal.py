@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -14,7 +15,7 @@ from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
 from ormock.protocol.secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
-from ormock.protocol.secrets import mask_headers
+from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.types import Json
 
 __all__ = [
@@ -251,3 +252,19 @@ def unfoldable(error: ProtocolError) -> OpenResponsesError:
         "Send the request with stream: true.",
         type="server_error", code="unfoldable_reply", param="stream", status=500,
     )
+
+
+@contextmanager
+def answering(entry: JournalEntry, headers: Mapping[str, str]) -> Iterator[None]:
+    """Journal how making an answer failed: an ``OpenResponsesError`` keeps its status and
+    envelope (no secret header value left in its message, for the client nor the journal), any
+    other exception is a 500 (the server answers ``internal_error``); both are raised on."""
+    try:
+        yield
+    except OpenResponsesError as error:
+        error.message = scrub(error.message, headers)
+        entry.status, entry.error = error.status, error.envelope()["error"]
+        raise
+    except Exception:
+        entry.status = 500
+        raise

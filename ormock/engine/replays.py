@@ -29,12 +29,12 @@ from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Cassette, Interaction, RecordedResponse
 from ormock.cassette.replay import answer_frames, header_pairs
 from ormock.cassette.shape import load
-from ormock.engine.journal import JournalEntry, final_response, record, summarize
+from ormock.engine.journal import JournalEntry, answering, final_response, record, summarize
 from ormock.engine.render import render
 from ormock.engine.reply import Reply
 from ormock.engine.wire import Kind, Wire
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.secrets import mask_headers, scrub
+from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.types import Json
 
@@ -225,10 +225,8 @@ def replay(engine: Engine, method: str, path: str, query: str, body: Any,
     except CassetteMiss as miss:
         if upstream is not None:
             raise _forward(replays, upstream, entry) from None
-        error = _miss(miss)
-        error.message = scrub(error.message, headers)
-        entry.status, entry.error = error.status, error.envelope()["error"]
-        raise error from None
+        with answering(entry, headers):
+            raise _miss(miss) from None
     response = replayed.response
     faults = engine.faults_for(None, None) if 200 <= response.status < 300 else []
     if faults:

@@ -37,7 +37,7 @@ from ormock.server.admin import admin_routes
 from ormock.server.asgi import Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import start_background
-from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
+from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_whole
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
@@ -55,25 +55,8 @@ __all__ = ["create_app"]
 
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
-_JSON_HEADERS = [(b"content-type", b"application/json")]
-
-
-def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-
-
-async def _start(
-    send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes | None
-) -> None:
-    if body is not None:
-        headers = [*headers, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-
-
 async def send_error(send: Send, error: OpenResponsesError) -> None:
-    body = error.body()
-    await _start(send, error.status, [*_JSON_HEADERS, *_encode(error.headers)], body)
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    await send_whole(send, error.status, error.body(), error.headers)
 
 
 def error_response(error: OpenResponsesError) -> Response:
@@ -190,8 +173,7 @@ class _CreateResponse:
                 and body.get("background") is True and entry.response_id is not None):
             # background mode: the Response queued now, run on this loop (background)
             data = encode_json(start_background(engine.responses, reply)).encode()
-            await _start(send, 200, _JSON_HEADERS, data)
-            await send({"type": "http.response.body", "body": data, "more_body": False})
+            await send_whole(send, 200, data)
             if claim is not None:
                 claim.done(entry.response_id, data, False)
             entry.finished_at = engine.elapsed()

@@ -1,16 +1,18 @@
 """Reading a request body with a size limit, and decoding it as JSON: ``POST /v1/responses``,
-WebSocket messages and the admin API share both."""
+WebSocket messages and the admin API share both. And the one writer of an answer sent whole
+(``send_whole``: status, headers with its length, the body in one write)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ormock.engine.limits import Limits
 from ormock.protocol.errors import OpenResponsesError
-from ormock.server.asgi import Receive
+from ormock.server.asgi import Receive, Send
 
-__all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "too_large"]
+__all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "send_whole", "too_large"]
 
 DEFAULT_MAX_BODY = Limits().max_body
 
@@ -69,3 +71,14 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
             f"The {what} is not valid JSON ({detail}{where}); send a JSON object.",
             code="invalid_json", param=param,
         ) from None
+
+
+async def send_whole(send: Send, status: int, body: bytes,
+                     headers: Mapping[str, str] | None = None,
+                     content_type: bytes = b"application/json") -> None:
+    """An answer in one write: ``content-type``, its ``content-length``, ``headers``."""
+    raw = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
+           *[(k.lower().encode("latin-1"), v.encode("latin-1"))
+             for k, v in (headers or {}).items()]]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -19,7 +19,7 @@ from ormock.engine.token_count import count_input_tokens
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json, Receive, Scope, Send
-from ormock.server.body import decode_json
+from ormock.server.body import decode_json, send_whole
 
 __all__ = ["JsonEndpoint", "compact_routes"]
 
@@ -46,21 +46,14 @@ class JsonEndpoint:
             data, entry = self.answer(engine, decode_json(raw), headers, scope["path"],
                                       len(raw))
         except OpenResponsesError as error:
-            await _send(send, error.status, error.body(), error.headers)
+            await send_whole(send, error.status, error.body(), error.headers)
             return
         except Exception as exc:
             await self.on_bug(scope, send, exc)
             return
         body = encode_json(data).encode()
-        await _send(send, 200, body, {})
+        await send_whole(send, 200, body, {})
         entry.sent_bytes, entry.finished_at = len(body), engine.elapsed()
-
-
-async def _send(send: Send, status: int, body: bytes, headers: dict[str, str]) -> None:
-    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-           *[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def compact_routes(namespaces: Namespaces, read_body: ReadBody, on_bug: OnBug,

@@ -17,7 +17,7 @@ from ormock.engine.namespaces import Namespaces
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json, Receive, Scope, Send
-from ormock.server.body import decode_json
+from ormock.server.body import decode_json, send_whole
 from ormock.server.compact import OnBug, ReadBody
 
 __all__ = ["conversation_routes"]
@@ -54,19 +54,12 @@ class _Endpoint:
             with engine.lock:
                 data = action(engine, params, query, body)
         except OpenResponsesError as error:
-            await _send(send, error.status, error.body(), error.headers)
+            await send_whole(send, error.status, error.body(), error.headers)
             return
         except Exception as exc:
             await self.on_bug(scope, send, exc)
             return
-        await _send(send, 200, encode_json(data).encode(), {})
-
-
-async def _send(send: Send, status: int, body: bytes, headers: dict[str, str]) -> None:
-    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-           *[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+        await send_whole(send, 200, encode_json(data).encode(), {})
 
 
 def conversation_routes(namespaces: Namespaces, read_body: ReadBody, on_bug: OnBug,

@@ -43,6 +43,7 @@ from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Send
 from ormock.server.background import cancel_background
+from ormock.server.body import send_whole
 
 __all__ = ["idempotent", "response_routes", "send_replay", "settle"]
 
@@ -166,10 +167,7 @@ async def send_replay(send: Send, engine: Engine, record: IdempotencyRecord) -> 
         raise not_found(record.response_id)
     body = record.body
     kind = b"text/event-stream" if record.sse else b"application/json"
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-type", kind), (b"content-length", str(len(body)).encode()),
-        (b"x-idempotent-replayed", b"true")]})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    await send_whole(send, 200, body, {"x-idempotent-replayed": "true"}, kind)
 
 
 def generating(engine: Engine, entry: JournalEntry) -> None:
