@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "add_redaction_options"]
 
 
 def _default_out(source: str, tag: str) -> Path:
@@ -74,6 +74,18 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_redaction_options(parser: argparse.ArgumentParser) -> None:
+    """``--redact-header`` and ``--redact-path``: what every command that writes a cassette
+    takes out besides the secret headers (``Redaction.of(args.redact_header,
+    args.redact_path)``)."""
+    parser.add_argument("--redact-header", action="append", default=[], metavar="NAME",
+                        help="a header whose value is replaced with REDACTED (the secret ones "
+                        "always are); repeatable")
+    parser.add_argument("--redact-path", action="append", default=[], metavar="JSON.PATH",
+                        help="a JSON path in request and answer bodies replaced with REDACTED, "
+                        "e.g. metadata.user_id or input[*].content; repeatable")
+
+
 def add_parser(commands: Any) -> None:
     """Register ``ormock cassette`` on the subparsers of the ``ormock`` command."""
     cassette = commands.add_parser(
@@ -103,12 +115,7 @@ def add_parser(commands: Any) -> None:
     imported.add_argument("file", help="a vcrpy cassette (.yaml, or .json)")
     imported.add_argument("-o", "--output", default=None, metavar="OUT",
                           help="where to write (default FILE.ormock.yaml)")
-    imported.add_argument("--redact-header", action="append", default=[], metavar="NAME",
-                          help="redact this header too (the secret ones always are); "
-                          "repeatable")
-    imported.add_argument("--redact-path", action="append", default=[], metavar="JSON.PATH",
-                          help="redact this JSON path of request and answer bodies "
-                          "(metadata.user_id, input[*].content); repeatable")
+    add_redaction_options(imported)
     imported.set_defaults(func=_import)
 
     schema = actions.add_parser("schema", help="print the JSON Schema of cassette files")

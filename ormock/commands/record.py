@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from ormock.cassette.cli import add_redaction_options
 from ormock.protocol.profile import profile_names
 
 __all__ = ["add_parser", "run"]
@@ -36,12 +37,7 @@ def add_parser(commands: Any) -> None:
     record.add_argument("--upstream-key-env", default=None, metavar="NAME",
                         help="send the upstream 'Authorization: Bearer $NAME' instead of the "
                         "client's key (the client may then hold a dummy key)")
-    record.add_argument("--redact-header", action="append", default=[], metavar="NAME",
-                        help="a header whose value is replaced with REDACTED (the secret ones "
-                        "always are); repeatable")
-    record.add_argument("--redact-path", action="append", default=[], metavar="JSON.PATH",
-                        help="a JSON path in request and answer bodies replaced with REDACTED, "
-                        "e.g. metadata.user_id or input[*].content; repeatable")
+    add_redaction_options(record)
     record.add_argument("--profile", choices=profile_names(), default="openai",
                         help="the profile the cassette says it was recorded with "
                         "(default openai)")
