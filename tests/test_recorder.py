@@ -26,11 +26,11 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from recordings import namespace, recorded
 
 from ormock import OrmockServer
 from ormock.cassette import load_cassette
 from ormock.cassette.fileformat import response_bytes
-from ormock.cassette.model import Cassette
 from ormock.cli import main
 from ormock.server.recorder import RecorderServer, upstream_target
 from ormock.server.recorder_file import public_url
@@ -43,22 +43,12 @@ PACED = {
         "pacing": {"per_event": 0.05},
         "items": [{"message": "one two three four five six seven eight nine ten"}]}}],
 }
-_names = itertools.count()
 
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[OrmockServer]:
     with OrmockServer(seed=0) as running:
         yield running
-
-
-def namespace(upstream: OrmockServer, scenario: Any = None) -> str:
-    """The base URL of a fresh namespace of ``upstream``, with ``scenario`` loaded."""
-    name = f"r{next(_names)}"
-    upstream.namespaces.open(name)
-    if scenario is not None:
-        upstream.engine(name).use(scenario)
-    return f"{upstream.url}/{name}/v1"
 
 
 @contextmanager
@@ -68,17 +58,6 @@ def recording(upstream_url: str, folder: Path, **options: Any
     with RecorderServer(upstream_url, folder, name="session", log=lines.append,
                         **options) as recorder:
         yield recorder, lines
-
-
-def recorded(recorder: RecorderServer, count: int, timeout: float = 5.0) -> Cassette:
-    """The cassette once it holds ``count`` interactions (each is written when it finishes)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        cassette = load_cassette(recorder.cassette)
-        if len(cassette.interactions) >= count or time.monotonic() > deadline:
-            assert len(cassette.interactions) == count
-            return cassette
-        time.sleep(0.01)
 
 
 def no_key_in(folder: Path, *keys: str) -> None:

@@ -3,7 +3,6 @@ real ``OrmockServer`` to the real openai SDK; bytes, order, timing, misses, faul
 
 from __future__ import annotations
 
-import itertools
 import socket
 import time
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from recordings import namespace, recorded
 
 from ormock import OrmockServer
 from ormock.cassette import dump_cassette, load_cassette
@@ -24,7 +24,6 @@ KEY = "sk-" + "test-replay-dummy-0123456789abcdef"
 PACED = {"name": "paced", "steps": [{"times": "forever", "reply": {
     "pacing": {"per_event": 0.03},
     "items": [{"message": "one two three four five six"}]}}]}
-_names = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -33,22 +32,10 @@ def upstream() -> Iterator[OrmockServer]:
         yield running
 
 
-def _namespace(server: OrmockServer, scenario: Any = None) -> str:
-    name = f"p{next(_names)}"
-    server.namespaces.open(name)
-    if scenario is not None:
-        server.engine(name).use(scenario)
-    return f"{server.url}/{name}/v1"
-
-
 def _record(upstream_url: str, folder: Path, drive: Any, count: int) -> Cassette:
     with RecorderServer(upstream_url, folder, name="c.yaml", log=lambda line: None) as recorder:
         drive(openai.OpenAI(base_url=recorder.base_url, api_key=KEY, max_retries=0))
-        deadline = time.monotonic() + 5
-        while len(load_cassette(recorder.cassette).interactions) < count:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-    return load_cassette(folder / "c.yaml")
+        return recorded(recorder, count)
 
 
 def _client(server: OrmockServer) -> openai.OpenAI:
@@ -63,7 +50,7 @@ def test_a_recorded_stream_replays_the_same_events_at_the_recorded_pace(
         recorded_events.extend(e.model_dump() for e in client.responses.create(
             model="m", input="pace me", stream=True))
 
-    cassette = _record(_namespace(upstream, PACED), tmp_path, drive, 1)
+    cassette = _record(namespace(upstream, PACED), tmp_path, drive, 1)
     response = cassette.interactions[0].response
     assert response is not None and response.messages is not None
     with OrmockServer(cassettes=[tmp_path / "c.yaml"], speed=1) as replay:
@@ -98,7 +85,7 @@ def test_a_tool_loop_and_a_recorded_error_replay_with_no_rewriting(upstream: Orm
             client.responses.create(model="m", input=42)  # type: ignore[arg-type]
         seen["error"] = caught.value.body
 
-    _record(_namespace(upstream), tmp_path, drive, 4)
+    _record(namespace(upstream), tmp_path, drive, 4)
     with OrmockServer(cassettes=[tmp_path], speed=0) as replay:
         client = _client(replay)
         first = client.responses.create(model="m", input="hello")
@@ -116,7 +103,7 @@ def test_a_tool_loop_and_a_recorded_error_replay_with_no_rewriting(upstream: Orm
 
 def test_a_miss_names_the_closest_interaction_and_the_difference(upstream: OrmockServer,
                                                                  tmp_path: Path) -> None:
-    _record(_namespace(upstream), tmp_path,
+    _record(namespace(upstream), tmp_path,
             lambda c: c.responses.create(model="m", input="weather in Paris"), 1)
     with OrmockServer(cassettes=[tmp_path / "c.yaml"], speed=0) as replay:
         with pytest.raises(openai.BadRequestError) as caught:
@@ -130,7 +117,7 @@ def test_a_miss_names_the_closest_interaction_and_the_difference(upstream: Ormoc
 
 
 def test_ignored_paths_and_recorded_order(upstream: OrmockServer, tmp_path: Path) -> None:
-    _record(_namespace(upstream), tmp_path, lambda c: (
+    _record(namespace(upstream), tmp_path, lambda c: (
         c.responses.create(model="m", input="a", metadata={"run": "1"}),
         c.responses.create(model="m", input="b", metadata={"run": "1"})), 2)
     with OrmockServer(cassettes=[tmp_path], speed=0, cassette_ignore=["metadata"],
@@ -143,7 +130,7 @@ def test_ignored_paths_and_recorded_order(upstream: OrmockServer, tmp_path: Path
 
 
 def test_faults_are_layered_on_a_replay(upstream: OrmockServer, tmp_path: Path) -> None:
-    _record(_namespace(upstream), tmp_path, lambda c: [
+    _record(namespace(upstream), tmp_path, lambda c: [
         list(c.responses.create(model="m", input="x", stream=True)) for _ in range(2)], 2)
     with OrmockServer(cassettes=[tmp_path], speed=0) as replay:
         replay.engine().inject({"http_error": 429, "when": {"nth": 1}})
@@ -221,7 +208,7 @@ def test_a_stream_the_upstream_dropped_is_dropped_again(tmp_path: Path) -> None:
 
 def test_the_admin_api_loads_lists_and_drops_cassettes(upstream: OrmockServer,
                                                        tmp_path: Path) -> None:
-    cassette = _record(_namespace(upstream), tmp_path,
+    cassette = _record(namespace(upstream), tmp_path,
                        lambda c: c.responses.create(model="m", input="via admin"), 1)
     with OrmockServer(speed=0) as server:
         server.namespaces.open("t")
@@ -262,7 +249,7 @@ def test_a_websocket_session_replays_frame_by_frame(upstream: OrmockServer,
                 if event.type == "response.completed":
                     break
 
-    cassette = _record(_namespace(upstream), tmp_path, drive, 1)
+    cassette = _record(namespace(upstream), tmp_path, drive, 1)
     assert cassette.interactions[0].socket is not None
     with OrmockServer(cassettes=[tmp_path], speed=0) as replay:
         client = _client(replay)
