@@ -99,13 +99,7 @@ def _listed(item: Json, owner_id: str, where: str, index: int) -> Json:
 def context_items(stored: Stored) -> list[Json]:
     """Everything the response answered, oldest first: its ancestors' inputs and outputs (as a
     continuation rebuilds them, through deleted ancestors too), then its own input."""
-    chain: list[Stored] = []
-    node: Stored | None = stored
-    while node is not None:
-        chain.append(node)
-        if node.prior is not None:
-            break
-        node = node.parent
+    chain = stored.chain()
     root = chain[-1]
     items = [_listed(item, root.response_id, "prior", n) for n, item in
              enumerate(root.prior or [])]

@@ -88,9 +88,9 @@ class Stored:
             return found
         return self._parent
 
-    @property
-    def context(self) -> list[Json]:
-        """The ancestors' inputs and outputs, oldest first, then its own input."""
+    def chain(self) -> list[Stored]:
+        """This response and its ancestors, newest first, up to the first that keeps the
+        context before it (``prior``) or has no parent."""
         chain: list[Stored] = []
         node: Stored | None = self
         while node is not None:
@@ -98,6 +98,12 @@ class Stored:
             if node.prior is not None:
                 break
             node = node.parent
+        return chain
+
+    @property
+    def context(self) -> list[Json]:
+        """The ancestors' inputs and outputs, oldest first, then its own input."""
+        chain = self.chain()
         items: list[Json] = list(chain[-1].prior or [])
         for node in reversed(chain[1:]):
             items += node.input
