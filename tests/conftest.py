@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import httpx
 import openai
 import pytest
+from stores import NOT_INSTALLED, RedisServer, start_redis
 
 from ormock import OrmockServer
 
@@ -22,6 +23,19 @@ _namespaces = itertools.count()
 def server() -> Iterator[OrmockServer]:
     with OrmockServer(seed=0, self_check=True) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """This session's own redis-server (each xdist worker has one); the tests that need it skip
+    where it is not installed."""
+    running = start_redis()
+    if running is None:
+        pytest.skip(NOT_INSTALLED)
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 @pytest.fixture

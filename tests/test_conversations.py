@@ -1,6 +1,6 @@
 """``/v1/conversations`` and ``conversation`` on ``POST /v1/responses``, through the real openai
 SDK (and the Agents SDK's ``OpenAIConversationsSession``) against a real self-checking server,
-on the memory store and on an SQLite file."""
+on the memory store, on an SQLite file and on Redis."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from stores import BACKENDS, store_spec
 
 from ormock import OrmockServer
 from ormock.protocol.schema import validate_error
@@ -25,14 +26,15 @@ WEATHER_TOOL: dict[str, Any] = {
 }
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=BACKENDS)
 def conv_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh namespace's base URL on the memory store (the shared server), or a server of
-    its own on an SQLite file."""
+    its own on an SQLite file or a Redis database."""
     if request.param == "memory":
         yield request.getfixturevalue("base_url")
         return
-    with OrmockServer(seed=0, self_check=True, store=f"sqlite:{tmp_path / 'ormock.db'}") as own:
+    with OrmockServer(seed=0, self_check=True,
+                      store=store_spec(request.param, request, tmp_path)) as own:
         yield own.base_url
 
 
@@ -244,11 +246,12 @@ def test_a_tool_loop_in_a_conversation_answers_from_the_stored_call(sdk: openai.
     assert kinds == ["message", "function_call", "function_call_output", "message"]
 
 
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-def test_websocket_turns_in_a_conversation(store: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("store", BACKENDS)
+def test_websocket_turns_in_a_conversation(store: str, tmp_path: Path,
+                                           request: pytest.FixtureRequest) -> None:
     """The same body twice on one connection: the second turn sees the first (a reply in a
     conversation never comes from the stream cache, which a server without self-check uses)."""
-    spec = "memory" if store == "memory" else f"sqlite:{tmp_path / 'ormock.db'}"
+    spec = store_spec(store, request, tmp_path)
     with OrmockServer(seed=0, store=spec) as server, openai.OpenAI(
             base_url=server.base_url, api_key="sk-test", max_retries=0) as sdk:
         finals = _socket_turns(sdk)
@@ -295,9 +298,10 @@ def test_conversation_errors(sdk: openai.OpenAI, raw: httpx.Client) -> None:
     assert sdk.conversations.items.list(conversation.id).data == []
 
 
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-def test_conversations_are_per_namespace(store: str, tmp_path: Path) -> None:
-    spec = "memory" if store == "memory" else f"sqlite:{tmp_path / 'ormock.db'}"
+@pytest.mark.parametrize("store", BACKENDS)
+def test_conversations_are_per_namespace(store: str, tmp_path: Path,
+                                         request: pytest.FixtureRequest) -> None:
+    spec = store_spec(store, request, tmp_path)
     with OrmockServer(seed=0, store=spec) as server, httpx.Client(timeout=10) as http:
         server.namespaces.open("elsewhere")
         created = http.post(f"{server.base_url}/conversations", json={}).json()
@@ -312,8 +316,10 @@ def test_conversations_are_per_namespace(store: str, tmp_path: Path) -> None:
             "metadata"] == {}
 
 
-def test_a_conversation_survives_a_restart_on_sqlite(tmp_path: Path) -> None:
-    store = f"sqlite:{tmp_path / 'ormock.db'}"
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_a_conversation_survives_a_restart(kind: str, tmp_path: Path,
+                                           request: pytest.FixtureRequest) -> None:
+    store = store_spec(kind, request, tmp_path)
     with OrmockServer(seed=0, store=store) as first, openai.OpenAI(
             base_url=first.base_url, api_key="sk-test", max_retries=0) as sdk:
         conversation = sdk.conversations.create(items=[_user("Remember the blue door.")])

@@ -1,5 +1,5 @@
 """Project extension fields (top-level ``x_...``): inherited along a ``previous_response_id``
-chain, overridable key by key, kept in the store (both backends, through a deleted ancestor),
+chain, overridable key by key, kept in the store (every backend, through a deleted ancestor),
 echoed on the Response and seen by scenario templates."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 
 import openai
 import pytest
+from stores import BACKENDS, store_spec
 
 from ormock import OrmockServer
 from ormock.engine.store import Stored
@@ -26,9 +27,9 @@ def _extensions(response: Any) -> Any:
     return (response.model_extra or {}).get("x_interactive_media")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=BACKENDS)
 def sdk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[openai.OpenAI]:
-    spec = "memory" if request.param == "memory" else f"sqlite:{tmp_path / 'ormock.db'}"
+    spec = store_spec(request.param, request, tmp_path)
     with OrmockServer(seed=0, self_check=True, store=spec) as server, openai.OpenAI(
             base_url=server.base_url, api_key="sk-test", max_retries=0,
             _strict_response_validation=True) as client:

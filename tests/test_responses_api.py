@@ -2,7 +2,7 @@
 server: GET/DELETE /v1/responses/{id}, input items, cancel, tombstones, branches, tool outputs,
 ownership by API key, Idempotency-Key, a disconnect (of a stream or of a WebSocket turn) marking
 the response cancelled, and X-Request-ID on every answer. Everything that reads the store runs on
-both backends."""
+every backend (memory, SQLite, Redis)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from stores import BACKENDS, RedisServer
 from websockets.sync.client import connect as ws_connect
 
 from ormock import OrmockServer
 from ormock.engine.core import Engine
-from ormock.engine.store import MemoryBackend, ResponseStore, SqliteBackend, Stored
+from ormock.engine.store import MemoryBackend, ResponseStore, SqliteBackend, StoreBackend, Stored
+from ormock.engine.store.redis_backend import RedisBackend
 from ormock.protocol.sse import SSEParser
 
 _names = itertools.count()
@@ -64,9 +66,16 @@ def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OrmockSe
         yield running
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def place(request: pytest.FixtureRequest, server: OrmockServer) -> Place:
-    running = server if request.param == "memory" else request.getfixturevalue("sqlite_server")
+@pytest.fixture(scope="module")
+def redis_ormock(redis_server: RedisServer) -> Iterator[OrmockServer]:
+    with OrmockServer(seed=0, self_check=True, store=redis_server.fresh_url()) as running:
+        yield running
+
+
+@pytest.fixture(params=BACKENDS)
+def place(request: pytest.FixtureRequest) -> Place:
+    running = request.getfixturevalue({"memory": "server", "sqlite": "sqlite_server",
+                                       "redis": "redis_ormock"}[request.param])
     return Place(running, f"api{next(_names)}")
 
 
@@ -126,10 +135,12 @@ def test_delete_leaves_a_tombstone_answering_404_everywhere(place: Place) -> Non
     assert made.id in place.engine.responses  # the record stays for children
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("kind", BACKENDS)
 def test_a_buried_response_stays_buried_when_its_tombstone_is_dropped(
-        kind: str, tmp_path: Path) -> None:
-    backend = MemoryBackend() if kind == "memory" else SqliteBackend(tmp_path / "o.db")
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    backend: StoreBackend = (
+        MemoryBackend() if kind == "memory" else SqliteBackend(tmp_path / "o.db")
+        if kind == "sqlite" else RedisBackend(request.getfixturevalue("redis_server").fresh_url()))
     store = ResponseStore(backend=backend)
     parent = Stored({"id": "resp_a", "output": []}, [{"type": "message", "role": "user",
                                                       "content": "hi"}], owner="o")

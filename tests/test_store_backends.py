@@ -1,4 +1,4 @@
-"""``ormock.engine.store``: every backend (memory, SQLite) behaves the same through the store
+"""``ormock.engine.store``: every backend (memory, SQLite, Redis) behaves the same through the store
 protocol: get/put, compare-and-set (one winner of a race), delete, cursor pages, expiry on an
 injected clock, namespace isolation on one shared storage, and the caps."""
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
+from stores import BACKENDS, RedisServer
 
 from ormock import Engine
 from ormock.engine.limits import Limits
@@ -21,6 +22,7 @@ from ormock.engine.store import (
     check_store,
     open_backend,
 )
+from ormock.engine.store.redis_backend import RedisBackend
 
 
 class Make(Protocol):
@@ -36,10 +38,13 @@ class FakeClock:
         return self.now
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=BACKENDS)
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Make]:
-    """A maker of backends of one kind: ``make(max_keys=..., max_bytes=..., clock=...)``."""
+    """A maker of backends of one kind: ``make(max_keys=..., max_bytes=..., clock=...)``; each
+    on storage of its own (a file, a Redis database)."""
     made: list[StoreBackend] = []
+    redis: RedisServer | None = (request.getfixturevalue("redis_server")
+                                 if request.param == "redis" else None)
 
     def factory(max_keys: int = 1000, max_bytes: int = 1 << 20,
                 clock: FakeClock | None = None) -> StoreBackend:
@@ -47,6 +52,9 @@ def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Make]:
         backend: StoreBackend
         if request.param == "memory":
             backend = MemoryBackend(max_keys=max_keys, max_bytes=max_bytes, clock=clock)
+        elif redis is not None:
+            backend = RedisBackend(redis.fresh_url(), max_keys=max_keys, max_bytes=max_bytes,
+                                   clock=clock)
         else:
             backend = SqliteBackend(tmp_path / f"store{len(made)}.db", max_keys=max_keys,
                                     max_bytes=max_bytes, clock=clock)
@@ -124,6 +132,9 @@ def test_delete(make: Make) -> None:
     assert store.get("response", "a") is None
     assert store.delete("response", "a") is False
     assert store.compare_and_set("response", "a", None, b"again")  # absent again
+    store.put("tombstone", "empty", b"")  # an empty value is a value
+    assert store.get("tombstone", "empty") == b"" and store.delete("tombstone", "empty")
+    assert store.get("tombstone", "empty") is None
 
 
 def test_list_pages_in_write_order(make: Make) -> None:

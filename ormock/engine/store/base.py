@@ -1,6 +1,6 @@
 """The store protocol: what every backend implements, so that everything stateful (stored
 responses, input items, tombstones, idempotency records, ...) reads and writes bytes the same
-way whether they live in memory, in an SQLite file or, later, in Redis.
+way whether they live in memory, in an SQLite file or in Redis.
 
 A backend is a view on one namespace's keyspace (``namespace``): ``scoped(name)`` is a view on
 another namespace of the same storage (a pytest namespace stays isolated on a shared file), and
@@ -16,14 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["KINDS", "Clock", "StoreBackend", "check_args"]
+__all__ = ["KINDS", "Clock", "StoreBackend", "StoreError", "check_args", "shown"]
 
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
 
 # the kinds in use or planned
 KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "conversation",
          "conversation_item")
+
+
+class StoreError(Exception):
+    """The storage a ``store`` setting names cannot be used (a Redis nobody answers at, the
+    ``redis`` package missing); the message says what to do."""
 
 
 @runtime_checkable
@@ -80,3 +86,13 @@ def check_args(kind: str, *, limit: int = 0, ttl: float | None = None) -> None:
         raise ValueError(f"a page limit is a whole number >= 0, not {limit!r}")
     if ttl is not None and not ttl > 0:
         raise ValueError(f"a ttl is a number of seconds > 0, not {ttl!r}")
+
+
+def shown(spec: str) -> str:
+    """A ``store`` setting fit to print: a URL's password (if any) replaced by ``***``."""
+    parts = urlsplit(spec)
+    if not parts.netloc or parts.password is None:
+        return spec
+    user = f"{parts.username}:" if parts.username else ":"
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))

@@ -1,5 +1,6 @@
-"""A real server on ``store="sqlite:PATH"``: what the openai SDK created is still there after
-the server stops and a new one starts on the same file, and the chain continues."""
+"""A real server on a persistent store (``store="sqlite:PATH"``, ``store="redis://..."``): what
+the openai SDK created is still there after the server stops and a new one starts on the same
+file or Redis database, and the chain continues."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import httpx
 import openai
+import pytest
+from stores import store_spec
 
 from ormock import OrmockServer
 
@@ -16,13 +19,18 @@ def _client(server: OrmockServer) -> openai.OpenAI:
                          _strict_response_validation=True)
 
 
-def test_a_chain_continues_across_a_restart(tmp_path: Path) -> None:
-    store = f"sqlite:{tmp_path / 'ormock.db'}"
+PERSISTENT = ["sqlite", "redis"]
+
+
+@pytest.mark.parametrize("kind", PERSISTENT)
+def test_a_chain_continues_across_a_restart(kind: str, tmp_path: Path,
+                                            request: pytest.FixtureRequest) -> None:
+    store = store_spec(kind, request, tmp_path)
     with OrmockServer(store=store) as server, _client(server) as client:
         first = client.responses.create(model="gpt-5", input="Remember the word: tangerine.")
         streamed = list(client.responses.create(model="gpt-5", input="Another", stream=True))
         kept = streamed[-1].response  # type: ignore[union-attr]
-    assert (tmp_path / "ormock.db").exists()
+    assert kind != "sqlite" or (tmp_path / "ormock.db").exists()
 
     with OrmockServer(store=store) as server, _client(server) as client:
         # GET still answers, with the bytes the first server sent
@@ -54,8 +62,10 @@ def test_a_chain_continues_across_a_restart(tmp_path: Path) -> None:
         assert gone.status_code == 404 and gone.json()["error"]["code"] == "response_not_found"
 
 
-def test_namespaces_share_the_file_and_a_dropped_one_leaves_it(tmp_path: Path) -> None:
-    store = f"sqlite:{tmp_path / 'ormock.db'}"
+@pytest.mark.parametrize("kind", PERSISTENT)
+def test_namespaces_share_the_store_and_a_dropped_one_leaves_it(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store = store_spec(kind, request, tmp_path)
     with OrmockServer(store=store) as server:
         server.namespaces.open("kept")
         server.namespaces.open("dropped")

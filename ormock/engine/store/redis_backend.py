@@ -1,0 +1,141 @@
+"""The Redis store backend (``--store redis://HOST:PORT/DB``, ``rediss://...``,
+``unix:///path/redis.sock?db=N``): every worker and replica on the same Redis shares one store.
+
+Each call is one Lua script (``redis_scripts``), so one round trip, atomic across processes and
+machines: a ``compare_and_set`` has one winner however many replicas race, and ``expected=None``
+is ``SET NX`` (only if absent or expired). A kind's write order is a sorted set scored by a
+per-namespace counter; the caps are counted from a hash of the sizes; a ttl is a Redis expiry
+on the value (Redis frees it even if nobody comes back) and an entry in an expiry index on the
+backend's clock (a key is gone for ``get``, ``list`` and ``compare_and_set`` the moment its time
+has passed, and the oldest-first caps never count what has expired). ``clear`` drops the keys of
+its namespace only, never the database.
+
+The client is the synchronous ``redis.Redis`` over one ``ConnectionPool`` per backend (its
+``scoped`` views share it): the store protocol is synchronous and thread-safe, called inline by
+the request handlers and by Python callers of ``Engine`` alike (``docs/scaling.md``).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+import redis
+
+from ormock.engine.store import redis_scripts
+from ormock.engine.store.base import Clock, StoreBackend, StoreError, check_args, shown
+
+__all__ = ["RedisBackend"]
+
+
+class _Redis:
+    """The client a backend and its ``scoped`` views share, and its scripts."""
+
+    def __init__(self, url: str, max_keys: int, max_bytes: int, clock: Clock,
+                 prefix: str) -> None:
+        self.url, self.shown = url, shown(url)
+        self.max_keys, self.max_bytes, self.clock, self.prefix = (max_keys, max_bytes, clock,
+                                                                  prefix)
+        self.pool: redis.ConnectionPool = redis.ConnectionPool.from_url(
+            url, socket_connect_timeout=5, health_check_interval=30)
+        self.client = redis.Redis(connection_pool=self.pool)
+        self.scripts = {name: self.client.register_script(getattr(redis_scripts, name))
+                        for name in redis_scripts.__all__}
+        self.lock = threading.Lock()
+        self.closed = False
+        try:
+            self.client.ping()
+        except redis.RedisError as error:
+            self.pool.disconnect()
+            raise StoreError(f"cannot reach Redis at {self.shown} ({error}); is redis-server "
+                             f"running there? (Debian: apt-get install -y redis-server)"
+                             ) from error
+
+
+class RedisBackend(StoreBackend):
+    """``StoreBackend`` in Redis (``url`` as the ``redis`` package reads it; ``prefix`` starts
+    every key, so that several fakes can share one database)."""
+
+    def __init__(self, url: str, *, max_keys: int = 2000, max_bytes: int = 128 * 1024 * 1024,
+                 clock: Clock = time.time, namespace: str = "", prefix: str = "ormock",
+                 _shared: _Redis | None = None) -> None:
+        self.namespace = namespace
+        self._r = _shared or _Redis(url, max_keys, max_bytes, clock, prefix)
+        self.url = self._r.shown
+        self._base = f"{self._r.prefix}:{{ns:{namespace}}}:"
+
+    def scoped(self, namespace: str) -> RedisBackend:
+        return RedisBackend(self._r.url, namespace=namespace, _shared=self._r)
+
+    # -- reads ----------------------------------------------------------------------------------
+    def get(self, kind: str, key: str) -> bytes | None:
+        self._check(kind)
+        found = self._run("GET", kind, self._now, key)
+        return None if found is None else bytes(found)
+
+    def list(self, kind: str, prefix: str = "", after: str | None = None, limit: int = 100,
+             reverse: bool = False) -> list[tuple[str, bytes]]:
+        self._check(kind, limit=limit)
+        flat = self._run("LIST", kind, self._now, prefix, "0" if after is None else "1",
+                         after or "", limit, "1" if reverse else "0")
+        return [(bytes(flat[i]).decode(), bytes(flat[i + 1])) for i in range(0, len(flat), 2)]
+
+    # -- writes ---------------------------------------------------------------------------------
+    def put(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        self._check(kind, ttl=ttl)
+        now = self._now
+        self._run("PUT", kind, now, *self._write(key, value, ttl, now))
+
+    def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
+                        ttl: float | None = None) -> bool:
+        self._check(kind, ttl=ttl)
+        now = self._now
+        won = self._run("COMPARE_AND_SET", kind, now, *self._write(key, value, ttl, now),
+                        "0" if expected is None else "1", expected or b"")
+        return bool(won)
+
+    def delete(self, kind: str, key: str) -> bool:
+        self._check(kind)
+        return bool(self._run("DELETE", kind, self._now, key))
+
+    def clear(self) -> None:
+        self._open()
+        self._r.scripts["CLEAR"](args=[self._base])
+
+    def close(self) -> None:
+        with self._r.lock:
+            if not self._r.closed:
+                self._r.closed = True
+                self._r.pool.disconnect()
+
+    # -- one script, one round trip -------------------------------------------------------------
+    def _check(self, kind: str, *, limit: int = 0, ttl: float | None = None) -> None:
+        check_args(kind, limit=limit, ttl=ttl)
+        if ":" in kind:
+            raise ValueError(f"a store kind is a name without ':' such as 'response', not "
+                             f"{kind!r}")
+        self._open()
+
+    def _open(self) -> None:
+        if self._r.closed:
+            raise RuntimeError(f"the store {self.url} is closed")
+
+    def _write(self, key: str, value: bytes, ttl: float | None, now: float
+               ) -> tuple[str | bytes | int, ...]:
+        """The arguments of a write: key, value, ttl in ms, the caps, when it expires."""
+        if not isinstance(value, bytes):
+            raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
+        r = self._r
+        if ttl is None:
+            return key, value, "", r.max_keys, r.max_bytes, ""
+        return (key, value, str(max(1, math.ceil(ttl * 1000))), r.max_keys, r.max_bytes,
+                repr(now + ttl))
+
+    @property
+    def _now(self) -> float:
+        return float(self._r.clock())
+
+    def _run(self, script: str, kind: str, now: float, *args: str | bytes | int) -> Any:
+        return self._r.scripts[script](args=[self._base, kind, repr(now), *args])

@@ -1,0 +1,116 @@
+"""The store backends the tests run on: a real ``redis-server`` of the test session's own (a free
+port on 127.0.0.1 and a unix socket in a temporary folder, no persistence, stopped by pid), and
+``store_spec`` which spells the ``store`` setting of each backend for one test.
+
+With xdist each worker is a session of its own, so it starts its own server; within one, each
+test gets a database of its own (``fresh_url``), so nothing one test stored is seen by another.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "store_spec"]
+
+BACKENDS = ["memory", "sqlite", "redis"]  # what the parametrized store tests run on
+NOT_INSTALLED = "redis-server not found: apt-get install -y redis-server"
+_DATABASES = 10_000  # one per test of a session
+
+
+class RedisServer:
+    """A ``redis-server`` process listening on ``port`` and on the unix socket ``socket``."""
+
+    def __init__(self, executable: str) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="ormock-redis-"))
+        self.socket = self.folder / "redis.sock"
+        self.port = _free_port()
+        self._databases = itertools.count(1)  # 0 is left to whoever wants a shared one
+        self.process = subprocess.Popen(
+            [executable, "--port", str(self.port), "--bind", "127.0.0.1",
+             "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+             "--save", "", "--appendonly", "no", "--databases", str(_DATABASES),
+             "--dir", str(self.folder), "--logfile", str(self.folder / "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self._wait()
+
+    def url(self, db: int) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def socket_url(self, db: int) -> str:
+        return f"unix://{self.socket}?db={db}"
+
+    def fresh_db(self) -> int:
+        """A database number no test of this session has had."""
+        db = next(self._databases)
+        if db >= _DATABASES:
+            raise RuntimeError(f"more than {_DATABASES - 1} tests asked for a Redis database")
+        return db
+
+    def fresh_url(self) -> str:
+        return self.url(self.fresh_db())
+
+    def _wait(self) -> None:
+        """Until it answers PING on both (a dead process is a failure with its stderr)."""
+        import redis
+
+        deadline = time.monotonic() + 30
+        for client in (redis.Redis(host="127.0.0.1", port=self.port),
+                       redis.Redis(unix_socket_path=str(self.socket))):
+            while True:
+                if self.process.poll() is not None:
+                    error = self.process.stderr.read().decode() if self.process.stderr else ""
+                    log = self.folder / "redis.log"
+                    raise RuntimeError(f"redis-server exited ({self.process.returncode}): "
+                                       f"{error}{log.read_text() if log.exists() else ''}")
+                try:
+                    if client.ping():
+                        break
+                except redis.ConnectionError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+            client.close()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start_redis() -> RedisServer | None:
+    """A server of this session's own, or None where redis-server is not installed."""
+    executable = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None)
+    return None if executable is None else RedisServer(executable)
+
+
+def store_spec(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The ``store`` setting of ``kind`` (one of ``BACKENDS``) for one test: memory, a fresh
+    SQLite file, or a fresh database of the session's Redis (skipped where it cannot run)."""
+    if kind == "memory":
+        return "memory"
+    if kind == "sqlite":
+        return f"sqlite:{tmp_path / 'ormock.db'}"
+    server: RedisServer = request.getfixturevalue("redis_server")
+    return server.fresh_url()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
