@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "store_spec"]
+__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "free_port", "start_redis", "store_spec"]
 
 BACKENDS = ["memory", "sqlite", "redis"]  # what the parametrized store tests run on
 NOT_INSTALLED = "redis-server not found: apt-get install -y redis-server"
@@ -31,7 +31,7 @@ class RedisServer:
     def __init__(self, executable: str) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="ormock-redis-"))
         self.socket = self.folder / "redis.sock"
-        self.port = _free_port()
+        self.port = free_port()
         self._databases = itertools.count(1)  # 0 is left to whoever wants a shared one
         self.process = subprocess.Popen(
             [executable, "--port", str(self.port), "--bind", "127.0.0.1",
@@ -109,7 +109,7 @@ def store_spec(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str
     return server.fresh_url()
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]

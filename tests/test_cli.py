@@ -461,6 +461,7 @@ def test_serve_refuses_an_unknown_profile_naming_the_profiles(
 @pytest.mark.parametrize(("store", "says"), [
     ("redis", "ormock: --store: unknown store 'redis': write 'memory'"),
     ("sqlite:", "ormock: --store: store 'sqlite:' names no file: write 'sqlite:PATH'"),
+    ("redis://:6379/0", "ormock: --store: store 'redis://:6379/0' names no host"),
 ])
 def test_serve_refuses_a_store_it_does_not_know(capsys: pytest.CaptureFixture[str],
                                                 store: str, says: str) -> None:

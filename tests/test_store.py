@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ormock.engine.store import ResponseStore, Stored, check_call_outputs
+from ormock.engine.store import MemoryBackend, ResponseStore, Stored, check_call_outputs
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 
@@ -166,3 +166,17 @@ def test_outputs_that_do_not_match_the_calls(context: list[Json], new_input: lis
         check_call_outputs(context, new_input)
     assert (raised.value.code, raised.value.param, raised.value.status) == (code, param, 400)
     assert says in raised.value.message
+
+
+def test_a_stored_response_and_its_tombstone_last_the_store_ttl() -> None:
+    now = [1_000.0]
+    store = ResponseStore(ttl=60, backend=MemoryBackend(clock=lambda: now[0]))
+    store.keep("r1", Stored(answer("r1", said("one")), [user("a")]))
+    store.keep("r2", Stored(answer("r2", said("two")), [user("b")]))
+    store.bury("r2")
+    now[0] += 30
+    store.update("r1", answer("r1", said("uno")))  # a rewrite keeps it 60 s more
+    now[0] += 45
+    assert list(store) == ["r1"] and not store.buried("r2")  # 75 s: r2 and its tombstone gone
+    now[0] += 20
+    assert list(store) == []

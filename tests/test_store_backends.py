@@ -264,3 +264,15 @@ def test_engines_on_one_sqlite_file_keep_their_namespaces(tmp_path: Path) -> Non
     assert [i.get("content") for i in again.responses[str(three[1].response_id)].context
             if i.get("role") == "user"] == ["hi", "hi"]
     shared.close()
+
+
+def test_memory_expiry_bookkeeping_stays_bounded() -> None:
+    """Keys rewritten or dropped by the caps leave their expiry behind until it is rebuilt."""
+    clock = FakeClock()
+    store = MemoryBackend(max_keys=10, clock=clock)
+    for n in range(20_000):
+        store.put("response", f"r{n % 50}", b"x", ttl=3600)
+    assert len(store._m.expiring) <= 2048  # not 20,000
+    assert [k for k, _ in store.list("response")] == [f"r{n}" for n in range(40, 50)]
+    clock.now += 3601
+    assert store.list("response") == []

@@ -11,7 +11,7 @@ from dataclasses import fields
 from typing import Any
 
 from ormock.engine.limits import Limits
-from ormock.engine.store import check_store
+from ormock.engine.store import StoreError, check_store
 from ormock.protocol.profile import get_profile
 
 __all__ = ["add_parser", "limit_options", "run"]
@@ -64,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.Error as error:  # the store's file cannot be opened
         print(f"ormock: --store {args.store}: {error}", file=sys.stderr)
         return 2
+    except StoreError as error:  # a Redis nobody answers at, the redis package missing
+        print(f"ormock: --store: {error}", file=sys.stderr)
+        return 2
     except (OSError, OverflowError) as error:  # the address is taken, or not this machine's
         print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)
         return 3
@@ -89,6 +92,7 @@ _LIMIT_HELP = {
     "journal_bytes": "request bytes each journal keeps",
     "store_responses": "stored responses each namespace keeps",
     "store_bytes": "bytes of stored responses each namespace keeps",
+    "store_seconds": "seconds a stored response is kept after its last write (OpenAI: 30 days)",
     "namespaces": "namespaces open at once",
     "socket_responses": "store: false responses a WebSocket connection keeps",
     "socket_bytes": "bytes of those",
@@ -145,9 +149,11 @@ def add_parser(commands: Any) -> None:
                        "default), openai (OpenAI's spellings: response.reasoning_text.*, the "
                        "json_schema format echoed), platform (seed 002's stateful subset), or "
                        "one a --plugin registers")
-    serve.add_argument("--store", default="memory", metavar="memory|sqlite:PATH",
+    serve.add_argument("--store", default="memory", metavar="memory|sqlite:PATH|redis://...",
                        help="where stored responses live: memory (default; gone when the "
-                       "server stops) or sqlite:PATH (one file, kept across restarts)")
+                       "server stops), sqlite:PATH (one file, kept across restarts) or "
+                       "redis://HOST:PORT/DB, rediss://..., unix:///PATH.sock?db=N (shared "
+                       "by every worker and replica on it; pip install 'ormock[redis]')")
     serve.add_argument("--clock", choices=("seeded", "real"), default="seeded",
                        help="timestamps: seeded (deterministic, default) or real")
     serve.add_argument("--api-key", default=None,

@@ -72,7 +72,7 @@ class Engine:
         self.backend = backend if backend is not None else open_backend(settings.store, limits)
         # what it stored before (an SQLite file, a restart) stays until reset() is called
         self.responses = ResponseStore(limits.store_responses, limits.store_bytes,
-                                       backend=self.backend)
+                                       backend=self.backend, ttl=limits.store_seconds)
         self.profile = settings.profile
         self.limits = settings.limits  # what the journal, store and errors keep at most
         self.seed = settings.seed

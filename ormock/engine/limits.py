@@ -10,20 +10,24 @@ from dataclasses import dataclass, fields
 __all__ = ["MIB", "Limits"]
 
 MIB = 1024 * 1024
-_SECONDS = frozenset({"socket_seconds"})  # the limits that are times (any number above 0)
+# the limits that are times (any number above 0)
+_SECONDS = frozenset({"socket_seconds", "store_seconds"})
 
 
 @dataclass(frozen=True)
 class Limits:
     """Per namespace, but for ``namespaces`` and ``max_body``. Past a count or a size the
     oldest entries go (the newest one always stays). ``socket_seconds`` is a time: a WebSocket
-    connection is closed when it has lasted that long (``docs/server.md``, WebSocket mode)."""
+    connection is closed when it has lasted that long (``docs/server.md``, WebSocket mode);
+    ``store_seconds`` too: a stored response (and its tombstone) is gone that long after it was
+    last written, on every store (a Redis expiry on Redis)."""
 
     max_body: int = 16 * MIB  # bytes of one request body (HTTP and admin API); larger is 413
     journal_entries: int = 1000  # requests the journal keeps (past it, the oldest half goes)
     journal_bytes: int = 32 * MIB  # request bytes the journal keeps
     store_responses: int = 2000  # stored responses (previous_response_id, GET /v1/responses/ID)
     store_bytes: int = 128 * MIB  # bytes of stored responses and the requests they answered
+    store_seconds: float = 30 * 24 * 3600.0  # how long a stored response is kept (OpenAI: 30 days)
     namespaces: int = 10_000  # namespaces open at once (past it the least recently used goes)
     socket_responses: int = 256  # store: false responses a WebSocket connection keeps
     socket_bytes: int = 64 * MIB

@@ -167,13 +167,15 @@ class ResponseStore:
 
     The responses read most recently are kept decoded too (at most ``limit`` of them, and
     ``DECODED_BYTES`` of their bytes), so that a long chain is not parsed again at every turn;
-    one is used only while the backend still holds the very bytes it was decoded from."""
+    one is used only while the backend still holds the very bytes it was decoded from.
+    ``ttl``: the seconds a response (and its tombstone) is kept after its last write."""
 
     DECODED_BYTES = 32 * 1024 * 1024
 
     def __init__(self, limit: int = 2000, max_bytes: int = 128 * 1024 * 1024, *,
-                 backend: StoreBackend | None = None) -> None:
+                 backend: StoreBackend | None = None, ttl: float | None = None) -> None:
         self.limit = limit
+        self.ttl = ttl
         self.max_bytes = max_bytes
         self.backend: StoreBackend = backend if backend is not None else MemoryBackend(
             max_keys=limit, max_bytes=max_bytes)
@@ -189,7 +191,7 @@ class ResponseStore:
             stored.prior = parent.context + parent.response["output"]
             stored.parent_id, stored._encoded = None, None
         stored.id = response_id
-        self.backend.put(_KIND, response_id, stored.encode())
+        self.backend.put(_KIND, response_id, stored.encode(), ttl=self.ttl)
         stored._store = self
         if stored.parent_id is not None:
             stored._parent = None  # read through the store from now on
@@ -223,7 +225,7 @@ class ResponseStore:
         id answers 404 from now on and cannot be continued, while the record stays for the
         children that already continue it (their context is rebuilt through it). The record
         is marked too, so that it stays buried should the caps drop its tombstone first."""
-        self.backend.put(_TOMBSTONE, response_id, b"")
+        self.backend.put(_TOMBSTONE, response_id, b"", ttl=self.ttl)
         while True:
             value = self.backend.get(_KIND, response_id)
             if value is None:
@@ -251,7 +253,7 @@ class ResponseStore:
 
     def _rewrite(self, response_id: str, old: builtins.bytes, new: builtins.bytes) -> bool:
         """Replace a record if it still is ``old`` (it becomes the newest of the kind)."""
-        if not self.backend.compare_and_set(_KIND, response_id, old, new):
+        if not self.backend.compare_and_set(_KIND, response_id, old, new, ttl=self.ttl):
             return False
         self._forget(response_id)
         return True

@@ -24,6 +24,7 @@ class _Kind:
 
 
 _EMPTY = _Kind()  # never written to
+_EXPIRING_ROOM = 1024
 
 
 class _Memory:
@@ -34,6 +35,9 @@ class _Memory:
         self.lock = threading.Lock()
         self.kinds: dict[tuple[str, str], _Kind] = {}
         self.expiring: list[tuple[float, str, str, str]] = []  # a heap: (at, namespace, kind, key)
+        # past this many, the heap is rebuilt from the live keys (a rewritten or dropped key
+        # leaves its entry behind until its time comes)
+        self.expiring_room = _EXPIRING_ROOM
 
 
 class MemoryBackend(StoreBackend):
@@ -133,6 +137,8 @@ class MemoryBackend(StoreBackend):
         keys.bytes += len(value)
         if expires is not None:
             heapq.heappush(m.expiring, (expires, self.namespace, kind, key))
+            if len(m.expiring) > m.expiring_room:
+                self._compact()
         while len(keys.entries) > 1 and (len(keys.entries) > m.max_keys
                                          or keys.bytes > m.max_bytes):
             self._remove(keys, next(iter(keys.entries)))
@@ -144,6 +150,16 @@ class MemoryBackend(StoreBackend):
             return False
         keys.bytes -= len(found[0])
         return True
+
+    def _compact(self) -> None:
+        """The expiry heap rebuilt from the keys that still expire (amortised: the room
+        doubles with what is live)."""
+        m = self._m
+        m.expiring = [(entry[1], namespace, kind, key)
+                      for (namespace, kind), keys in m.kinds.items()
+                      for key, entry in keys.entries.items() if entry[1] is not None]
+        heapq.heapify(m.expiring)
+        m.expiring_room = max(_EXPIRING_ROOM, 2 * len(m.expiring))
 
     def _expire(self) -> None:
         """Drop every key whose time has passed (in every namespace: they share the heap)."""

@@ -1,0 +1,164 @@
+"""``ormock.engine.store.redis_backend`` against a real redis-server: what only Redis has (the
+common behaviour of every backend is ``test_store_backends``): compare-and-set atomic across
+processes, a unix socket, Redis's own expiry freeing values, ``clear`` leaving every other key of
+the database alone, the URLs the ``store`` setting takes, and a Redis nobody answers at."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+import redis
+from stores import RedisServer, free_port
+
+from ormock import Engine, OrmockServer
+from ormock.engine.limits import Limits
+from ormock.engine.store import StoreError, check_store
+from ormock.engine.store.redis_backend import RedisBackend
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_RACER = """
+import sys
+from ormock.engine.store.redis_backend import RedisBackend
+backend = RedisBackend(sys.argv[1]).scoped("race")
+sys.stdin.readline()  # every process started: go
+won = [n for n in range(200) if backend.compare_and_set("idempotency", f"k{n}", None,
+                                                        sys.argv[2].encode())]
+print(" ".join(map(str, won)))
+"""
+
+
+@pytest.fixture
+def url(redis_server: RedisServer) -> str:
+    return redis_server.fresh_url()
+
+
+@pytest.fixture
+def raw(url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(url)
+    yield client
+    client.close()
+
+
+def test_compare_and_set_has_one_winner_across_processes(url: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    racers = [subprocess.Popen([sys.executable, "-c", _RACER, url, f"p{n}"], env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+              for n in range(4)]
+    for racer in racers:
+        assert racer.stdin is not None
+        racer.stdin.write("go\n")
+        racer.stdin.flush()
+    won = [racer.communicate(timeout=60)[0].split() for racer in racers]
+    assert all(racer.returncode == 0 for racer in racers)
+    keys = [key for each in won for key in each]
+    assert sorted(keys, key=int) == [str(n) for n in range(200)]  # each key won exactly once
+    backend = RedisBackend(url).scoped("race")
+    for n, each in enumerate(won):
+        assert all(backend.get("idempotency", f"k{key}") == f"p{n}".encode() for key in each)
+    backend.close()
+
+
+def test_a_unix_socket_serves_the_same_store(redis_server: RedisServer) -> None:
+    db = redis_server.fresh_db()
+    over_socket = RedisBackend(redis_server.socket_url(db))
+    over_tcp = RedisBackend(redis_server.url(db))
+    over_socket.put("response", "r", b"one")
+    assert over_tcp.get("response", "r") == b"one"  # the same database, two ways in
+    with OrmockServer(seed=0, store=redis_server.socket_url(db)) as server, openai.OpenAI(
+            base_url=server.base_url, api_key="sk-" + "test", max_retries=0) as sdk:
+        made = sdk.responses.create(model="gpt-5", input="Hello over a socket.")
+        assert sdk.responses.retrieve(made.id).output_text == made.output_text
+    assert made.id in Engine(backend=over_tcp).responses
+    over_socket.close()
+    over_tcp.close()
+
+
+def test_redis_expires_the_values_itself(url: str, raw: redis.Redis) -> None:
+    backend = RedisBackend(url)
+    backend.put("idempotency", "short", b"s", ttl=0.2)
+    backend.put("idempotency", "kept", b"k")
+    value_key = "ormock:{ns:}:v:idempotency:"
+    assert 0 < raw.pttl(value_key + "short") <= 200
+    assert raw.pttl(value_key + "kept") == -1  # no ttl: no expiry
+    deadline = time.monotonic() + 30
+    while raw.exists(value_key + "short") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not raw.exists(value_key + "short")  # Redis freed it, nobody had to come back
+    assert backend.get("idempotency", "short") is None
+    assert backend.list("idempotency") == [("kept", b"k")]  # and the order skips it
+    assert backend.compare_and_set("idempotency", "short", None, b"again")
+    backend.close()
+
+
+def test_a_stored_response_expires_after_store_seconds(url: str, raw: redis.Redis) -> None:
+    day = 24 * 3600 * 1000
+    engine = Engine(store=url)
+    made = engine.answer({"model": "m", "input": "hi"}, {})[1].response_id
+    assert 29 * day < raw.pttl(f"ormock:{{ns:}}:v:response:{made}") <= 30 * day  # OpenAI's 30
+    short = Engine(store=url, limits=Limits(store_seconds=60)).responses
+    short.bury(made)  # a tombstone, and the record marked: both on the configured time
+    assert 0 < raw.pttl(f"ormock:{{ns:}}:v:tombstone:{made}") <= 60_000
+    assert 0 < raw.pttl(f"ormock:{{ns:}}:v:response:{made}") <= 60_000
+    engine.backend.close()
+    short.backend.close()
+
+
+def test_clear_drops_its_namespace_and_nothing_else(url: str, raw: redis.Redis) -> None:
+    raw.set("someone:else", b"theirs")
+    root = RedisBackend(url)
+    mine, other = root.scoped("mine"), root.scoped("other")
+    for kind in ("response", "tombstone", "idempotency"):
+        mine.put(kind, "a", b"1", ttl=100)
+        mine.put(kind, "b", b"2")
+        other.put(kind, "a", b"3")
+    mine.clear()
+    assert list(raw.scan_iter(match="ormock:{ns:mine}:*")) == []  # nothing left behind
+    assert other.get("response", "a") == b"3" and raw.get("someone:else") == b"theirs"
+    assert raw.dbsize() > 1
+    root.close()
+    with pytest.raises(RuntimeError, match="is closed"):
+        mine.get("response", "a")
+
+
+@pytest.mark.parametrize("spec", [
+    "redis://127.0.0.1:6379/0", "redis://localhost", "rediss://cache.example:6380/2",
+    "redis://:secret@127.0.0.1:6379/1", "unix:///run/redis/redis.sock?db=3", "unix:///tmp/r.sock",
+])
+def test_the_store_setting_takes_redis_urls(spec: str) -> None:
+    assert check_store(spec) == spec
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("redis://:6379/0", r"names no host: write 'redis://HOST:PORT/DB'"),
+    ("redis://127.0.0.1:port/0", r"has no valid port"),
+    ("redis://127.0.0.1:6379/zero", r"the database is a number such as 0, not 'zero'"),
+    ("unix://?db=1", r"names no socket: write 'unix:///PATH/redis.sock\?db=N'"),
+    ("unix:///tmp/r.sock?db=x", r"the database is a number"),
+    ("redis://:hunter2@127.0.0.1:6379/x", r"^store 'redis://:\*\*\*@127.0.0.1:6379/x'"),
+])
+def test_a_redis_url_that_cannot_work_says_what_to_write(spec: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says) as refused:
+        check_store(spec)
+    assert "hunter2" not in str(refused.value)
+
+
+def test_a_redis_nobody_answers_at_is_a_store_error() -> None:
+    port = free_port()  # nothing listens there
+    with pytest.raises(StoreError, match=r"cannot reach Redis at redis://:\*\*\*@127.0.0.1:"
+                       rf"{port}/0 .*apt-get install -y redis-server"):
+        RedisBackend(f"redis://:pw@127.0.0.1:{port}/0")
+    status = subprocess.run(
+        [sys.executable, "-m", "ormock", "serve", "--port", "0", "--store",
+         f"redis://127.0.0.1:{port}/0"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=60)
+    assert status.returncode == 2
+    assert status.stderr.startswith(f"ormock: --store: cannot reach Redis at "
+                                    f"redis://127.0.0.1:{port}/0")
