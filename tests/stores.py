@@ -8,21 +8,28 @@ test gets a database of its own (``fresh_url``), so nothing one test stored is s
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "free_port", "start_redis", "store_spec"]
+__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "free_port", "serve", "start_redis",
+           "store_spec"]
 
 BACKENDS = ["memory", "sqlite", "redis"]  # what the parametrized store tests run on
 NOT_INSTALLED = "redis-server not found: apt-get install -y redis-server"
 _DATABASES = 10_000  # one per test of a session
+_ROOT = Path(__file__).resolve().parent.parent
 
 
 class RedisServer:
@@ -114,3 +121,29 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+@contextlib.contextmanager
+def serve(*args: str) -> Iterator[str]:
+    """``ormock serve --port 0 ARGS...`` as a process of its own: its base URL (``.../v1``) once
+    it serves; stopped by pid at the end."""
+    process = subprocess.Popen([sys.executable, "-m", "ormock", "serve", "--port", "0", *args],
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(_ROOT)})
+    assert process.stderr is not None
+    drain = threading.Thread(target=process.stderr.read, daemon=True)
+    try:
+        line = process.stderr.readline()
+        assert "ormock serving Open Responses on " in line, line + process.stderr.read()
+        drain.start()  # what it says later is read (a full pipe would block it)
+        yield line.split(" on ", 1)[1].split(" ")[0]
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if drain.is_alive():
+            drain.join(timeout=15)
+        process.stderr.close()
