@@ -20,11 +20,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
-__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "free_port", "serve", "start_redis",
-           "store_spec"]
+__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "Served", "free_port", "serve",
+           "start_redis", "store_spec"]
 
 BACKENDS = ["memory", "sqlite", "redis"]  # what the parametrized store tests run on
 NOT_INSTALLED = "redis-server not found: apt-get install -y redis-server"
@@ -123,10 +124,15 @@ def free_port() -> int:
         return port
 
 
+class Served(NamedTuple):
+    base_url: str  # ``http://127.0.0.1:PORT/v1``
+    pid: int
+
+
 @contextlib.contextmanager
-def serve(*args: str) -> Iterator[str]:
-    """``ormock serve --port 0 ARGS...`` as a process of its own: its base URL (``.../v1``) once
-    it serves; stopped by pid at the end."""
+def serve(*args: str) -> Iterator[Served]:
+    """``ormock serve --port 0 ARGS...`` as a process of its own, once it serves; stopped by
+    pid at the end."""
     process = subprocess.Popen([sys.executable, "-m", "ormock", "serve", "--port", "0", *args],
                                stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": str(_ROOT)})
@@ -136,7 +142,7 @@ def serve(*args: str) -> Iterator[str]:
         line = process.stderr.readline()
         assert "ormock serving Open Responses on " in line, line + process.stderr.read()
         drain.start()  # what it says later is read (a full pipe would block it)
-        yield line.split(" on ", 1)[1].split(" ")[0]
+        yield Served(line.split(" on ", 1)[1].split(" ")[0], process.pid)
     finally:
         process.terminate()
         try:

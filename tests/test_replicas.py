@@ -21,7 +21,7 @@ def replicas(redis_server: RedisServer) -> Iterator[tuple[str, str, str]]:
     """The base URLs of two replicas and the Redis URL they share."""
     url = redis_server.fresh_url()
     with serve("--store", url) as first, serve("--store", url) as second:
-        yield first, second, url
+        yield first.base_url, second.base_url, url
 
 
 def _sdk(base_url: str) -> openai.OpenAI:

@@ -12,12 +12,14 @@ from typing import Any
 
 from ormock.engine.limits import Limits
 from ormock.engine.store import StoreError, check_store
+from ormock.engine.store.base import shown
 from ormock.protocol.profile import get_profile
 
 __all__ = ["add_parser", "limit_options", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
+    from ormock.commands.workers import Workers, refusal
     from ormock.plugins import PluginError, load_entry_points, load_plugins
     from ormock.scenario import ScenarioError
     from ormock.server.runner import OrmockServer
@@ -42,16 +44,25 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"ormock: --profile: {error}", file=sys.stderr)
         return 2
+    refused = refusal(args.workers, args.store)
+    if refused is not None:
+        print(f"ormock: {refused}", file=sys.stderr)
+        return 2
+    options: dict[str, Any] = dict(
+        seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
+        scenarios=args.scenario, scenario_dirs=args.scenario_dir, api_key=args.api_key,
+        limits=limits, admin_hosts=args.admin_host, chaos=args.chaos or None,
+        profile=args.profile, plugins=args.plugin, cassettes=args.cassette,
+        cassette_ignore=args.cassette_ignore, cassette_order=args.cassette_order,
+        store=args.store)
+    server: OrmockServer | Workers
     try:
-        server = OrmockServer(
-            args.host, args.port, seed=args.seed, clock=args.clock, self_check=args.self_check,
-            speed=args.speed, scenarios=args.scenario, scenario_dirs=args.scenario_dir,
-            api_key=args.api_key, limits=limits, admin_hosts=args.admin_host,
-            chaos=args.chaos or None, profile=args.profile, plugins=args.plugin,
-            log_level=args.log_level, access_log=args.access_log,
-            cassettes=args.cassette, cassette_ignore=args.cassette_ignore,
-            cassette_order=args.cassette_order, store=args.store,
-        )
+        if args.workers > 1:
+            server = Workers(args.host, args.port, args.workers, options,
+                             log_level=args.log_level, access_log=args.access_log)
+        else:
+            server = OrmockServer(args.host, args.port, log_level=args.log_level,
+                                  access_log=args.access_log, **options)
     except PluginError as error:
         print(f"ormock: --plugin: {error}", file=sys.stderr)
         return 2
@@ -72,8 +83,11 @@ def run(args: argparse.Namespace) -> int:
         return 3
     loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
     if args.cassette:
-        count = len(server.namespaces.settings.cassettes)
+        settings = server.settings if isinstance(server, Workers) else server.namespaces.settings
+        count = len(settings.cassettes)
         loaded += f"; replaying {count} cassette{'s' if count != 1 else ''}"
+    if args.workers > 1:
+        loaded += f"; {args.workers} workers on --store {shown(args.store)}"
     print(f"ormock serving Open Responses on {server.base_url} "
           f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
@@ -154,6 +168,9 @@ def add_parser(commands: Any) -> None:
                        "server stops), sqlite:PATH (one file, kept across restarts) or "
                        "redis://HOST:PORT/DB, rediss://..., unix:///PATH.sock?db=N (shared "
                        "by every worker and replica on it; pip install 'ormock[redis]')")
+    serve.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="worker processes on the one port (default 1); more than 1 needs a "
+                       "store they share: --store sqlite:PATH or redis://...")
     serve.add_argument("--clock", choices=("seeded", "real"), default="seeded",
                        help="timestamps: seeded (deterministic, default) or real")
     serve.add_argument("--api-key", default=None,

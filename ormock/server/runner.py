@@ -7,16 +7,13 @@ at once; ``start()`` returns when the server accepts connections.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import uvicorn
 
 from ormock.engine.core import Engine
-from ormock.engine.namespaces import Namespaces, preload
-from ormock.engine.settings import Settings, settings_from
-from ormock.plugins import REGISTRY, load_entry_points, load_plugins
-from ormock.server.app import create_app
+from ormock.engine.settings import Settings
+from ormock.server.assembly import assemble
 from ormock.server.threaded import ThreadedServer, bound_socket
 
 __all__ = ["OrmockServer"]
@@ -64,19 +61,9 @@ class OrmockServer(ThreadedServer):
         access_log: bool = False,
         **options: Any,
     ) -> None:
-        load_entry_points()
-        load_plugins(plugins)  # before the settings: a chaos spec may name a plugin's fault
-        settings = settings_from(settings, options)
-        limits = settings.limits
-        if max_body is not None:
-            limits = replace(limits, max_body=max_body)
-        settings = replace(settings, limits=limits,
-                           scenario_dirs=(*settings.scenario_dirs, *REGISTRY.scenario_dirs))
-        self.limits = limits
-        self.namespaces = Namespaces(settings)
-        preload(self.namespaces, scenarios)
-        self.app = create_app(self.namespaces, api_key=api_key, max_body=limits.max_body,
-                              admin_hosts=frozenset(admin_hosts))
+        parts = assemble(settings=settings, scenarios=scenarios, api_key=api_key,
+                         max_body=max_body, admin_hosts=admin_hosts, plugins=plugins, **options)
+        self.limits, self.namespaces, self.app = parts.limits, parts.namespaces, parts.app
         self._socket = bound_socket(host, port)
         self.host = host
         self.port: int = self._socket.getsockname()[1]
