@@ -162,3 +162,15 @@ def test_a_redis_nobody_answers_at_is_a_store_error() -> None:
     assert status.returncode == 2
     assert status.stderr.startswith(f"ormock: --store: cannot reach Redis at "
                                     f"redis://127.0.0.1:{port}/0")
+
+
+def test_two_prefixes_are_two_stores_on_one_database(url: str, raw: redis.Redis) -> None:
+    ours, theirs = RedisBackend(url), RedisBackend(url, prefix="other-fake")
+    ours.put("response", "r", b"ours")
+    theirs.put("response", "r", b"theirs")
+    assert (ours.get("response", "r"), theirs.get("response", "r")) == (b"ours", b"theirs")
+    theirs.clear()
+    assert ours.get("response", "r") == b"ours" and theirs.get("response", "r") is None
+    assert list(raw.scan_iter(match="other-fake:*")) == []
+    ours.close()
+    theirs.close()
