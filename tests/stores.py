@@ -41,13 +41,40 @@ class RedisServer:
         self.socket = self.folder / "redis.sock"
         self.port = free_port()
         self._databases = itertools.count(1)  # 0 is left to whoever wants a shared one
+        tls = self._certificate()
+        self.tls_port = free_port() if tls else None  # TLS too, where openssl can make a cert
         self.process = subprocess.Popen(
             [executable, "--port", str(self.port), "--bind", "127.0.0.1",
              "--unixsocket", str(self.socket), "--unixsocketperm", "700",
              "--save", "", "--appendonly", "no", "--databases", str(_DATABASES),
-             "--dir", str(self.folder), "--logfile", str(self.folder / "redis.log")],
+             "--dir", str(self.folder), "--logfile", str(self.folder / "redis.log"),
+             *(["--tls-port", str(self.tls_port), "--tls-cert-file", str(self.certificate),
+                "--tls-key-file", str(self.folder / "key.pem"), "--tls-auth-clients", "no"]
+               if tls else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self._wait()
+
+    @property
+    def certificate(self) -> Path:
+        """The server's self-signed certificate (for 127.0.0.1), a client's CA for TLS."""
+        return self.folder / "cert.pem"
+
+    def _certificate(self) -> bool:
+        openssl = shutil.which("openssl")
+        if openssl is None:
+            return False
+        made = subprocess.run(
+            [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+             "-keyout", str(self.folder / "key.pem"), "-out", str(self.certificate),
+             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+            capture_output=True, check=False)
+        return made.returncode == 0
+
+    def tls_url(self, db: int) -> str | None:
+        """A ``rediss://`` URL checking the server's certificate (None: no TLS here)."""
+        if self.tls_port is None:
+            return None
+        return f"rediss://127.0.0.1:{self.tls_port}/{db}?ssl_ca_certs={self.certificate}"
 
     def url(self, db: int) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
@@ -70,8 +97,12 @@ class RedisServer:
         import redis
 
         deadline = time.monotonic() + 30
-        for client in (redis.Redis(host="127.0.0.1", port=self.port),
-                       redis.Redis(unix_socket_path=str(self.socket))):
+        clients = [redis.Redis(host="127.0.0.1", port=self.port),
+                   redis.Redis(unix_socket_path=str(self.socket))]
+        tls = self.tls_url(0)
+        if tls is not None:
+            clients.append(redis.Redis.from_url(tls))
+        for client in clients:
             while True:
                 if self.process.poll() is not None:
                     error = self.process.stderr.read().decode() if self.process.stderr else ""
@@ -101,8 +132,7 @@ class RedisServer:
 
 def start_redis() -> RedisServer | None:
     """A server of this session's own, or None where redis-server is not installed."""
-    executable = shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None)
+    executable = shutil.which("redis-server")
     return None if executable is None else RedisServer(executable)
 
 

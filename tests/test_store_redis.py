@@ -174,3 +174,17 @@ def test_two_prefixes_are_two_stores_on_one_database(url: str, raw: redis.Redis)
     assert list(raw.scan_iter(match="other-fake:*")) == []
     ours.close()
     theirs.close()
+
+
+def test_rediss_speaks_tls_to_the_same_store(redis_server: RedisServer) -> None:
+    db = redis_server.fresh_db()
+    tls = redis_server.tls_url(db)
+    if tls is None:
+        pytest.skip("openssl not found: the TLS test needs a certificate it makes")
+    with OrmockServer(seed=0, store=tls) as server, openai.OpenAI(
+            base_url=server.base_url, api_key="sk-" + "test", max_retries=0) as sdk:
+        made = sdk.responses.create(model="gpt-5", input="Hello over TLS.")
+        assert sdk.responses.retrieve(made.id).output_text == made.output_text
+    plain = RedisBackend(redis_server.url(db))
+    assert plain.get("response", made.id) is not None  # what went over TLS is in that database
+    plain.close()
