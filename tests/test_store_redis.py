@@ -19,7 +19,7 @@ from stores import RedisServer, free_port
 
 from ormock import Engine, OrmockServer
 from ormock.engine.limits import Limits
-from ormock.engine.store import StoreError, check_store
+from ormock.engine.store import StoreError, check_store, open_backend
 from ormock.engine.store.redis_backend import RedisBackend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,3 +188,12 @@ def test_rediss_speaks_tls_to_the_same_store(redis_server: RedisServer) -> None:
     plain = RedisBackend(redis_server.url(db))
     assert plain.get("response", made.id) is not None  # what went over TLS is in that database
     plain.close()
+
+
+def test_without_the_redis_package_the_store_says_what_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # import redis now fails
+    monkeypatch.delitem(sys.modules, "ormock.engine.store.redis_backend")
+    with pytest.raises(StoreError, match=r"the store redis://:\*\*\*@127.0.0.1:6379/0 needs the "
+                       r"redis package .*: pip install 'ormock\[redis\]'"):
+        open_backend("redis://:pw@127.0.0.1:6379/0", Limits())
