@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-import httpx
 import openai
 import pytest
 import redis
@@ -71,32 +70,34 @@ def test_one_idempotency_key_sent_to_both_at_once_makes_one_response(
     order = "ormock:{ns:}:o:response"  # the write order of the default namespace's responses
     before = stored.zcard(order)
     start = threading.Barrier(2)
-    answers: dict[str, httpx.Response] = {}
-    body = {"model": "gpt-5", "input": "Charge the card once."}
+    answers: dict[str, str | openai.ConflictError] = {}
+    key = {"Idempotency-Key": "pay-42"}
 
     def send(base_url: str) -> None:
-        with httpx.Client(timeout=30, headers={"Authorization": f"Bearer {KEY}",
-                                               "Idempotency-Key": "pay-42"}) as http:
+        with _sdk(base_url) as sdk:
             start.wait()
-            answers[base_url] = http.post(f"{base_url}/responses", json=body)
+            try:
+                answers[base_url] = sdk.responses.create(
+                    model="gpt-5", input="Charge the card once.", extra_headers=key).id
+            except openai.ConflictError as busy:  # the other one is still answering
+                answers[base_url] = busy
 
     threads = [threading.Thread(target=send, args=(url,)) for url in (first_url, second_url)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    made = {a.json()["id"] for a in answers.values() if a.status_code == 200}
-    assert len(made) == 1, [a.text for a in answers.values()]
+    made = {a for a in answers.values() if isinstance(a, str)}
+    assert len(made) == 1, answers
     for answer in answers.values():  # the other one replayed it, or was told to wait
-        assert answer.status_code == 200 or (
-            answer.status_code == 409
-            and answer.json()["error"]["code"] == "idempotency_key_in_use"), answer.text
+        assert isinstance(answer, str) or (
+            isinstance(answer.body, dict) and answer.body["code"] == "idempotency_key_in_use")
     assert stored.zcard(order) == before + 1
     # and once it is done, both replay the same response
     for url in (first_url, second_url):
-        with httpx.Client(timeout=30, headers={"Authorization": f"Bearer {KEY}",
-                                               "Idempotency-Key": "pay-42"}) as http:
-            again = http.post(f"{url}/responses", json=body)
-        assert again.status_code == 200 and again.json()["id"] in made
+        with _sdk(url) as sdk:
+            again = sdk.responses.create(model="gpt-5", input="Charge the card once.",
+                                         extra_headers=key)
+        assert again.id in made
     assert stored.zcard(order) == before + 1
     stored.close()
