@@ -95,9 +95,6 @@ def test_background_refusals() -> None:
         with pytest.raises(openai.BadRequestError) as store:
             client.responses.create(**BODY, background=True, store=False)
         assert store.value.param == "store"
-        with pytest.raises(openai.BadRequestError) as stream:
-            client.responses.create(**BODY, background=True, stream=True)
-        assert stream.value.param == "stream"
 
 
 def test_no_task_outlives_the_server() -> None:

@@ -99,8 +99,9 @@ def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: J
               faults: list[Fault], pacing: Pacing | None) -> Hashable | None:
     """The stream cache's key of this reply's content, or None when it may not come from the
     cache: no transport (a Python caller gets every event), a conversation (its context is not
-    the body's), a fault, the self-check, pacing or literal events."""
-    if not transport or joined is not None or (
+    the body's), background mode (its run needs the events), a fault, the self-check, pacing
+    or literal events."""
+    if not transport or joined is not None or turn.request.echo.get("background") or (
             faults or engine.self_check or (pacing and pacing.paced) or turn.literal):
         return None
     selection = turn.selection
