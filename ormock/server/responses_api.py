@@ -2,8 +2,9 @@
 answer for them:
 
 - ``GET [/<namespace>]/v1/responses/{id}`` (``include`` checked; ``stream=true`` and
-  ``starting_after``: a background response's events, ``ormock.server.resume``), ``DELETE`` (a tombstone; 409
-  while its answer is still being written), ``GET .../{id}/input_items`` (cursor pages),
+  ``starting_after``: a background response's events, ``ormock.server.resume``),
+  ``DELETE`` (a tombstone; 409 while its answer is still being written),
+  ``GET .../{id}/input_items`` (cursor pages),
   ``POST .../{id}/cancel`` (a background response still running is stopped and
   stored ``cancelled``, a finished one answered as it is; any other is 400
   ``unsupported_operation``). A response absent, deleted or created with another API key is
