@@ -231,3 +231,34 @@ def test_background_events_live_in_the_store(server: OrmockServer) -> None:
     backend = server.engine().responses.backend
     keys = [key for key, _ in backend.list(EVENT, prefix=f"{created.id}:")]
     assert keys[0] == f"{created.id}:00000000" and keys == sorted(keys)
+
+
+def faulted(fault: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "faulted", "steps": [{"times": "forever", "reply": {
+        "items": [{"message": WORDS}], "faults": [fault]}}]}
+
+
+def test_event_faults_shape_the_run_and_wire_faults_have_no_connection() -> None:
+    with OrmockServer(seed=9) as server, http_of(server) as http:
+        server.engine().use(faulted({"fail_midstream": {"after_events": 6}}))
+        raw = http.post("/responses", json={**BODY, "background": True, "stream": True})
+        events = list(json_events(parse_sse(raw.content)))  # the SDK raises at the error event
+        assert [e["type"] for e in events[-2:]] == ["error", "response.failed"]
+        assert events[1]["type"] == "response.queued"
+        assert check_stream(raw.content).violations == []
+        response_id = events[0]["response"]["id"]
+        assert client_of(server).responses.retrieve(response_id).status == "failed"
+        server.engine().reset()
+        server.engine().use(faulted({"disconnect": {"mode": "reset", "after_events": 3}}))
+        refused = http.post("/responses", json={**BODY, "background": True, "stream": True})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == "fault_not_in_background"
+        assert refused.json()["error"]["param"] == "faults"
+        server.engine().reset()
+        server.engine().use(paced(0.0))
+        server.engine().inject({"disconnect": {"mode": "close"}})  # server-wide: skipped
+        with client_of(server).responses.create(**BODY, background=True,
+                                                stream=True) as stream:
+            whole = list(stream)
+        assert whole[-1].type == "response.completed"
+        assert server.engine().journal[-1].skipped == ["disconnect"]
