@@ -144,3 +144,27 @@ def test_dropping_a_namespace_cancels_its_runs(tmp_path: Path) -> None:
         assert all(task.done() for task in tasks)
         time.sleep(0.2)
         assert _left(server, "gone") == []
+
+
+def test_stopping_the_server_ends_the_streams_that_follow_its_runs() -> None:
+    server = OrmockServer(seed=1).start()
+    server.engine().use(paced(1.0))  # a run of many seconds
+    outcome: dict[str, Any] = {}
+
+    def follow() -> None:
+        with httpx.stream("POST", server.base_url + "/responses",
+                          json={**BODY, "stream": True}, timeout=30) as answer:
+            outcome["body"] = b"".join(answer.iter_bytes())
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    store = server.engine().responses
+    deadline = time.monotonic() + 10
+    while not store.backend.list(EVENT) and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the run has stored its first events
+    (response_id,) = [s.response_id for s in store.values()]
+    server.stop()
+    follower.join(10)
+    assert not follower.is_alive() and b"response.queued" in outcome["body"]
+    stored = server.engine().responses.get(response_id)
+    assert stored is not None and stored.response["status"] == "cancelled"

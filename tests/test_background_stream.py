@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from sdk_clients import client_of as sdk_client
+from sdk_clients import closed_clients  # noqa: F401 (autouse: closes the clients)
 
 from ormock import OrmockServer, check_stream
 from ormock.engine.event_log import EVENT
@@ -40,7 +42,7 @@ def server() -> Iterator[OrmockServer]:
 
 
 def client_of(server: OrmockServer, key: str = KEY) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key=key, max_retries=0)
+    return sdk_client(server, key)
 
 
 def http_of(server: OrmockServer, key: str = KEY) -> httpx.Client:

@@ -170,6 +170,12 @@ class Namespaces:
         if self.backend is not None:
             self.backend.scoped(name).clear()
 
+    def stop_runs(self) -> None:
+        """Stop every background run, stored ``cancelled`` (the server is stopping: the
+        streams that follow them end instead of holding the shutdown up)."""
+        for engine in [e for e in list(self._engines.values()) if e is not None]:
+            Background.cancel_all(engine.responses, mark=True)
+
     def close(self) -> None:
         """Release a persistent store (the server has stopped); no background task outlives
         the server (the loop's end cancels them; this, any left)."""

@@ -209,15 +209,17 @@ class Background:
             return [t for t in cls._all.get(store, {}).values() if not t.done()]
 
     @classmethod
-    def cancel_all(cls, store: ResponseStore, wait: float = 10.0) -> None:
+    def cancel_all(cls, store: ResponseStore, wait: float = 10.0, *, mark: bool = False
+                   ) -> None:
         """Cancel every task of the store, from any thread, and return once they have ended,
         so that none writes after this (``Engine.reset`` clears the store next). On their own
         loop's thread they are cancelled at once: they cannot run again before the caller
         yields, and a task whose entry is gone writes nothing when cancelled. From another
         thread the cancel is scheduled on their loop, and waited for (at most ``wait``
-        seconds)."""
+        seconds). ``mark``: store the responses they ran ``cancelled`` (the server stops)."""
         with cls._lock:
-            tasks = [t for t in cls._all.pop(store, {}).values() if not t.done()]
+            running = {k: t for k, t in cls._all.pop(store, {}).items() if not t.done()}
+        tasks = list(running.values())
         try:
             here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -234,6 +236,13 @@ class Background:
             with contextlib.suppress(concurrent.futures.TimeoutError,
                                      concurrent.futures.CancelledError, RuntimeError):
                 ended.result(wait)
+        for response_id in running if mark else ():
+            store.change(response_id, _stopped)
+
+
+def _stopped(current: Json) -> Json | None:
+    return {**current, "status": "cancelled"} if current.get("status") in (
+        "queued", "in_progress") else None
 
 
 async def _cancelled(tasks: list[asyncio.Task[None]]) -> None:
