@@ -138,7 +138,6 @@ def test_invalid_tool_parameters_name_where() -> None:
     ({"model": "m", "stream": "yes"}, "stream", "invalid_type"),
     ({"model": "m", "store": 1}, "store", "invalid_type"),
     ({"model": "m", "background": True, "store": False}, "store", "invalid_value"),
-    ({"model": "m", "background": True, "stream": True}, "stream", "unsupported_parameter"),
     ({"model": "m", "temperature": 3}, "temperature", "invalid_value"),
     ({"model": "m", "temperature": True}, "temperature", "invalid_type"),
     ({"model": "m", "top_logprobs": 1.5}, "top_logprobs", "invalid_type"),

@@ -24,7 +24,7 @@ from ormock.engine.journal import JournalEntry, final_response, summarize
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.stateful import owner_of
 from ormock.engine.store import ResponseStore, Stored
-from ormock.engine.turn import Turn, socket_check
+from ormock.engine.turn import Turn, background_check, socket_check
 from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault
 from ormock.protocol.request import ResponseRequest, item_text
@@ -80,8 +80,9 @@ def respond(
     ids = RecordingIds(engine.ids) if key is not None else engine.ids
     reply = planned(engine, turn, build(engine, turn, ids, completed_at=completed,
                                         created_at=created), pacing)
-    out = engine.fault_reply(reply, faults, entry,
-                             socket_check(turn.step_reply, entry) if turn.socket else None)
+    unfit = socket_check(turn.step_reply, entry) if turn.socket else \
+        background_check(turn.step_reply, entry) if request.echo.get("background") else None
+    out = engine.fault_reply(reply, faults, entry, unfit)
     final = final_response(out.events) if isinstance(out, Reply) else None
     if final is None or not isinstance(final.get("id"), str):
         return out
@@ -99,8 +100,9 @@ def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: J
               faults: list[Fault], pacing: Pacing | None) -> Hashable | None:
     """The stream cache's key of this reply's content, or None when it may not come from the
     cache: no transport (a Python caller gets every event), a conversation (its context is not
-    the body's), a fault, the self-check, pacing or literal events."""
-    if not transport or joined is not None or (
+    the body's), background mode (its run needs the events), a fault, the self-check, pacing
+    or literal events."""
+    if not transport or joined is not None or turn.request.echo.get("background") or (
             faults or engine.self_check or (pacing and pacing.paced) or turn.literal):
         return None
     selection = turn.selection

@@ -110,9 +110,10 @@ class Engine:
         self._cassettes = kept_cassettes
         if scenarios:
             self._upstream = None
+        if clear:  # outside the lock: a task may be waiting for it on the server's loop
+            Background.cancel_all(self.responses)  # returns once they have ended
         with self._lock:
             if clear:
-                Background.cancel_all(self.responses)
                 self.responses.clear()
             self.ids = IdFactory(self.seed, self.responses.start())  # a restart: other ids
             self.clock = Clock(self.clock_mode)

@@ -139,7 +139,9 @@ class Namespaces:
         """Past the limit, drop the namespaces used longest ago (never the default one)."""
         while len(self._engines) > self.limit + ("" in self._engines):
             oldest = next(n for n in self._engines if n)
-            self._engines.pop(oldest)
+            engine = self._engines.pop(oldest)
+            if engine is not None:  # under the lock: cancelled, not waited for
+                Background.cancel_all(engine.responses, wait=0)
             self._remember_closed(oldest)
             self._forget(oldest)
 
@@ -156,14 +158,23 @@ class Namespaces:
         """Forget a namespace for good: its engine goes (and its keys of a persistent store),
         and later requests to it get 404."""
         with self._lock:
-            self._engines.pop(name, None)
+            engine = self._engines.pop(name, None)
             if name:
                 self._remember_closed(name)
-                self._forget(name)
+        if engine is not None:  # its background tasks end before its keys go
+            Background.cancel_all(engine.responses)
+        if name:
+            self._forget(name)
 
     def _forget(self, name: str) -> None:
         if self.backend is not None:
             self.backend.scoped(name).clear()
+
+    def stop_runs(self) -> None:
+        """Stop every background run, stored ``cancelled`` (the server is stopping: the
+        streams that follow them end instead of holding the shutdown up)."""
+        for engine in [e for e in list(self._engines.values()) if e is not None]:
+            Background.cancel_all(engine.responses, mark=True)
 
     def close(self) -> None:
         """Release a persistent store (the server has stopped); no background task outlives

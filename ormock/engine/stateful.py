@@ -10,6 +10,8 @@ call them."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import hashlib
 import json
 import threading
@@ -207,14 +209,47 @@ class Background:
             return [t for t in cls._all.get(store, {}).values() if not t.done()]
 
     @classmethod
-    def cancel_all(cls, store: ResponseStore) -> None:
-        """Cancel every task of the store (from any thread)."""
+    def cancel_all(cls, store: ResponseStore, wait: float = 10.0, *, mark: bool = False
+                   ) -> None:
+        """Cancel every task of the store, from any thread, and return once they have ended,
+        so that none writes after this (``Engine.reset`` clears the store next). On their own
+        loop's thread they are cancelled at once: they cannot run again before the caller
+        yields, and a task whose entry is gone writes nothing when cancelled. From another
+        thread the cancel is scheduled on their loop, and waited for (at most ``wait``
+        seconds). ``mark``: store the responses they ran ``cancelled`` (the server stops)."""
         with cls._lock:
-            tasks = list(cls._all.pop(store, {}).values())
+            running = {k: t for k, t in cls._all.pop(store, {}).items() if not t.done()}
+        tasks = list(running.values())
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        loops: dict[asyncio.AbstractEventLoop, list[asyncio.Task[None]]] = {}
         for task in tasks:
-            loop = task.get_loop()
-            if not task.done() and not loop.is_closed():
-                loop.call_soon_threadsafe(task.cancel)
+            loops.setdefault(task.get_loop(), []).append(task)
+        for loop, own in loops.items():
+            if loop is here or not loop.is_running():
+                for task in own:  # a loop that no longer runs runs none of them again
+                    task.cancel()
+                continue
+            ended = asyncio.run_coroutine_threadsafe(_cancelled(own), loop)
+            with contextlib.suppress(concurrent.futures.TimeoutError,
+                                     concurrent.futures.CancelledError, RuntimeError):
+                ended.result(wait)
+        for response_id in running if mark else ():
+            store.change(response_id, _stopped)
+
+
+def _stopped(current: Json) -> Json | None:
+    return {**current, "status": "cancelled"} if current.get("status") in (
+        "queued", "in_progress") else None
+
+
+async def _cancelled(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` (on their loop) and wait until they have ended."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def cancel_stored(store: ResponseStore, response_id: str) -> bool:

@@ -3,7 +3,9 @@
 ``ormock.engine.building`` makes a reply in small steps (context, echo, choice, build or the
 stream cache, faults, keep); a ``Turn`` holds what they share. ``socket_check`` sorts the faults
 of a WebSocket turn: one that cannot exist there (``Fault.not_on_socket``) refuses the turn when
-the step chose it, and is skipped (journaled in ``skipped``) when it came from the server.
+the step chose it, and is skipped (journaled in ``skipped``) when it came from the server;
+``background_check`` does the same for a background response's faults on the bytes of one
+connection (the ``WIRE`` stage), which a run tied to no connection cannot carry.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ormock.protocol.types import Json
 from ormock.scenario import Selection
 from ormock.scenario.replies import StepReply
 
-__all__ = ["Turn", "socket_check"]
+__all__ = ["Turn", "background_check", "socket_check"]
 
 
 
@@ -71,6 +73,33 @@ def socket_check(step_reply: StepReply | None, entry: JournalEntry) -> Callable[
                 "send the request over HTTP (SSE) for this one.",
                 code="fault_not_on_websocket", param="faults",
             )
+        entry.skipped.append(fault.name)
+        return True
+
+    return unfit
+
+
+def background_check(step_reply: StepReply | None, entry: JournalEntry
+                     ) -> Callable[[Fault], bool]:
+    """For a background response (``background: true``), what to do with a fault whose
+    trigger fired, as ``socket_check`` does: a fault on the bytes of one connection (the
+    ``WIRE`` stage: drops, stalls, framing, truncation) has no connection to act on, since the
+    run goes on without one; the step's own is a 400 ``fault_not_in_background``, a
+    server-wide one is skipped (journaled in ``skipped``)."""
+    from ormock.faults import FAULTS, WIRE
+
+    own = {id(f) for f in (step_reply.faults if step_reply else ())}
+
+    def unfit(fault: Fault) -> bool:
+        if fault.stage != WIRE:
+            return False
+        if id(fault) in own:
+            applies = sorted(name for name, cls in FAULTS.items() if cls.stage != WIRE)
+            raise OpenResponsesError(
+                f"This step's fault {fault.name!r} acts on the bytes of one connection, and a "
+                "background response runs on the server without one. In background mode these "
+                f"apply: {', '.join(applies)}; send the request without 'background': true "
+                "for this one.", code="fault_not_in_background", param="faults")
         entry.skipped.append(fault.name)
         return True
 

@@ -137,10 +137,6 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         if body.get("store") is False:
             raise invalid("Background mode keeps the response: send 'store': true or leave "
                           "it out with 'background': true.", "store", "invalid_value")
-        if body.get("stream"):
-            raise invalid("A streamed background request is not supported by this server; "
-                          "send 'stream': false and poll GET /v1/responses/{id}.", "stream",
-                          "unsupported_parameter")
     for name, low, high in (("temperature", 0, 2), ("top_p", 0, 1),
                             ("presence_penalty", -2, 2), ("frequency_penalty", -2, 2)):
         value = number(body, name, low, high)

@@ -36,7 +36,7 @@ from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
 from ormock.server.asgi import Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
-from ormock.server.background import start_background
+from ormock.server.background import answer_background
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_whole
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
@@ -169,14 +169,13 @@ class _CreateResponse:
         except Exception as exc:
             await self._answer_bug(scope, send, exc)
             return
-        if (isinstance(reply, Reply) and not reply.stream and isinstance(body, dict)
+        if (isinstance(reply, Reply) and isinstance(body, dict)
                 and body.get("background") is True and entry.response_id is not None):
-            # background mode: the Response queued now, run on this loop (background)
-            data = encode_json(start_background(engine.responses, reply)).encode()
-            await send_whole(send, 200, data)
-            if claim is not None:
-                claim.done(entry.response_id, data, False)
-            entry.finished_at = engine.elapsed()
+            # background mode: run on this loop, not tied to this connection (background)
+            try:
+                await answer_background(send, receive, engine, reply, entry, claim)
+            finally:
+                entry.finished_at = engine.elapsed()
             return
         self.namespaces.replies_in_flight += 1
         generating(engine, entry)

@@ -1,21 +1,45 @@
-"""Background mode (``background: true``): create answers at once with the Response
-``queued``; an asyncio task on the server's loop then runs it, paced as its stream would have
-been, storing ``in_progress`` and then its end (``completed``, ``incomplete``, ``failed``) for
-``GET /v1/responses/{id}`` to poll. ``POST .../{id}/cancel`` stops a running one and stores it
-``cancelled``; a finished one is answered as it is. Every task is cancelled when the server
-stops (the loop's end) or its namespace is reset."""
+"""Background mode (``background: true``): an asyncio task on the server's loop runs the
+response, paced as its stream would have been, not tied to any client connection. It keeps
+every event it emits in the store (``ormock.engine.event_log``: ``response.created`` with status
+``queued``, ``response.queued``, then the scenario's events) and stores the Response
+``in_progress`` and then its end (``completed``, ``incomplete``, ``failed``) for
+``GET /v1/responses/{id}`` to poll. Create answers at once with the Response ``queued``, or,
+with ``stream: true``, follows the stored events as they come (``ormock.server.resume``): a
+client that leaves that stream does not stop the run.
+
+``POST .../{id}/cancel`` stops a running one and stores it ``cancelled``; a finished one is
+answered as it is. Every change of status is a compare-and-set from a running status, so a
+cancel racing the end of the run leaves exactly one of them stored. Every task is cancelled
+when the server stops (the loop's end: stored ``cancelled``) or its namespace is reset or
+dropped (``Background.cancel_all``, which waits for the tasks to end before the store is
+cleared)."""
 
 from __future__ import annotations
 
 import asyncio
 
+from ormock.engine.core import Engine
+from ormock.engine.event_log import (
+    RUNNING,
+    Pulse,
+    advance,
+    append,
+    background_events,
+)
+from ormock.engine.journal import JournalEntry, summarize, wrote
 from ormock.engine.reply import Reply
-from ormock.engine.stateful import Background, Generating
+from ormock.engine.stateful import Background, Claim, Generating
 from ormock.engine.store.memory import ResponseStore
 from ormock.protocol.checker import ProtocolError
-from ormock.protocol.types import Json
+from ormock.protocol.events import TERMINAL_EVENTS
+from ormock.protocol.sse import encode_json
+from ormock.protocol.types import Json, Receive, Send
+from ormock.server.body import send_whole
+from ormock.server.resume import send_events
 
-__all__ = ["cancel_background", "queued_snapshot", "start_background"]
+__all__ = ["answer_background", "cancel_background", "queued_snapshot", "start_background"]
+
+Groups = list[tuple[float, list[Json]]]
 
 
 def queued_snapshot(reply: Reply) -> Json:
@@ -23,7 +47,7 @@ def queued_snapshot(reply: Reply) -> Json:
     events = reply.events
     if events and events[0].get("type") == "response.created":
         first: Json = dict(events[0]["response"])
-    else:  # a reply from the stream cache: its final Response, emptied
+    else:  # literal events that do not start with response.created: the final one, emptied
         first = {**reply.response, "output": [], "usage": None, "completed_at": None,
                  "incomplete_details": None, "error": None}
     first["status"] = "queued"
@@ -32,34 +56,64 @@ def queued_snapshot(reply: Reply) -> Json:
 
 def _final(reply: Reply, running: Json) -> Json:
     try:
-        return reply.folded() if reply.events else reply.response
+        return reply.folded()
     except ProtocolError as error:
         return {**running, "status": "failed",
                 "error": {"code": "server_error", "message": str(error)}}
 
 
-async def _run(store: ResponseStore, response_id: str, reply: Reply, queued: Json) -> None:
-    delays = reply.delays() if reply.events else []
-    running = {**queued, "status": "in_progress"}
+def _groups(reply: Reply) -> Groups:
+    """The background stream's events, grouped as they go out: each group after its delay
+    (an event with no delay goes with the one before it). ``response.queued`` goes out with
+    ``response.created``."""
+    delays = reply.delays()
+    events = background_events(reply.events)
+    if len(events) > len(delays):  # response.queued was put in second
+        delays = [delays[0], 0.0, *delays[1:]]
+    groups: Groups = []
+    for event, delay in zip(events, delays, strict=True):
+        if groups and delay == 0:
+            groups[-1][1].append(event)
+        else:
+            groups.append((delay, [event]))
+    return groups
+
+
+async def _run(store: ResponseStore, response_id: str, groups: Groups, final: Json,
+               running: Json) -> None:
     task = asyncio.current_task()
     assert task is not None
+    index, ended = 0, False
     try:
-        if delays:
-            await asyncio.sleep(delays[0])
-        store.update(response_id, running)
-        for delay in delays[1:]:
+        for delay, events in groups:
             if delay > 0:
                 await asyncio.sleep(delay)
-        store.update(response_id, _final(reply, running))
+            types = {event.get("type") for event in events}
+            # the status first, and only from a running one: a cancel that got there first
+            # wins, and this run stops without another event
+            if "response.in_progress" in types and not advance(store, response_id, running):
+                return
+            if any(t in TERMINAL_EVENTS for t in types):
+                ended = True
+                if not advance(store, response_id, final):
+                    return
+            if not Background.owns(store, response_id, task):
+                return  # cancelled from another thread (a reset): it writes no more
+            append(store, response_id, index, events)
+            index += len(events)
+            Pulse.ring(store, response_id)
+        if not ended:  # a stream with no terminal event: its end is stored all the same
+            advance(store, response_id, final)
     except asyncio.CancelledError:
-        # stopped with the server: stored as cancelled (a cancel request or a reset has
-        # already taken its entry, and stored what it must)
+        # stopped with the server: stored as cancelled (a cancel request, a reset or a drop
+        # has already taken its entry, and stored what it must)
         if Background.owns(store, response_id, task):
-            store.update(response_id, {**running, "status": "cancelled"})
+            advance(store, response_id, {**running, "status": "cancelled"})
         raise
     finally:
         if Background.release(store, response_id, task):
             Generating.discard(store, response_id)
+        Pulse.ring(store, response_id)
 
 
 def start_background(store: ResponseStore, reply: Reply) -> Json:
@@ -67,22 +121,49 @@ def start_background(store: ResponseStore, reply: Reply) -> Json:
     Response (create's answer)."""
     queued = queued_snapshot(reply)
     response_id = str(queued["id"])
+    running = {**queued, "status": "in_progress"}
     store.update(response_id, queued)
     Generating.add(store, response_id)
     task = asyncio.get_running_loop().create_task(
-        _run(store, response_id, reply, queued), name=f"ormock-background-{response_id}")
+        _run(store, response_id, _groups(reply), _final(reply, running), running),
+        name=f"ormock-background-{response_id}")
     Background.add(store, response_id, task)
     return queued
 
 
-def cancel_background(store: ResponseStore, response_id: str) -> bool:
-    """Stop a running background response and store it ``cancelled``; whether one ran."""
+async def answer_background(send: Send, receive: Receive, engine: Engine, reply: Reply,
+                            entry: JournalEntry, claim: Claim | None) -> None:
+    """Create's answer in background mode: the Response ``queued`` (JSON), or with
+    ``stream: true`` the stored events as they come; an ``Idempotency-Key`` is bound to the
+    bytes sent (a retry gets them again, and resumes with ``GET`` for the rest)."""
+    queued = start_background(engine.responses, reply)
+    response_id = str(queued["id"])
+    if not reply.stream:
+        data = encode_json(queued).encode()
+        await send_whole(send, 200, data)
+        if claim is not None:
+            claim.done(response_id, data, False)
+        return
+    written = await send_events(send, receive, engine.responses, response_id, None)
+    wrote(entry, written)
+    entry.sent = summarize(list(written.events), written.delays())
+    if claim is not None:
+        claim.done(response_id, b"".join(frame.data for _, frame in written.sent), True)
+
+
+def cancel_background(store: ResponseStore, response_id: str) -> Json | None:
+    """Stop a running background response and store it ``cancelled`` (unless its run has
+    stored its end first): the Response stored now (None: not stored)."""
     task = Background.pop(store, response_id)
-    if task is None or task.done():
-        return False
-    task.cancel()
-    found = store.get(response_id)
-    if found is not None and found.response.get("status") in ("queued", "in_progress"):
-        store.update(response_id, {**found.response, "status": "cancelled"})
-    Generating.discard(store, response_id)
-    return True
+    if task is not None and not task.done():
+        task.cancel()
+
+    def change(current: Json) -> Json | None:
+        return {**current, "status": "cancelled"} if current.get("status") in RUNNING \
+            else None
+
+    found = store.change(response_id, change)
+    if task is not None:
+        Generating.discard(store, response_id)
+    Pulse.ring(store, response_id)
+    return found

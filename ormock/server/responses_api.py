@@ -1,8 +1,10 @@
 """The stored-response endpoints beside create, per namespace, and what create does around its
 answer for them:
 
-- ``GET [/<namespace>]/v1/responses/{id}`` (``include`` checked), ``DELETE`` (a tombstone; 409
-  while its answer is still being written), ``GET .../{id}/input_items`` (cursor pages),
+- ``GET [/<namespace>]/v1/responses/{id}`` (``include`` checked; ``stream=true`` and
+  ``starting_after``: a background response's events, ``ormock.server.resume``),
+  ``DELETE`` (a tombstone; 409 while its answer is still being written),
+  ``GET .../{id}/input_items`` (cursor pages),
   ``POST .../{id}/cancel`` (a background response still running is stopped and
   stored ``cancelled``, a finished one answered as it is; any other is 400
   ``unsupported_operation``). A response absent, deleted or created with another API key is
@@ -44,6 +46,7 @@ from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Send
 from ormock.server.background import cancel_background
 from ormock.server.body import send_whole
+from ormock.server.resume import EventStream, resume_query, streamable
 
 __all__ = ["idempotent", "response_routes", "send_replay", "settle"]
 
@@ -100,7 +103,12 @@ def _endpoint(namespaces: Namespaces, answer: Callable[[Engine, Request], Respon
 
 def _get(engine: Engine, request: Request) -> Response:
     _include(request)
-    return Response(_visible(engine, request).raw, media_type="application/json")
+    stream, after = resume_query(request)
+    stored = _visible(engine, request)
+    if not stream:
+        return Response(stored.raw, media_type="application/json")
+    streamable(engine.responses, stored)  # background, its events still stored
+    return EventStream(engine.responses, stored.response_id, after)
 
 
 def _delete(engine: Engine, request: Request) -> Response:
@@ -128,8 +136,9 @@ def _input_items(engine: Engine, request: Request) -> Response:
 def _cancel(engine: Engine, request: Request) -> Response:
     stored = _visible(engine, request)
     if stored.response.get("background") is True:  # running: stopped; finished: as it is
-        cancel_background(engine.responses, stored.response_id)
-        return _get(engine, request)
+        # the answer is what the store holds now: the cancel, or the end that beat it
+        now = cancel_background(engine.responses, stored.response_id)
+        return _json(now if now is not None else stored.response)
     raise OpenResponsesError(
         f"Response {stored.response_id!r} was not created with background: true; only a "
         "background response can be cancelled.", code="unsupported_operation",

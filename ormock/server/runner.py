@@ -74,6 +74,13 @@ class OrmockServer(ThreadedServer):
     def engine(self, namespace: str = "") -> Engine:
         return self.namespaces.get(namespace)
 
+    def stop(self) -> None:
+        """Stop serving: background runs first (stored ``cancelled``, so that the streams
+        following them end), then the server."""
+        if self._thread is not None:
+            self.namespaces.stop_runs()
+        super().stop()
+
     def _closed(self) -> None:
         self.namespaces.close()
 

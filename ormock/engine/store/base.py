@@ -24,7 +24,7 @@ Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart
 
 # the kinds in use or planned
 KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "conversation",
-         "conversation_item")
+         "conversation_item", "event")
 
 
 class StoreError(Exception):

@@ -8,7 +8,7 @@ import builtins
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ormock.engine.store.base import StoreBackend
@@ -243,13 +243,23 @@ class ResponseStore:
     def update(self, response_id: str, response: Json) -> bool:
         """Replace the Response JSON of a stored response (its header, so its chain and owner,
         kept): whether it was still stored. Atomic against another update of it."""
+        return self.change(response_id, lambda _: response) is not None
+
+    def change(self, response_id: str, change: Callable[[Json], Json | None]) -> Json | None:
+        """Replace the Response JSON with ``change(current)`` unless that is None (leave it),
+        atomically (compare-and-set: of racing changes, each sees the one before it): the
+        Response stored now, or None when the response is not stored."""
         while True:
             old = self.backend.get(_KIND, response_id)
             if old is None:
-                return False
-            head = old.partition(b"\n")[0]
-            if self._rewrite(response_id, old, head + b"\n" + encode_json(response).encode()):
-                return True
+                return None
+            head, _, raw = old.partition(b"\n")
+            current: Json = json.loads(raw)
+            new = change(current)
+            if new is None:
+                return current
+            if self._rewrite(response_id, old, head + b"\n" + encode_json(new).encode()):
+                return new
 
     def _rewrite(self, response_id: str, old: builtins.bytes, new: builtins.bytes) -> bool:
         """Replace a record if it still is ``old`` (it becomes the newest of the kind)."""
