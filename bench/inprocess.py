@@ -46,6 +46,8 @@ CASES: dict[str, tuple[str, bool, bool]] = {
     "short-stream-unique": ("short", True, True),
     "short-json-unique": ("short", False, True),
     "long-text": ("long-text", True, False),
+    "scenario-stream-unique": ("scenario", True, True),
+    "scenario-json-unique": ("scenario", False, True),
 }
 HEADERS = {"content-type": "application/json", "host": "127.0.0.1"}
 
@@ -217,7 +219,7 @@ def profile(name: str, top: int) -> None:
     bodies = requests(body_case, stream, unique)
     loop = new_loop()
     driver = Driver(ormock_app(body_case), lambda: json.dumps(bodies()).encode())
-    count = 2000 if body_case == "short" else 60
+    count = 60 if body_case == "long-text" else 2000
     loop.run_until_complete(driver.many(10))
     profiler = cProfile.Profile()
     profiler.enable()

@@ -127,12 +127,14 @@ def default_plan(
 ) -> ReplyPlan:
     """Plan the embedded default reply for ``request`` given its whole ``context``."""
     content = request.content_seed(seed)
-    faker.seed_instance(content)
     prose = Prose(content)
     start = _last_user_index(context)
     last_text = item_text(context[start]) if start >= 0 else ""
     answered = any(i.get("type") == "function_call_output" for i in context[start + 1 :])
     tools, must_call = _callable_tools(request)
+    if (tools and (must_call or not answered)) or \
+            request.echo.get("text", {}).get("format", {}).get("type") == "json_schema":
+        faker.seed_instance(content)  # only tool arguments and schema values draw from it
     items: list[ItemPlan] = []
     reasoning = request.echo.get("reasoning")
     budget = request.echo.get("max_output_tokens")

@@ -47,9 +47,18 @@ EXTENSION_PREFIX = "x_"
 
 def content_seed(seed: int, body: Json) -> int:
     """The seed for a request's content: the same request gets the same content."""
+    return _seed_of(seed, _canonical(body))
+
+
+def _canonical(body: Json) -> str:
+    """The part of a body its content depends on, as one canonical JSON text."""
     stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")
               and not (k == "background" and v is True)}  # run in the background: the same
-    digest = hashlib.sha256(f"{seed}:{json.dumps(stable, sort_keys=True, default=str)}".encode())
+    return json.dumps(stable, sort_keys=True, default=str)
+
+
+def _seed_of(seed: int, canonical: str) -> int:
+    digest = hashlib.sha256(f"{seed}:{canonical}".encode())
     return int.from_bytes(digest.digest()[:8], "big")
 
 
@@ -71,9 +80,13 @@ class ResponseRequest:
         """The seed of this request's content under a server seed (``content_seed``), computed
         once."""
         value = self._seeds.get(seed)
-        if value is None:
-            value = self._seeds[seed] = content_seed(seed, self.body)
+        if value is None:  # the canonical body is made once, whatever the seeds asked for
+            value = self._seeds[seed] = _seed_of(seed, self._canonical)
         return value
+
+    @cached_property
+    def _canonical(self) -> str:
+        return _canonical(self.body)
 
     @cached_property
     def input_tokens(self) -> int:
