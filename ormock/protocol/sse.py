@@ -25,6 +25,8 @@ __all__ = [
 
 DONE_FRAME = b"data: [DONE]\n\n"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# what the encoder writes a str as, with ensure_ascii=False (C when available)
+_encode_basestring = json.encoder.encode_basestring
 # Left raw by ensure_ascii=False, yet line breaks to str.splitlines (which httpx's iter_lines
 # uses: a raw U+2028 would cut a data line in two), or not encodable as UTF-8 (lone surrogates).
 # They can only stand inside JSON strings, where the escape means the same character.
@@ -42,6 +44,11 @@ def encode_json(value: Any) -> str:
     (U+0085, U+2028, U+2029) and lone surrogates, which are written as ``\\uXXXX`` escapes.
     """
     return _UNSAFE.sub(_escape, _encoder.encode(value))
+
+
+def _encode_str(value: str) -> str:
+    """``encode_json`` of a string, without the encoder's dispatch (the same text)."""
+    return _UNSAFE.sub(_escape, _encode_basestring(value))
 
 
 # The shape of the events that make up most of a stream, as the builder writes them: framed
@@ -65,13 +72,13 @@ def _delta_frame(event: Mapping[str, Any], kind: str) -> bytes | None:
     if type(item) is not str or type(delta) is not str:
         return None
     head = (f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{number},'
-            f'"item_id":{encode_json(item)},"output_index":{index},')
+            f'"item_id":{_encode_str(item)},"output_index":{index},')
     if len(keys) == 5:
-        return f'{head}"delta":{encode_json(delta)}}}\n\n'.encode()
+        return f'{head}"delta":{_encode_str(delta)}}}\n\n'.encode()
     part = event["content_index"]
     if type(part) is not int or event["logprobs"] != []:
         return None
-    return f'{head}"content_index":{part},"delta":{encode_json(delta)},"logprobs":[]}}\n\n'.encode()
+    return f'{head}"content_index":{part},"delta":{_encode_str(delta)},"logprobs":[]}}\n\n'.encode()
 
 
 def frame_event(event: Mapping[str, Any]) -> bytes:
