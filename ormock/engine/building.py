@@ -195,7 +195,7 @@ def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: Recording
         body = b"\n".join(frame.data for frame in reply.wire())
     else:
         body = reply.sse_body() if reply.stream else reply.json_body()
-    reply = replace(reply, body=body, summary=summarize(reply.events, None))
+    reply = reply.issued(body, summarize(reply.events, None))
     final_raw = body if not reply.stream else encode_json(final).encode()
     engine.cache.put(key, StreamTemplate(
         body=body,

@@ -154,6 +154,30 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
             raise invalid("A streamed background request is not supported by this server; "
                           "send 'stream': false and poll GET /v1/responses/{id}.", "stream",
                           "unsupported_parameter")
+    if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
+        _optional_fields(body, echo)
+    return ResponseRequest(
+        body=body,
+        model=model,
+        input=parse_input(body.get("input")),
+        stream=bool(body.get("stream")),
+        previous_response_id=previous,
+        tools=tools,
+        echo=echo,
+        extensions={k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)},
+    )
+
+
+# the fields ``_optional_fields`` checks (most requests send none of them)
+_OPTIONAL = frozenset((
+    "temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs",
+    "max_output_tokens", "max_tool_calls", "truncation", "service_tier", "safety_identifier",
+    "prompt_cache_key", "metadata", "text", "reasoning", "include",
+))
+
+
+def _optional_fields(body: Json, echo: Json) -> None:
+    """Check the sampling, limit and output fields a body sent, and echo them."""
     for name, low, high in (("temperature", 0, 2), ("top_p", 0, 1),
                             ("presence_penalty", -2, 2), ("frequency_penalty", -2, 2)):
         value = number(body, name, low, high)
@@ -195,16 +219,6 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         expect(body["include"], list, "include", "an array of strings")
         for index, value in enumerate(body["include"]):
             expect(value, str, f"include[{index}]", "a string")
-    return ResponseRequest(
-        body=body,
-        model=model,
-        input=parse_input(body.get("input")),
-        stream=bool(body.get("stream")),
-        previous_response_id=previous,
-        tools=tools,
-        echo=echo,
-        extensions={k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)},
-    )
 
 
 def inherit_extensions(inherited: Json, own: Json) -> Json:
