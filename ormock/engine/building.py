@@ -29,7 +29,7 @@ from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
-from ormock.protocol.sse import encode_json
+from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
 from ormock.protocol.stream import build_events
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
@@ -191,12 +191,19 @@ def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: Recording
     """Keep the bytes of a reply for the next request of the same content; the reply with
     those bytes (sent as they are) and its journal summary, and the final Response's JSON
     (encoded once: the store keeps the same bytes)."""
+    final_raw: bytes | None = None
     if reply.socket:  # one text frame a line (JSON text holds no raw line break)
         body = b"\n".join(frame.data for frame in reply.wire())
+    elif reply.stream and reply.frames is None and reply.body is None:  # keep the final JSON
+        framed = Framed(reply.events)
+        body = b"".join([*framed.frames, DONE_FRAME])
+        if framed.response is final:
+            final_raw = framed.snapshot.encode()
     else:
         body = reply.sse_body() if reply.stream else reply.json_body()
     reply = reply.issued(body, summarize(reply.events, None))
-    final_raw = body if not reply.stream else encode_json(final).encode()
+    if final_raw is None:
+        final_raw = body if not reply.stream else encode_json(final).encode()
     engine.cache.put(key, StreamTemplate(
         body=body,
         final=final_raw,

@@ -15,7 +15,7 @@ from typing import Any
 
 from ormock.engine.wire import Frame, Pacing, frames_for
 from ormock.protocol.checker import ProtocolError, check_stream
-from ormock.protocol.sse import DONE_FRAME, encode_json, frame_event, json_events, parse_sse
+from ormock.protocol.sse import DONE_FRAME, Framed, encode_json, json_events, parse_sse
 from ormock.protocol.types import Json
 
 __all__ = ["RawReply", "Reply"]
@@ -103,7 +103,7 @@ class Reply:
     def sse_body(self) -> bytes:
         if self.frames is None and self.body is None and not self.socket:
             # the frames' bytes, without making the frames (their delays change no byte)
-            return b"".join([*map(frame_event, self.events), DONE_FRAME])
+            return b"".join([*Framed(self.events).frames, DONE_FRAME])
         return b"".join(frame.data for frame in self.wire())
 
     def folded(self) -> Json:

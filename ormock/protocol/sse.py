@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "DONE_FRAME",
+    "Framed",
     "SSEMessage",
     "SSEParser",
     "encode_json",
@@ -92,6 +93,51 @@ def frame_event(event: Mapping[str, Any]) -> bytes:
         if framed is not None:
             return framed
     return f"event: {kind}\ndata: {encode_json(event)}\n\n".encode()
+
+
+_SNAPSHOT_KEYS = ("type", "sequence_number", "response")
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The same keys in the same order, each holding the very same object: the same JSON."""
+    return len(a) == len(b) and all(
+        (ka is kb or ka == kb) and va is vb
+        for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True))
+
+
+class Framed:
+    """A list of events framed one after the other (each as ``frame_event`` frames it), with
+    the JSON of the last Response snapshot framed (``snapshot``, the object ``response``): a
+    snapshot made of the same objects as the one before it (``response.created`` and
+    ``response.in_progress``) is encoded once, and the terminal one's JSON is what a store
+    keeps, so it need not be encoded again."""
+
+    __slots__ = ("frames", "response", "snapshot")
+
+    def __init__(self, events: list[Mapping[str, Any]]) -> None:
+        self.frames: list[bytes] = []
+        self.response: Mapping[str, Any] | None = None
+        self.snapshot = ""
+        append = self.frames.append
+        for event in events:
+            kind = event["type"]
+            if kind in _DELTA_KEYS:
+                framed = _delta_frame(event, kind)
+                if framed is not None:
+                    append(framed)
+                    continue
+            number = event.get("sequence_number")
+            response = event.get("response")
+            if type(kind) is str and type(number) is int and type(response) is dict \
+                    and tuple(event) == _SNAPSHOT_KEYS:
+                last = self.response
+                if last is None or not (last is response or _same(last, response)):
+                    self.snapshot = encode_json(response)
+                self.response = response
+                append(f'event: {kind}\ndata: {{"type":{_encode_str(kind)},"sequence_number":'
+                       f'{number},"response":{self.snapshot}}}\n\n'.encode())
+                continue
+            append(frame_event(event))
 
 
 @dataclass
