@@ -10,8 +10,10 @@ answer does not fit ``max_output_tokens``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import struct
 
 from faker import Faker
 
@@ -82,35 +84,36 @@ def _hints(text: str) -> Json:
     return {key: match.group(1) for key in _PLACE_KEYS} if match else {}
 
 
-_MASK = (1 << 64) - 1
-_MUL, _ADD = 6364136223846793005, 1442695040888963407  # Knuth's 64-bit LCG (MMIX)
-
-
 class Prose:
-    """Lorem text from Faker's word list (loaded once), drawn with a 64-bit linear
-    congruential generator seeded by the request's content seed: the same seed gives the same
-    words, with no generator to seed per request (seeding a ``random.Random`` costs more than
-    the text drawn from it). Each draw takes the state's high 32 bits."""
+    """Lorem text from Faker's word list (loaded once), drawn from SHAKE-128 of the request's
+    content seed: the same seed gives the same words on every platform, with no generator to
+    seed per request (seeding a ``random.Random`` costs more than the text drawn from it). The
+    draws are little-endian 16-bit numbers, taken in order and made in one call."""
 
     _words: tuple[str, ...] = ()
+    _BATCH = 128  # draws made at a time: a paragraph of 3 sentences takes at most 39
 
     def __init__(self, seed: int) -> None:
         if not Prose._words:
             Prose._words = tuple(shared_faker().get_words_list())
-        self.state = seed & _MASK
+        self._seed = str(seed).encode()
+        self._draws: tuple[int, ...] = ()
+        self._next = 0
+
+    def _take(self, count: int) -> tuple[int, ...]:
+        end = self._next + count
+        if end > len(self._draws):  # more of the same stream (its first bytes do not change)
+            size = max(end, len(self._draws) + self._BATCH)
+            self._draws = struct.unpack(f"<{size}H", hashlib.shake_128(self._seed).digest(2 * size))
+        taken, self._next = self._draws[self._next:end], end
+        return taken
 
     def sentence(self) -> str:
         """5 to 12 words, the first capitalized, and a full stop."""
         words = Prose._words
-        size, state = len(words), self.state
-        state = (state * _MUL + _ADD) & _MASK
-        count = 5 + (((state >> 32) * 8) >> 32)
-        picked = []
-        for _ in range(count):
-            state = (state * _MUL + _ADD) & _MASK
-            picked.append(words[((state >> 32) * size) >> 32])
-        self.state = state
-        return " ".join(picked).capitalize() + "."
+        size = len(words)
+        count = 5 + self._take(1)[0] % 8
+        return " ".join([words[draw % size] for draw in self._take(count)]).capitalize() + "."
 
     def paragraph(self, sentences: int) -> str:
         return " ".join(self.sentence() for _ in range(sentences))
