@@ -114,7 +114,7 @@ class Framed:
 
     __slots__ = ("frames", "response", "snapshot")
 
-    def __init__(self, events: list[Mapping[str, Any]]) -> None:
+    def __init__(self, events: Iterable[Mapping[str, Any]]) -> None:
         self.frames: list[bytes] = []
         self.response: Mapping[str, Any] | None = None
         self.snapshot = ""
@@ -130,7 +130,7 @@ class Framed:
             response = event.get("response")
             if type(kind) is str and type(number) is int and type(response) is dict \
                     and tuple(event) == _SNAPSHOT_KEYS:
-                last = self.response
+                last: Mapping[str, Any] | None = self.response
                 if last is None or not (last is response or _same(last, response)):
                     self.snapshot = encode_json(response)
                 self.response = response
