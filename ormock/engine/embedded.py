@@ -1,6 +1,7 @@
 """The embedded default reply: what ``ormock serve`` answers when nothing else was scripted.
 
-Deterministic (content is drawn from a Faker seeded by the server seed and the request, so a
+Deterministic (the prose is drawn from Faker's word list by SHAKE-128 of the content seed, the
+server seed and the request; tool arguments and schema values from a Faker seeded with it; so a
 repeated request gets the same content), and shaped like a model would answer: function calls
 when tools are offered and allowed and no tool output has come back yet, arguments valid against
 each tool's schema; a final message that uses the tool outputs once they arrive; JSON when
