@@ -61,11 +61,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     import inprocess
 
     parser = argparse.ArgumentParser(description="Instructions per request (callgrind).")
-    parser.add_argument("cases", nargs="*", choices=[[], *sorted(inprocess.CASES)],
-                        help="in-process cases (default: all)")
+    parser.add_argument("cases", nargs="*", metavar="CASE",
+                        help=f"in-process cases (default: all): {', '.join(inprocess.CASES)}")
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--inside", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    unknown = [case for case in args.cases if case not in inprocess.CASES]
+    if unknown:
+        parser.error(f"unknown case {unknown[0]!r}: choose from {', '.join(inprocess.CASES)}")
     if args.inside:
         measured(args.inside, args.requests)
         return 0
