@@ -24,11 +24,19 @@ SEED = 0
 SHORT_BODY: Json = {"model": "m", "input": "hi"}
 
 
+# The catalogue scenario the ``scenario`` case names by its model (``ormock:text``): a templated
+# reply (``Hello! {{ faker.sentence(nb_words=8) }}``), rendered anew for every request.
+SCENARIO_MODEL = "ormock:text"
+
+
 def request_body(case: str, stream: bool, unique: int | None = None) -> Json:
     """The request body for a case (``short`` or ``long-text``: the same request; the
-    ``long-text`` server has the 1,000-word scenario loaded). ``unique``: a request whose input
-    differs from every other one (``hi 17``), so nothing can be reused from an earlier reply."""
+    ``long-text`` server has the 1,000-word scenario loaded; ``scenario``: the same request with
+    ``model: ormock:text``). ``unique``: a request whose input differs from every other one
+    (``hi 17``), so nothing can be reused from an earlier reply."""
     body = {**SHORT_BODY, "stream": True} if stream else dict(SHORT_BODY)
+    if case == "scenario":
+        body["model"] = SCENARIO_MODEL
     if unique is not None:
         body["input"] = f"hi {unique}"
     return body

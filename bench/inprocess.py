@@ -17,6 +17,7 @@ under load.
     python bench/inprocess.py                 # the table
     python bench/inprocess.py --json          # for run.py
     python bench/inprocess.py --profile short-json   # cProfile of ormock's app, top functions
+    python bench/inprocess.py --breakdown short-json-unique   # where its µs go, a table
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ CASES: dict[str, tuple[str, bool, bool]] = {
     "short-stream-unique": ("short", True, True),
     "short-json-unique": ("short", False, True),
     "long-text": ("long-text", True, False),
+    "scenario-stream-unique": ("scenario", True, True),
+    "scenario-json-unique": ("scenario", False, True),
 }
 HEADERS = {"content-type": "application/json", "host": "127.0.0.1"}
 
@@ -217,7 +220,7 @@ def profile(name: str, top: int) -> None:
     bodies = requests(body_case, stream, unique)
     loop = new_loop()
     driver = Driver(ormock_app(body_case), lambda: json.dumps(bodies()).encode())
-    count = 2000 if body_case == "short" else 60
+    count = 60 if body_case == "long-text" else 2000
     loop.run_until_complete(driver.many(10))
     profiler = cProfile.Profile()
     profiler.enable()
@@ -225,6 +228,72 @@ def profile(name: str, top: int) -> None:
     profiler.disable()
     print(f"cProfile of {count} requests through ormock's ASGI app ({name}):")
     pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_SORT", "cumulative")).print_stats(top)
+
+
+# Where a request's time goes: (label, depth, (file suffix, function) of each function whose
+# cumulative time it is). Depth 1 parts add up to the whole; deeper ones are within the part
+# above them.
+STAGES: list[tuple[str, int, tuple[tuple[str, str], ...]]] = [
+    ("read and check the body (`_raw_body`, `_parse`)", 1,
+     (("server/app.py", "_raw_body"), ("server/app.py", "_parse"))),
+    ("Idempotency-Key lookup (`idempotent`)", 1, (("server/responses_api.py", "idempotent"),)),
+    ("`Engine.answer`", 1, (("engine/core.py", "answer"),)),
+    ("`building.respond`", 2, (("engine/building.py", "respond"),)),
+    ("context and owner (`context_of`, `owner_of`)", 3,
+     (("engine/context.py", "context_of"), ("engine/stateful.py", "owner_of"))),
+    ("choose the reply (`choose`)", 3, (("engine/choose.py", "choose"),)),
+    ("plan and events (`build`)", 3, (("engine/building.py", "build"),)),
+    ("the text: default plan or scenario step", 4,
+     (("engine/embedded.py", "default_plan"), ("scenario/replies.py", "plan"))),
+    ("the event dicts (`build_events`)", 4, (("protocol/stream.py", "build_events"),)),
+    ("the stream cache: look-up (`cache.get`)", 3, (("engine/cache.py", "get"),)),
+    ("bytes and journal summary of a new content (`remember`)", 3,
+     (("engine/building.py", "remember"),)),
+    ("a repeated content's bytes (`issue`)", 3, (("engine/building.py", "issue"),)),
+    ("store the response (`keep`)", 3, (("engine/building.py", "keep"),)),
+    ("render the wire (`render`)", 1, (("engine/render.py", "render"),)),
+    ("write it (`send_wire`)", 1, (("engine/writer.py", "send_wire"),)),
+    ("journal and idempotency after the write (`wrote`, `settle`)", 1,
+     (("engine/journal.py", "wrote"), ("server/responses_api.py", "settle"))),
+]
+
+
+def breakdown(name: str, budget: float) -> str:
+    """A markdown table of where one case's app time goes: each stage's share of the
+    cumulative time under cProfile, scaled to the app µs measured without it (the profiler
+    slows Python calls more than C, so the shares are approximate)."""
+    body_case, stream, unique = CASES[name]
+    loop = new_loop()
+    driver = Driver(ormock_app(body_case), lambda: json.dumps(bodies()).encode())
+    bodies = requests(body_case, stream, unique)
+    gc.collect()
+    total_us = per_request(lambda n: loop.run_until_complete(driver.many(n)), budget)
+    profiler = cProfile.Profile()
+    count = 60 if body_case == "long-text" else 2000
+    profiler.enable()
+    loop.run_until_complete(driver.many(count))
+    profiler.disable()
+    stats: dict[tuple[str, int, str], tuple[Any, ...]] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+
+    def cumulative(functions: tuple[tuple[str, str], ...]) -> float:
+        return sum(value[3] for (path, _, function), value in stats.items()
+                   if any(path.endswith(suffix) and function == wanted
+                          for suffix, wanted in functions))
+
+    whole = cumulative((("bench/inprocess.py", "one"),))
+    lines = [f"`{name}`: {total_us:,.0f} µs of app time a request (cProfile shares of "
+             f"{count} requests, scaled)", "", "| stage | µs | share |", "|---|--:|--:|"]
+    top = 0.0
+    for label, depth, functions in STAGES:
+        share = cumulative(functions) / whole if whole else 0.0
+        if share < 0.005:
+            continue
+        top += share if depth == 1 else 0.0
+        lines.append(f"| {'· ' * (depth - 1)}{label} | {share * total_us:,.0f} "
+                     f"| {share:.0%} |")
+    lines.append(f"| the rest: Starlette's middleware and router, the request-id wrapper, "
+                 f"the namespace, the driver | {(1 - top) * total_us:,.0f} | {1 - top:.0%} |")
+    return "\n".join(lines)
 
 
 def table(results: dict[str, dict[str, float]]) -> str:
@@ -246,9 +315,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=0.6, help="seconds per measurement")
     parser.add_argument("--profile", choices=sorted(CASES), help="cProfile one case instead")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--breakdown", nargs="+", choices=sorted(CASES),
+                        help="where each case's app time goes, a table per case")
     args = parser.parse_args(argv)
     if args.profile:
         profile(args.profile, args.top)
+        return 0
+    if args.breakdown:
+        print("\n\n".join(breakdown(name, args.budget) for name in args.breakdown))
         return 0
     results = {name: measure_case(name, args.budget) for name in CASES}
     print(json.dumps(results, indent=1) if args.json else table(results))

@@ -42,8 +42,13 @@ HOST = "127.0.0.1"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FLAT_MIB = 4.0  # "memory flat": the server's RSS grows by no more than this over a case
 
-# Targets from the issue, as ratios to the bare app (JSON: to the bare JSON reply).
-TARGETS = {"stream": 1.2, "json": 0.8, "long-text": 5.0}
+# Targets (issue 12), as ratios to the bare app (JSON: to the bare JSON reply); "latency":
+# ormock's p50 over the bare app's, at most. By (kind, unique inputs, scenario-served).
+TARGETS: dict[tuple[str, bool, bool], float] = {
+    ("stream", False, False): 1.5, ("stream", True, False): 1.5, ("stream", True, True): 1.5,
+    ("json", False, False): 0.8, ("json", True, False): 0.6, ("json", True, True): 0.8,
+    ("long-text", False, False): 5.0, ("latency", True, True): 1.0,
+}
 
 
 @dataclass(frozen=True)
@@ -63,11 +68,16 @@ class Server:
 class Case:
     name: str
     server: str
-    body_case: str  # short | long-text
+    body_case: str  # short | scenario (model: ormock:text) | long-text
     stream: bool
     reference: str | None  # the case whose req/s the ratio divides by (None: the reference)
-    kind: str  # ref | stream | json | long-text: which target applies
+    kind: str  # ref | stream | json | long-text | latency: which target applies
     unique: bool = False  # every request has its own input (hi 1-1, hi 1-2, ...)
+    connections: int | None = None  # wrk's, when not --connections (1: sequential requests)
+
+    @property
+    def scenario(self) -> bool:
+        return self.body_case == "scenario"
 
 
 PY = sys.executable
@@ -83,6 +93,8 @@ SERVERS = {
         Server("ormock-long", "ormock serve --scenario (1,000-word message)",
                (PY, "-m", "ormock", "serve", "--host", HOST, "--port", "{port}", "--seed", "0",
                 "--scenario", "{scenario}")),
+        Server("bare-scenario", "bare, the text scenario's bytes, one write per event",
+               (PY, str(BENCH / "bare_app.py"), "--port", "{port}", "--case", "scenario")),
         Server("bare-long-text", "bare, 1,000-word stream, one write per event",
                (PY, str(BENCH / "bare_app.py"), "--port", "{port}", "--case", "long-text")),
         Server("bare-long-text-one", "bare, 1,000-word stream in one write",
@@ -103,6 +115,17 @@ CASES = [
          "bare streamed (1 write/event)", "stream", unique=True),
     Case("ormock JSON, unique inputs", "ormock", "short", False, "bare JSON", "json",
          unique=True),
+    Case("bare scenario streamed (1 write/event)", "bare-scenario", "scenario", True, None,
+         "ref"),
+    Case("ormock scenario streamed, unique inputs", "ormock", "scenario", True,
+         "bare scenario streamed (1 write/event)", "stream", unique=True),
+    Case("bare scenario JSON", "bare-scenario", "scenario", False, None, "ref"),
+    Case("ormock scenario JSON, unique inputs", "ormock", "scenario", False,
+         "bare scenario JSON", "json", unique=True),
+    Case("bare scenario streamed, sequential", "bare-scenario", "scenario", True, None, "ref",
+         connections=1),
+    Case("ormock scenario streamed, sequential, unique inputs", "ormock", "scenario", True,
+         "bare scenario streamed, sequential", "latency", unique=True, connections=1),
     Case("bare 1,000-delta (1 write/event)", "bare-long-text", "long-text", True, None,
          "ref"),
     Case("ormock 1,000-delta", "ormock-long", "long-text", True,
@@ -245,7 +268,7 @@ def check_answer(result: Result, port: int) -> None:
         if not body.endswith(b"data: [DONE]\n\n"):
             raise SystemExit(f"bench: {case.name}: the stream does not end with data: [DONE]")
         result.events, result.deltas = cases.count_events(body)
-        if case.body_case != "short" and result.deltas != cases.LONG_DELTAS:
+        if case.body_case == "long-text" and result.deltas != cases.LONG_DELTAS:
             raise SystemExit(f"bench: {case.name}: {result.deltas} deltas, not "
                              f"{cases.LONG_DELTAS}")
     else:
@@ -286,8 +309,11 @@ def wrk_script(path: Path, body: dict[str, Any], unique: bool) -> Path:
     return path
 
 
-def run_wrk(wrk: str, args: argparse.Namespace, port: int, script: Path, seconds: int) -> str:
-    command = [wrk, f"-t{args.threads}", f"-c{args.connections}", f"-d{seconds}s",
+def run_wrk(wrk: str, args: argparse.Namespace, port: int, script: Path, seconds: int,
+            connections: int | None = None) -> str:
+    connections = connections or args.connections
+    threads = min(args.threads, connections)
+    command = [wrk, f"-t{threads}", f"-c{connections}", f"-d{seconds}s",
                "--timeout", "10s", "--latency", "-s", str(script),
                f"http://{HOST}:{port}/v1/responses"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -323,12 +349,13 @@ def measure(wrk: str, args: argparse.Namespace, running: Running, case: Case,
         scripts / f"{running.server.key}-{case.body_case}-{case.stream}-{case.unique}.lua",
         cases.request_body(case.body_case, case.stream), case.unique)
     if args.warmup > 0:
-        run_wrk(wrk, args, running.port, script, args.warmup)
+        run_wrk(wrk, args, running.port, script, args.warmup, case.connections)
     pid = running.proc.pid
     result.rss_before = rss_mib(pid)
     cpu, other = cpu_seconds(pid), foreign_cpu()
     started = time.monotonic()
-    parse_wrk(run_wrk(wrk, args, running.port, script, args.duration), result)
+    parse_wrk(run_wrk(wrk, args, running.port, script, args.duration, case.connections),
+              result)
     wall = time.monotonic() - started
     server = cpu_seconds(pid) - cpu
     other = foreign_cpu() - other
@@ -354,6 +381,8 @@ def ratio_of(result: Result, by_name: dict[str, Result], cpu: bool = False) -> f
         return None
     if cpu:
         return reference.cpu_us / result.cpu_us if result.cpu_us else None
+    if result.case.kind == "latency":  # p50 over the reference's: lower is better
+        return result.p50_ms / reference.p50_ms if reference.p50_ms else None
     return result.rps / reference.rps if reference.rps else None
 
 
@@ -382,16 +411,18 @@ def verdicts(results: list[Result]) -> list[str]:
     by_name = {r.case.name: r for r in results}
     out = []
     labels = {"stream": "streamed replies", "json": "JSON replies",
-              "long-text": "1,000-delta streams"}
+              "long-text": "1,000-delta streams", "latency": "sequential streamed p50 latency"}
     for r in results:
-        target = TARGETS.get(r.case.kind)
+        case = r.case
+        target = TARGETS.get((case.kind, case.unique, case.scenario))
         ratio = ratio_of(r, by_name)
         if target is None or ratio is None:
             continue
-        op = ">" if r.case.kind == "stream" else "≥"
-        met = ratio >= target if op == "≥" else ratio > target
+        op = "≤" if case.kind == "latency" else "≥"
+        met = ratio <= target if op == "≤" else ratio >= target
         cpu_ratio = ratio_of(r, by_name, cpu=True) or 0.0
-        label = labels[r.case.kind] + (", unique inputs" if r.case.unique else "")
+        label = labels[case.kind] + (", from the text scenario" if case.scenario else "") \
+            + (", unique inputs" if case.unique else "")
         out.append(f"- {label}: {ratio:.2f}x (CPU ratio {cpu_ratio:.2f}x), "
                    f"target {op} {target}x: **{'met' if met else 'MISSED'}**")
     for r in results:
@@ -440,9 +471,12 @@ def environment(args: argparse.Namespace) -> str:
 
 # --- where the time goes --------------------------------------------------------------------
 
-INPROCESS_CASE = {("stream", False): "short-stream", ("json", False): "short-json",
-                  ("stream", True): "short-stream-unique", ("json", True): "short-json-unique",
-                  ("long-text", False): "long-text"}
+INPROCESS_CASE = {("stream", False, False): "short-stream", ("json", False, False): "short-json",
+                  ("stream", True, False): "short-stream-unique",
+                  ("json", True, False): "short-json-unique",
+                  ("stream", True, True): "scenario-stream-unique",
+                  ("json", True, True): "scenario-json-unique",
+                  ("long-text", False, False): "long-text"}
 
 
 def inprocess(budget: float) -> dict[str, dict[str, float]]:
@@ -464,7 +498,7 @@ def breakdown(results: list[Result], costs: dict[str, dict[str, float]]) -> str:
         "|---|--:|--:|--:|",
     ]
     for r in results:
-        cost = costs.get(INPROCESS_CASE.get((r.case.kind, r.case.unique), ""))
+        cost = costs.get(INPROCESS_CASE.get((r.case.kind, r.case.unique, r.case.scenario), ""))
         reference = by_name.get(r.case.reference or "")
         if cost is None or reference is None:
             continue

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ormock.protocol.sse import (
     DONE_FRAME,
+    Framed,
     SSEMessage,
     SSEParser,
     encode_json,
@@ -292,3 +293,46 @@ def test_delta_frames_from_the_template_equal_the_generic_encoding(
     elif extra == "logprobs" and "logprobs" in event:
         event["logprobs"] = [{"token": "a", "logprob": -0.1, "bytes": [97], "top_logprobs": []}]
     assert frame_event(event) == _generic_frame(event)
+
+
+@settings(max_examples=100, deadline=None)
+@given(snapshot=st.dictionaries(st.text(max_size=8), json_values, max_size=6),
+       kinds=st.lists(st.sampled_from(["response.created", "response.in_progress",
+                                       "response.output_text.delta", "acme:trace"]),
+                      min_size=1, max_size=6),
+       text=st.text())
+def test_framed_events_equal_each_event_framed_alone(
+    snapshot: dict[str, Any], kinds: list[str], text: str
+) -> None:
+    """``Framed`` encodes a snapshot made of the same objects as the one before it once: the
+    bytes are still each event's own frame, and ``snapshot`` the last Response's JSON."""
+    events: list[dict[str, Any]] = []
+    for number, kind in enumerate(kinds):
+        if kind.endswith(".delta"):
+            events.append({"type": kind, "sequence_number": number, "item_id": "msg_1",
+                           "output_index": 0, "content_index": 0, "delta": text,
+                           "logprobs": []})
+        elif kind.startswith("response."):
+            events.append({"type": kind, "sequence_number": number,
+                           "response": {**snapshot, "status": "in_progress"}})
+        else:
+            events.append({"type": kind, "sequence_number": number, "note": text})
+    framed = Framed(events)
+    assert framed.frames == [frame_event(e) for e in events]
+    snapshots = [e["response"] for e in events if "response" in e]
+    assert framed.response is (snapshots[-1] if snapshots else None)
+    if snapshots:
+        assert framed.snapshot == encode_json(snapshots[-1])
+
+
+def test_framed_snapshots_equal_in_python_but_not_in_json_are_encoded_each() -> None:
+    """``True == 1`` and ``1 == 1.0`` in Python, not on the wire: only the very same objects
+    are taken to give the same JSON."""
+    events = [{"type": "response.created", "sequence_number": 0, "response": {"a": 1}},
+              {"type": "response.in_progress", "sequence_number": 1, "response": {"a": True}},
+              {"type": "response.in_progress", "sequence_number": 2, "response": {"a": 1.0}}]
+    framed = Framed(events)
+    assert framed.frames == [frame_event(e) for e in events]
+    assert [json.loads(f.split(b"data: ")[1])["response"]["a"] for f in framed.frames] == [
+        1, True, 1.0]
+    assert framed.snapshot == '{"a":1.0}'

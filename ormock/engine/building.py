@@ -29,7 +29,7 @@ from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
-from ormock.protocol.sse import encode_json
+from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
 from ormock.protocol.stream import build_events
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
@@ -86,10 +86,11 @@ def respond(
     final = final_response(out.events) if isinstance(out, Reply) else None
     if final is None or not isinstance(final.get("id"), str):
         return out
+    raw = None  # the final Response's JSON, when already encoded (the store keeps it)
     if isinstance(ids, RecordingIds) and out is reply:
-        out = remember(engine, key, reply, final, ids, created, completed)
+        out, raw = remember(engine, key, reply, final, ids, created, completed)
     keep(engine, selection, final["id"], bool(final.get("store", True)),
-         Stored(final, request.input, parent, context_tokens=turn.context_tokens,
+         Stored(final, request.input, parent, raw=raw, context_tokens=turn.context_tokens,
                 owner=owner, extensions=turn.extensions), local)
     if joined is not None:
         joined.append(engine, final.get("output") or [])
@@ -188,17 +189,26 @@ def issue(engine: Engine, turn: Turn, template: StreamTemplate, created: int, co
 
 
 def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: RecordingIds,
-             created: int, completed: int) -> Reply:
+             created: int, completed: int) -> tuple[Reply, bytes]:
     """Keep the bytes of a reply for the next request of the same content; the reply with
-    those bytes (sent as they are) and its journal summary."""
+    those bytes (sent as they are) and its journal summary, and the final Response's JSON
+    (encoded once: the store keeps the same bytes)."""
+    final_raw: bytes | None = None
     if reply.socket:  # one text frame a line (JSON text holds no raw line break)
         body = b"\n".join(frame.data for frame in reply.wire())
+    elif reply.stream and reply.frames is None and reply.body is None:  # keep the final JSON
+        framed = Framed(reply.events)
+        body = b"".join([*framed.frames, DONE_FRAME])
+        if framed.response is final:
+            final_raw = framed.snapshot.encode()
     else:
         body = reply.sse_body() if reply.stream else reply.json_body()
-    reply = replace(reply, body=body, summary=summarize(reply.events, None))
+    reply = reply.issued(body, summarize(reply.events, None))
+    if final_raw is None:
+        final_raw = body if not reply.stream else encode_json(final).encode()
     engine.cache.put(key, StreamTemplate(
         body=body,
-        final=body if not reply.stream else encode_json(final).encode(),
+        final=final_raw,
         prefixes=tuple(ids.prefixes),
         ids=tuple(ids.drawn),
         created=created,
@@ -207,7 +217,7 @@ def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: Recording
         status=str(final.get("status")),
         store=bool(final.get("store", True)),
     ))
-    return reply
+    return reply, final_raw
 
 
 def keep(engine: Engine, selection: Selection | None, response_id: str, store: bool,

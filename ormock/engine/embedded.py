@@ -1,6 +1,7 @@
 """The embedded default reply: what ``ormock serve`` answers when nothing else was scripted.
 
-Deterministic (content is drawn from a Faker seeded by the server seed and the request, so a
+Deterministic (the prose is drawn from Faker's word list by SHAKE-128 of the content seed, the
+server seed and the request; tool arguments and schema values from a Faker seeded with it; so a
 repeated request gets the same content), and shaped like a model would answer: function calls
 when tools are offered and allowed and no tool output has come back yet, arguments valid against
 each tool's schema; a final message that uses the tool outputs once they arrive; JSON when
@@ -10,9 +11,10 @@ answer does not fit ``max_output_tokens``.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import random
 import re
+import struct
 
 from faker import Faker
 
@@ -84,19 +86,35 @@ def _hints(text: str) -> Json:
 
 
 class Prose:
-    """Lorem text from Faker's word list, drawn with a seeded ``random.Random``: the same seed
-    gives the same words, at a fraction of the cost of Faker's own sentence provider."""
+    """Lorem text from Faker's word list (loaded once), drawn from SHAKE-128 of the request's
+    content seed: the same seed gives the same words on every platform, with no generator to
+    seed per request (seeding a ``random.Random`` costs more than the text drawn from it). The
+    draws are little-endian 16-bit numbers, taken in order and made in one call."""
 
     _words: tuple[str, ...] = ()
+    _BATCH = 128  # draws made at a time: a paragraph of 3 sentences takes at most 39
 
     def __init__(self, seed: int) -> None:
         if not Prose._words:
             Prose._words = tuple(shared_faker().get_words_list())
-        self.rng = random.Random(seed)
+        self._seed = str(seed).encode()
+        self._draws: tuple[int, ...] = ()
+        self._next = 0
+
+    def _take(self, count: int) -> tuple[int, ...]:
+        end = self._next + count
+        if end > len(self._draws):  # more of the same stream (its first bytes do not change)
+            size = max(end, len(self._draws) + self._BATCH)
+            self._draws = struct.unpack(f"<{size}H", hashlib.shake_128(self._seed).digest(2 * size))
+        taken, self._next = self._draws[self._next:end], end
+        return taken
 
     def sentence(self) -> str:
-        words = self.rng.choices(Prose._words, k=self.rng.randint(5, 12))
-        return " ".join(words).capitalize() + "."
+        """5 to 12 words, the first capitalized, and a full stop."""
+        words = Prose._words
+        size = len(words)
+        count = 5 + self._take(1)[0] % 8
+        return " ".join([words[draw % size] for draw in self._take(count)]).capitalize() + "."
 
     def paragraph(self, sentences: int) -> str:
         return " ".join(self.sentence() for _ in range(sentences))
@@ -127,12 +145,14 @@ def default_plan(
 ) -> ReplyPlan:
     """Plan the embedded default reply for ``request`` given its whole ``context``."""
     content = request.content_seed(seed)
-    faker.seed_instance(content)
     prose = Prose(content)
     start = _last_user_index(context)
     last_text = item_text(context[start]) if start >= 0 else ""
     answered = any(i.get("type") == "function_call_output" for i in context[start + 1 :])
     tools, must_call = _callable_tools(request)
+    if (tools and (must_call or not answered)) or \
+            request.echo.get("text", {}).get("format", {}).get("type") == "json_schema":
+        faker.seed_instance(content)  # only tool arguments and schema values draw from it
     items: list[ItemPlan] = []
     reasoning = request.echo.get("reasoning")
     budget = request.echo.get("max_output_tokens")

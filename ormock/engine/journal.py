@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+from operator import itemgetter
 from typing import Any
 
 from ormock.engine.reply import RawReply, Reply
@@ -51,16 +52,29 @@ class Sent:
     output_ids: tuple[str, ...]
 
 
+_ITEM_EVENTS = frozenset((ITEM_ADDED, ITEM_DONE))
+_TYPE, _NUMBER = itemgetter("type"), itemgetter("sequence_number")
+
+
 def summarize(events: list[Json], delays: list[float] | None) -> Sent:
+    """What ``events`` are: their types and numbers read at C speed when every event has both
+    (a built stream always does), then the item events looked at for their ids."""
+    kinds: tuple[Any, ...]
+    try:
+        kinds, numbers = tuple(map(_TYPE, events)), tuple(map(_NUMBER, events))
+    except KeyError:  # a literal event may lack either
+        kinds = tuple([e.get("type") for e in events])
+        numbers = tuple([e.get("sequence_number") for e in events])
+    # nor need a literal event's type be text: it is journaled as text
+    types: tuple[str, ...] = kinds if set(map(type, kinds)) <= {str} else tuple(map(str, kinds))
     output_ids: list[str] = []
-    for event in events:
-        if event.get("type") in (ITEM_ADDED, ITEM_DONE) and isinstance(event.get("item"), dict):
-            item = event["item"]
+    for index, kind in enumerate(types):
+        if kind in _ITEM_EVENTS and isinstance(item := events[index].get("item"), dict):
             output_ids += [v for k in ("id", "call_id")
                            if isinstance(v := item.get(k), str) and v not in output_ids]
     return Sent(
-        types=tuple([str(e.get("type")) for e in events]),
-        numbers=tuple([e.get("sequence_number") for e in events]),
+        types=types,
+        numbers=numbers,
         delays=tuple(delays) if delays is not None else None,
         output_ids=tuple(output_ids),
     )

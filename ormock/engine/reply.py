@@ -15,7 +15,7 @@ from typing import Any
 
 from ormock.engine.wire import Frame, Pacing, frames_for
 from ormock.protocol.checker import ProtocolError, check_stream
-from ormock.protocol.sse import encode_json, json_events, parse_sse
+from ormock.protocol.sse import DONE_FRAME, Framed, encode_json, json_events, parse_sse
 from ormock.protocol.types import Json
 
 __all__ = ["RawReply", "Reply"]
@@ -58,6 +58,17 @@ class Reply:
     _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
                                                  compare=False)
 
+    def issued(self, body: bytes, summary: Any) -> Reply:
+        """This reply with its bytes ready and its journal summary: what ``replace(self,
+        body=body, summary=summary)`` gives, without remaking every field (a tenth of the
+        cost, on every new content)."""
+        new = object.__new__(Reply)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields["body"], fields["summary"] = body, summary
+        fields.pop("_folded", None)  # a cache of the fold, as ``replace`` leaves it: unset
+        return new
+
     @property
     def response(self) -> Json:
         """The final Response (the terminal event's snapshot; for a reply issued from the
@@ -90,6 +101,9 @@ class Reply:
         return frames_for(self.events, self.pacing, self.seed, socket=self.socket)
 
     def sse_body(self) -> bytes:
+        if self.frames is None and self.body is None and not self.socket:
+            # the frames' bytes, without making the frames (their delays change no byte)
+            return b"".join([*Framed(self.events).frames, DONE_FRAME])
         return b"".join(frame.data for frame in self.wire())
 
     def folded(self) -> Json:

@@ -47,9 +47,18 @@ EXTENSION_PREFIX = "x_"
 
 def content_seed(seed: int, body: Json) -> int:
     """The seed for a request's content: the same request gets the same content."""
+    return _seed_of(seed, _canonical(body))
+
+
+def _canonical(body: Json) -> str:
+    """The part of a body its content depends on, as one canonical JSON text."""
     stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")
               and not (k == "background" and v is True)}  # run in the background: the same
-    digest = hashlib.sha256(f"{seed}:{json.dumps(stable, sort_keys=True, default=str)}".encode())
+    return json.dumps(stable, sort_keys=True, default=str)
+
+
+def _seed_of(seed: int, canonical: str) -> int:
+    digest = hashlib.sha256(f"{seed}:{canonical}".encode())
     return int.from_bytes(digest.digest()[:8], "big")
 
 
@@ -71,9 +80,13 @@ class ResponseRequest:
         """The seed of this request's content under a server seed (``content_seed``), computed
         once."""
         value = self._seeds.get(seed)
-        if value is None:
-            value = self._seeds[seed] = content_seed(seed, self.body)
+        if value is None:  # the canonical body is made once, whatever the seeds asked for
+            value = self._seeds[seed] = _seed_of(seed, self._canonical)
         return value
+
+    @cached_property
+    def _canonical(self) -> str:
+        return _canonical(self.body)
 
     @cached_property
     def input_tokens(self) -> int:
@@ -137,6 +150,30 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         if body.get("store") is False:
             raise invalid("Background mode keeps the response: send 'store': true or leave "
                           "it out with 'background': true.", "store", "invalid_value")
+    if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
+        _optional_fields(body, echo)
+    return ResponseRequest(
+        body=body,
+        model=model,
+        input=parse_input(body.get("input")),
+        stream=bool(body.get("stream")),
+        previous_response_id=previous,
+        tools=tools,
+        echo=echo,
+        extensions={k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)},
+    )
+
+
+# the fields ``_optional_fields`` checks (most requests send none of them)
+_OPTIONAL = frozenset((
+    "temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs",
+    "max_output_tokens", "max_tool_calls", "truncation", "service_tier", "safety_identifier",
+    "prompt_cache_key", "metadata", "text", "reasoning", "include",
+))
+
+
+def _optional_fields(body: Json, echo: Json) -> None:
+    """Check the sampling, limit and output fields a body sent, and echo them."""
     for name, low, high in (("temperature", 0, 2), ("top_p", 0, 1),
                             ("presence_penalty", -2, 2), ("frequency_penalty", -2, 2)):
         value = number(body, name, low, high)
@@ -178,16 +215,6 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         expect(body["include"], list, "include", "an array of strings")
         for index, value in enumerate(body["include"]):
             expect(value, str, f"include[{index}]", "a string")
-    return ResponseRequest(
-        body=body,
-        model=model,
-        input=parse_input(body.get("input")),
-        stream=bool(body.get("stream")),
-        previous_response_id=previous,
-        tools=tools,
-        echo=echo,
-        extensions={k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)},
-    )
 
 
 def inherit_extensions(inherited: Json, own: Json) -> Json:

@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "DONE_FRAME",
+    "Framed",
     "SSEMessage",
     "SSEParser",
     "encode_json",
@@ -25,6 +26,8 @@ __all__ = [
 
 DONE_FRAME = b"data: [DONE]\n\n"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# what the encoder writes a str as, with ensure_ascii=False (C when available)
+_encode_basestring = json.encoder.encode_basestring
 # Left raw by ensure_ascii=False, yet line breaks to str.splitlines (which httpx's iter_lines
 # uses: a raw U+2028 would cut a data line in two), or not encodable as UTF-8 (lone surrogates).
 # They can only stand inside JSON strings, where the escape means the same character.
@@ -41,7 +44,15 @@ def encode_json(value: Any) -> str:
     Non-ASCII text stays as UTF-8, except the characters some line readers split on
     (U+0085, U+2028, U+2029) and lone surrogates, which are written as ``\\uXXXX`` escapes.
     """
-    return _UNSAFE.sub(_escape, _encoder.encode(value))
+    text = _encoder.encode(value)
+    # ASCII text holds none of them; the check costs a hundredth of the regex's scan
+    return text if text.isascii() else _UNSAFE.sub(_escape, text)
+
+
+def _encode_str(value: str) -> str:
+    """``encode_json`` of a string, without the encoder's dispatch (the same text)."""
+    text = _encode_basestring(value)
+    return text if text.isascii() else _UNSAFE.sub(_escape, text)
 
 
 # The shape of the events that make up most of a stream, as the builder writes them: framed
@@ -65,13 +76,13 @@ def _delta_frame(event: Mapping[str, Any], kind: str) -> bytes | None:
     if type(item) is not str or type(delta) is not str:
         return None
     head = (f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{number},'
-            f'"item_id":{encode_json(item)},"output_index":{index},')
+            f'"item_id":{_encode_str(item)},"output_index":{index},')
     if len(keys) == 5:
-        return f'{head}"delta":{encode_json(delta)}}}\n\n'.encode()
+        return f'{head}"delta":{_encode_str(delta)}}}\n\n'.encode()
     part = event["content_index"]
     if type(part) is not int or event["logprobs"] != []:
         return None
-    return f'{head}"content_index":{part},"delta":{encode_json(delta)},"logprobs":[]}}\n\n'.encode()
+    return f'{head}"content_index":{part},"delta":{_encode_str(delta)},"logprobs":[]}}\n\n'.encode()
 
 
 def frame_event(event: Mapping[str, Any]) -> bytes:
@@ -82,6 +93,51 @@ def frame_event(event: Mapping[str, Any]) -> bytes:
         if framed is not None:
             return framed
     return f"event: {kind}\ndata: {encode_json(event)}\n\n".encode()
+
+
+_SNAPSHOT_KEYS = ("type", "sequence_number", "response")
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The same keys in the same order, each holding the very same object: the same JSON."""
+    return len(a) == len(b) and all(
+        (ka is kb or ka == kb) and va is vb
+        for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True))
+
+
+class Framed:
+    """A list of events framed one after the other (each as ``frame_event`` frames it), with
+    the JSON of the last Response snapshot framed (``snapshot``, the object ``response``): a
+    snapshot made of the same objects as the one before it (``response.created`` and
+    ``response.in_progress``) is encoded once, and the terminal one's JSON is what a store
+    keeps, so it need not be encoded again."""
+
+    __slots__ = ("frames", "response", "snapshot")
+
+    def __init__(self, events: Iterable[Mapping[str, Any]]) -> None:
+        self.frames: list[bytes] = []
+        self.response: Mapping[str, Any] | None = None
+        self.snapshot = ""
+        append = self.frames.append
+        for event in events:
+            kind = event["type"]
+            if kind in _DELTA_KEYS:
+                framed = _delta_frame(event, kind)
+                if framed is not None:
+                    append(framed)
+                    continue
+            number = event.get("sequence_number")
+            response = event.get("response")
+            if type(kind) is str and type(number) is int and type(response) is dict \
+                    and tuple(event) == _SNAPSHOT_KEYS:
+                last: Mapping[str, Any] | None = self.response
+                if last is None or not (last is response or _same(last, response)):
+                    self.snapshot = encode_json(response)
+                self.response = response
+                append(f'event: {kind}\ndata: {{"type":{_encode_str(kind)},"sequence_number":'
+                       f'{number},"response":{self.snapshot}}}\n\n'.encode())
+                continue
+            append(frame_event(event))
 
 
 @dataclass

@@ -53,11 +53,25 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
+# one decoder for every body (``json.loads`` with an option makes a decoder per call)
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)
+
+
+def _loads(raw: bytes | str) -> Any:
+    """``json.loads(raw, parse_constant=_no_constants)``, step for step, with one decoder."""
+    if isinstance(raw, str):
+        if raw.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
+    else:
+        raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
+    return _DECODER.decode(raw)
+
+
 def decode_json(raw: bytes | str, param: str = "body", what: str = "request body") -> Any:
     """JSON (strict: no NaN or Infinity), or a 400 ``invalid_json`` naming ``param`` that says
     where it broke; one that nests too deeply to read is refused the same way."""
     try:
-        return json.loads(raw, parse_constant=_no_constants)
+        return _loads(raw)
     except RecursionError:
         raise OpenResponsesError(
             f"The {what} nests too deeply to read; send flatter JSON.",

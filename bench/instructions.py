@@ -1,0 +1,86 @@
+"""Instructions per request through ormock's ASGI app, counted by valgrind's callgrind: a figure
+other work on the machine does not move (wall-clock and CPU time do, on a shared machine).
+
+    python bench/instructions.py                        # every in-process case (a few minutes)
+    python bench/instructions.py short-json-unique --requests 200
+
+Each case runs in its own ``valgrind --tool=callgrind`` process: 50 requests to warm up, then
+``--requests`` more, counted alone (callgrind collects only inside ``math.fsum``, which the
+measured loop runs under), divided by their number. Needs valgrind on PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+
+
+def measured(case: str, count: int) -> None:
+    """Inside valgrind: warm up, then run ``count`` requests under ``math.fsum``."""
+    import inprocess
+
+    body_case, stream, unique = inprocess.CASES[case]
+    bodies = inprocess.requests(body_case, stream, unique)
+    loop = inprocess.new_loop()
+    driver = inprocess.Driver(inprocess.ormock_app(body_case),
+                              lambda: json.dumps(bodies()).encode())
+    loop.run_until_complete(driver.many(50))
+
+    def run() -> Iterator[float]:
+        loop.run_until_complete(driver.many(count))
+        yield 0.0
+
+    math.fsum(run())  # callgrind counts only inside math_fsum: the measured requests
+    if driver.status != 200:
+        raise SystemExit(f"bench: the app answered {driver.status} for {case}")
+
+
+def count(case: str, requests: int) -> int:
+    """Instructions per request of ``case``."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=math_fsum",
+         "--callgrind-out-file=/dev/null", sys.executable, __file__, "--inside", case,
+         "--requests", str(requests)],
+        capture_output=True, text=True, check=False, cwd=BENCH.parent)
+    match = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or match is None:
+        raise SystemExit(f"bench: callgrind failed for {case}:\n{done.stderr[-2000:]}")
+    return int(match.group(1)) // requests
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import inprocess
+
+    parser = argparse.ArgumentParser(description="Instructions per request (callgrind).")
+    parser.add_argument("cases", nargs="*", metavar="CASE",
+                        help=f"in-process cases (default: all): {', '.join(inprocess.CASES)}")
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--inside", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    unknown = [case for case in args.cases if case not in inprocess.CASES]
+    if unknown:
+        parser.error(f"unknown case {unknown[0]!r}: choose from {', '.join(inprocess.CASES)}")
+    if args.inside:
+        measured(args.inside, args.requests)
+        return 0
+    if shutil.which("valgrind") is None:
+        print("bench: valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)",
+              file=sys.stderr)
+        return 2
+    print("| case | instructions per request |\n|---|--:|")
+    for case in args.cases or list(inprocess.CASES):
+        print(f"| {case} | {count(case, args.requests):,} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
