@@ -6,8 +6,9 @@ at once; ``start()`` returns when the server accepts connections.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -37,6 +38,19 @@ def uvicorn_config(app: Any, *, log_level: str, access_log: bool, **where: Any) 
     pass a remote client off as loopback to the admin API."""
     return uvicorn.Config(app, log_level=log_level, access_log=access_log, loop=best_loop(),
                           lifespan="off", proxy_headers=False, **where)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the inspector's live streams to end when it is asked to stop
+    (Ctrl-C): an open page never holds up the shutdown."""
+
+    def __init__(self, config: uvicorn.Config, stopping: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.stopping = stopping
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.stopping()
+        super().handle_exit(sig, frame)
 
 
 class OrmockServer(ThreadedServer):
@@ -82,7 +96,11 @@ class OrmockServer(ThreadedServer):
         self.port: int = self._socket.getsockname()[1]
         self._config = uvicorn_config(self.app, log_level=log_level, access_log=access_log,
                                       host=host, port=self.port, timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(self._config)
+        self._server = _Server(self._config, self.namespaces.feed.close)
+
+    def stop(self) -> None:
+        self.namespaces.feed.close()  # the inspector's live streams end first
+        super().stop()
 
     def engine(self, namespace: str = "") -> Engine:
         return self.namespaces.get(namespace)
