@@ -20,7 +20,7 @@ from ormock.protocol.checker import check_stream
 from ormock.protocol.secrets import MASK, mask_json, mask_text
 from ormock.protocol.sse import parse_sse
 
-__all__ = ["answered_by", "curl", "exchange", "summary"]
+__all__ = ["answered_by", "api_path", "curl", "exchange", "summary"]
 
 # event types a fault makes (the point where it struck is the first one of them)
 _FAULT_EVENTS = ("error", "response.failed")
@@ -34,6 +34,14 @@ def summary(entry: JournalEntry) -> dict[str, Any]:
         data["error"] = mask_json(data["error"])
     data["answered_by"] = answered_by(entry)
     return data
+
+
+def api_path(entry: JournalEntry) -> str:
+    """The entry's path without its namespace (``/v1/responses``): a create request's journal
+    path holds the namespace, a replayed one's does not."""
+    head = f"/{entry.namespace}/"
+    return entry.path[len(head) - 1:] if entry.namespace and entry.path.startswith(head) \
+        else entry.path
 
 
 def answered_by(entry: JournalEntry) -> dict[str, Any]:
@@ -86,21 +94,29 @@ def _planned(entry: JournalEntry) -> list[dict[str, Any]]:
     return [{"index": i, **e} for i, e in enumerate(entry.events)]
 
 
-def _struck(entry: JournalEntry, timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Where each fault struck: at the first event a fault makes (an error event, a
-    ``response.failed``), or after the last event for an answer cut short, or at the start for
-    an HTTP error."""
+def _struck(entry: JournalEntry, timeline: list[dict[str, Any]],
+            findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the answer's faults struck: at the first event a fault makes (an error event, a
+    ``response.failed``), after the last event for an answer cut short, at the first event of
+    a type the protocol does not know (a vendor event), or at the first event the checker
+    flags (a sequence broken on purpose); for an HTTP error, on the answer itself (None)."""
     if not entry.faults:
         return []
-    if not timeline:
-        return [{"fault": name, "index": None, "what": f"HTTP {entry.status}"}
-                for name in entry.faults]
-    at = next((row["index"] for row in timeline if row.get("type") in _FAULT_EVENTS), None)
-    what = "error event"
-    if at is None and entry.ended != "whole":
-        at, what = len(timeline), f"answer {entry.ended}"
-    if at is None:
-        at, what = 0, "stream altered"
+    at: int | None = None
+    what = f"HTTP {entry.status}"
+    if timeline:
+        at = next((row["index"] for row in timeline if row.get("type") in _FAULT_EVENTS), None)
+        what = "error event"
+        if at is None and entry.ended != "whole":
+            at, what = len(timeline), f"answer {entry.ended}"
+        if at is None:
+            at = next((row["index"] for row in timeline
+                       if isinstance(row.get("type"), str) and row["type"] != "[DONE]"
+                       and not row["type"].startswith(("response.", "error", "("))), None)
+            what = "unknown event"
+        if at is None:
+            at = next((f["index"] for f in findings if f["index"] is not None), None)
+            what = findings[0]["rule"] if at is not None else "the answer"
     return [{"fault": name, "index": at, "what": what} for name in entry.faults]
 
 
@@ -116,7 +132,8 @@ def _findings(body: bytes | None, timeline: list[dict[str, Any]], kind: str
 
 def curl(entry: JournalEntry, base: str) -> str:
     """The request as a curl command line; secret headers as ``$OPENAI_API_KEY`` placeholders."""
-    parts = ["curl", "-sS", "-N", base.rstrip("/") + entry.path]
+    prefix = f"/{entry.namespace}" if entry.namespace else ""
+    parts = ["curl", "-sS", "-N", base.rstrip("/") + prefix + api_path(entry)]
     for name, value in entry.headers.items():
         lowered = name.lower()
         if lowered in ("host", "content-length", "connection", "accept-encoding"):
@@ -151,8 +168,8 @@ def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[st
         data["response_headers"] = {k.decode("latin-1"): mask_text(v.decode("latin-1"))
                                     for k, v in sent.headers}
     data["timeline"] = timeline
-    data["struck"] = _struck(entry, timeline)
     data["findings"] = _findings(body, timeline, "sse" if entry.stream else
                                  (sent.kind if sent is not None else "json"))
+    data["struck"] = _struck(entry, timeline, data["findings"])
     data["curl"] = curl(entry, base)
     return data

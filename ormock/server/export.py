@@ -28,6 +28,7 @@ from ormock.engine.journal import JournalEntry
 from ormock.protocol.checker import check_stream
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.secrets import is_secret_header, mask_json, mask_text
+from ormock.server.exchange import api_path
 
 __all__ = ["KINDS", "export_entry"]
 
@@ -48,7 +49,7 @@ def _masked(data: bytes) -> bytes:
 
 
 def _request(entry: JournalEntry) -> RecordedRequest:
-    path, _, query = entry.path.partition("?")
+    path, _, query = api_path(entry).partition("?")
     headers: dict[str, str | list[str]] = {
         k.lower(): ("REDACTED" if is_secret_header(k) else v)
         for k, v in entry.headers.items() if k.lower() not in _SKIPPED_HEADERS}
