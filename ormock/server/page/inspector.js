@@ -17,6 +17,8 @@
       if (value === undefined || value === null || value === false) continue;
       if (key === "class") node.className = value;
       else if (key === "text") node.textContent = value;
+      else if (key === "left") node.style.left = value; // CSSOM: allowed by style-src 'self'
+
       else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
       else node.setAttribute(key, value === true ? "" : String(value));
     }
@@ -140,14 +142,14 @@
     for (const [name, rows] of lanesOf(timeline)) {
       const track = el("div", { class: "track" });
       for (const r of rows) {
-        track.append(el("button", { class: dotClass(r, flagged), style: `left:${x(r.index)}`,
+        track.append(el("button", { class: dotClass(r, flagged), left: x(r.index),
           title: `#${r.index} ${r.type} seq ${r.sequence_number ?? "-"} at ${r.offset_ms ?? "-"} ms`,
           onclick: () => openRow(r.index) }));
       }
       if (name === "response") {
         for (const s of d.struck || []) {
           if (s.index === null) continue;
-          track.append(el("div", { class: "marker", style: `left:${x(Math.min(s.index, last))}` },
+          track.append(el("div", { class: "marker", left: x(Math.min(s.index, last)) },
             el("span", { text: `⚡ ${s.fault}` })));
         }
       }
