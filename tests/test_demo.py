@@ -16,6 +16,7 @@ from ormock.cassette.fileformat import load_cassette
 from ormock.cli import main
 from ormock.commands.demo import DEFAULT_SCENARIOS
 from ormock.scenario import catalogue, load_scenario
+from tests.inspector_helpers import StreamReader
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,8 +87,11 @@ def test_demo_serve_keeps_the_server_up_until_interrupted() -> None:
         assert page.status_code == 200 and "ormock inspector" in page.text
         journal = httpx.get(f"http://127.0.0.1:{port}/demo-text/_ormock/journal").json()
         assert len(journal["data"]) == 1
-        demo.send_signal(2)  # Ctrl-C
+        page_stream = StreamReader(f"http://127.0.0.1:{port}/_ormock/journal/stream")
+        demo.send_signal(2)  # Ctrl-C, with the page's live stream open
         assert demo.wait(20) == 0
+        page_stream.thread.join(10)
+        assert not page_stream.thread.is_alive()
     finally:
         if demo.poll() is None:
             demo.kill()
