@@ -118,7 +118,7 @@ class Feed:
     def __init__(self, keep: int = 500, keep_bytes: int = 32 * 1024 * 1024) -> None:
         self._ids = itertools.count(1)
         self.watchers: set[Watcher] = set()
-        self.keep, self.keep_bytes = keep, keep_bytes
+        self.keep_count, self.keep_bytes = keep, keep_bytes
         self._sent: OrderedDict[str, SentFrames] = OrderedDict()
         self._sent_bytes = 0
         self._lock = threading.Lock()
@@ -152,15 +152,18 @@ class Feed:
 
     def sent(self, entry: JournalEntry, status: int,
              headers: tuple[tuple[bytes, bytes], ...], written: Written) -> None:
-        """Keep what an answer really sent (the newest ones, bounded), and say it finished."""
-        kept = SentFrames(written.kind, status, headers, written.sent)
+        """Keep what a writer really sent (``keep``)."""
+        self.keep(entry, SentFrames(written.kind, status, headers, written.sent))
+
+    def keep(self, entry: JournalEntry, kept: SentFrames) -> None:
+        """Keep what an answer sent (the newest ones, bounded), and say it finished."""
         with self._lock:
             old = self._sent.pop(entry.id, None)
             if old is not None:
                 self._sent_bytes -= old.size
             self._sent[entry.id] = kept
             self._sent_bytes += kept.size
-            while len(self._sent) > 1 and (len(self._sent) > self.keep
+            while len(self._sent) > 1 and (len(self._sent) > self.keep_count
                                            or self._sent_bytes > self.keep_bytes):
                 _, dropped = self._sent.popitem(last=False)
                 self._sent_bytes -= dropped.size

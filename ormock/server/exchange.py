@@ -45,8 +45,11 @@ def api_path(entry: JournalEntry) -> str:
 
 
 def answered_by(entry: JournalEntry) -> dict[str, Any]:
-    """What answered the request: a scenario's step, a cassette's interaction, the embedded
-    default, or nothing (an error; a miss names its closest step in the message)."""
+    """What answered the request: a scenario's step, a cassette's interaction, the upstream of
+    ``ormock record`` (recorded to a cassette), the embedded default, or nothing (an error; a
+    miss names its closest step in the message)."""
+    if entry.cassette is not None and entry.interaction is None:  # ormock record's
+        return {"kind": "recorded", "cassette": entry.cassette}
     if entry.cassette is not None:
         return {"kind": "cassette", "cassette": entry.cassette,
                 "interaction": entry.interaction}

@@ -51,7 +51,8 @@
     const count = e.finished_at === null && live.has(e.id) ? live.get(e.id).length : e.events.length;
     const answered = e.answered_by || {};
     const by = answered.kind === "scenario" ? `${answered.scenario} #${answered.step}`
-      : answered.kind === "cassette" ? `cassette #${answered.interaction}` : answered.kind;
+      : answered.kind === "cassette" ? `cassette #${answered.interaction}`
+        : answered.kind === "recorded" ? "recorded" : answered.kind;
     return el("li", { "data-id": e.id, class: e.id === picked ? "picked" : null,
       onclick: () => pick(e.id) },
     el("span", { class: "badge " + statusClass(e), text: statusText(e) }),
@@ -211,6 +212,7 @@
     const answered = d.answered_by || {};
     const by = answered.kind === "scenario" ? `scenario ${answered.scenario}, step ${answered.step}`
       : answered.kind === "cassette" ? `cassette ${answered.cassette}, interaction ${answered.interaction}`
+        : answered.kind === "recorded" ? `the upstream, recorded to ${answered.cassette}`
         : answered.kind === "error" ? `nothing (${answered.code || "error"})` : answered.kind;
     const byIndex = new Map();
     for (const f of d.findings || []) {
