@@ -47,6 +47,12 @@
     return true;
   }
 
+  function shownPath(e) {
+    // a create request's journal path holds its namespace, a replayed one's does not
+    const head = e.namespace ? `/${e.namespace}/` : "/";
+    return e.path.startsWith(head) ? e.path : head.slice(0, -1) + e.path;
+  }
+
   function row(e) {
     const count = e.finished_at === null && live.has(e.id) ? live.get(e.id).length : e.events.length;
     const answered = e.answered_by || {};
@@ -56,7 +62,7 @@
     return el("li", { "data-id": e.id, class: e.id === picked ? "picked" : null,
       onclick: () => pick(e.id) },
     el("span", { class: "badge " + statusClass(e), text: statusText(e) }),
-    el("span", { class: "path", text: `${e.method} ${e.namespace ? "/" + e.namespace : ""}${e.path}` }),
+    el("span", { class: "path", text: `${e.method} ${shownPath(e)}` }),
     el("span", {}, e.faults.length ? el("span", { class: "badge fault", text: "fault" }) : null),
     el("span", { class: "meta", text: `${e.id} · ${by} · ${count} events · ${e.ended}` +
       (e.namespace ? ` · ns ${e.namespace}` : "") }));
@@ -221,7 +227,7 @@
     }
     const flagged = new Set((d.findings || []).map((f) => f.index));
     const parts = [
-      el("h2", { text: `${d.id} · ${d.method} ${d.path}` }),
+      el("h2", { class: "title", text: `${d.id} · ${d.method} ${d.path}` }),
       el("div", { class: "cards" },
         card("status", d.running ? "running" : String(d.status), "badge " + statusClass(d)),
         card("answered by", by),
