@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["KEY_PATTERNS", "MASK", "SECRET_HEADERS", "is_secret_header", "mask_headers",
+__all__ = ["KEY_PATTERNS", "MASK", "SECRET_HEADERS", "TOO_DEEP", "is_secret_header", "mask_headers",
            "mask_json", "mask_text", "mask_value", "scrub", "shown_value"]
 
 MASK = "***"
@@ -95,15 +95,22 @@ def mask_text(text: str) -> str:
     return text
 
 
-def mask_json(value: Any) -> Any:
+_MASK_DEPTH = 64  # levels shown; deeper data is not shown at all (nor walked)
+TOO_DEEP = f"(nested deeper than {_MASK_DEPTH} levels: not shown)"
+
+
+def mask_json(value: Any, _depth: int = 0) -> Any:
     """Plain JSON data with secrets masked, for showing it (the inspector page): the value of a
     key named like a secret header (``api_key``, ``password``, ``x-api-key``; ``_`` read as
-    ``-``) becomes ``***``, and key-shaped text anywhere in a string is masked."""
+    ``-``) becomes ``***``, and key-shaped text anywhere in a string is masked. Data nested
+    deeper than 64 levels is replaced by ``TOO_DEEP``: never shown unmasked, never walked."""
     if isinstance(value, str):
         return mask_text(value)
+    if not isinstance(value, (list, dict)):
+        return value
+    if _depth >= _MASK_DEPTH:
+        return TOO_DEEP
     if isinstance(value, list):
-        return [mask_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: (MASK if isinstance(k, str) and is_secret_header(k.replace("_", "-"))
-                    and isinstance(v, str) else mask_json(v)) for k, v in value.items()}
-    return value
+        return [mask_json(v, _depth + 1) for v in value]
+    return {k: (MASK if isinstance(k, str) and is_secret_header(k.replace("_", "-"))
+                and isinstance(v, str) else mask_json(v, _depth + 1)) for k, v in value.items()}
