@@ -270,3 +270,23 @@ def test_a_json_answer_exports_as_a_cassette_only(server: OrmockServer, admin: h
     again = httpx.post(f"{server.url}/{fresh}/v1/responses", timeout=10,
                        json={"model": "m", "input": "hi"})
     assert again.json() == original
+
+
+def test_a_python_callers_entry_reaches_the_page_too(server: OrmockServer, ns: str) -> None:
+    reader = StreamReader(f"{server.url}/{ns}/_ormock/journal/stream")
+    server.engine(ns).respond({"model": "m", "input": "from python"}, {})  # this thread
+    seen = reader.wait_for(lambda ms: [d for e, d in ms if e == "entry"
+                                       and d["body"]["input"] == "from python"])
+    assert seen[0]["namespace"] == ns and seen[0]["id"].startswith("e")
+    reader.close()
+
+
+def test_a_lone_engine_numbers_its_entries() -> None:
+    from ormock.engine.core import Engine
+
+    engine = Engine()
+    engine.respond({"model": "m", "input": "a"}, {})
+    engine.reset()
+    engine.respond({"model": "m", "input": "b"}, {})
+    assert [e.id for e in engine.journal] == ["e2"] and engine.journal.find("e2") is not None
+    assert engine.journal.find("e1") is None

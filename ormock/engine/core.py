@@ -104,6 +104,8 @@ class Engine:
 
     def _joined(self, entry: JournalEntry) -> None:
         entry.id, entry.namespace = self.feed.new_id(), self.name
+
+    def _added(self, entry: JournalEntry) -> None:
         self.feed.added(entry)
 
     def reset(self, *, scenarios: bool = True) -> None:
@@ -128,7 +130,7 @@ class Engine:
             self.rng = random.Random(f"ormock:faults:{self.seed}")
             limits = self.limits
             self.journal = Journal(limits.journal_entries, limits.journal_bytes, _entry_size,
-                                   self._joined)
+                                   self._joined, self._added)
             # tracebacks of failures inside the server, the newest ones
             self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
             self.started = time.monotonic()

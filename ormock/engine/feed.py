@@ -15,6 +15,7 @@ one ``resync`` (the page then reloads the journal).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 import time
@@ -85,7 +86,8 @@ class Watcher:
             running = None
         if running is self.loop:
             self._put(message)
-        else:
+            return
+        with contextlib.suppress(RuntimeError):  # its loop has closed: nobody reads any more
             self.loop.call_soon_threadsafe(self._put, message)
 
     def _put(self, message: Message) -> None:

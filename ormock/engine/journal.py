@@ -150,17 +150,19 @@ class JournalEntry:
 
 
 class Journal(Capped[JournalEntry]):
-    """An engine's journal: capped (``Capped``), and each entry appended is given its id and
-    namespace by ``joined`` (the engine's, which tells its server's feed)."""
+    """An engine's journal: capped (``Capped``); each entry appended is given its id and
+    namespace by ``joined``, and ``added`` tells the server's feed once it is in."""
 
     def __init__(self, limit: int, max_bytes: int, size: Callable[[JournalEntry], int],
-                 joined: Callable[[JournalEntry], None]) -> None:
+                 joined: Callable[[JournalEntry], None],
+                 added: Callable[[JournalEntry], None]) -> None:
         super().__init__(limit, max_bytes, size)
-        self.joined = joined
+        self.joined, self.added = joined, added
 
     def append(self, item: JournalEntry) -> None:
-        self.joined(item)
+        self.joined(item)  # its id and namespace, before anyone can see it
         super().append(item)
+        self.added(item)  # then the watchers are told: they find it
 
     def find(self, entry_id: str) -> JournalEntry | None:
         for entry in reversed(self):

@@ -18,6 +18,7 @@ Every route is read-only and behind the admin API's guard (``guard.refusal``: lo
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Coroutine
 from importlib import resources
 from typing import Any
@@ -50,6 +51,7 @@ _SECURITY = {"content-security-policy": CSP, "x-content-type-options": "nosniff"
              "x-frame-options": "DENY"}
 _TICK = 0.25  # seconds between looks at entries still being answered (an error answer, say)
 _PING = 15.0  # seconds between keep-alive comments
+_PENDING = 200  # unfinished entries a live stream looks at each tick, at most
 
 Endpoint = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -129,14 +131,19 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
         feed.watchers.add(watcher)
 
         async def messages() -> AsyncIterator[bytes]:
-            pending: dict[str, tuple[str, Any]] = {}  # id -> (namespace, state) not final
+            # entries announced before their answer was done, the newest ones, looked at each
+            # tick for a change no writer reports (an error answer, a Python caller's)
+            pending: OrderedDict[str, tuple[JournalEntry, Any]] = OrderedDict()
 
             def state(entry: JournalEntry) -> Any:
                 return (entry.status, entry.finished_at, entry.ended, entry.error is None)
 
-            def announce(engine: Engine, entry: JournalEntry) -> bytes:
+            def announce(entry: JournalEntry) -> bytes:
                 if entry.finished_at is None:
-                    pending[entry.id] = (engine.name, state(entry))
+                    pending[entry.id] = (entry, state(entry))
+                    pending.move_to_end(entry.id)
+                    while len(pending) > _PENDING:
+                        pending.popitem(last=False)
                 else:
                     pending.pop(entry.id, None)
                 return _frame("entry", summary(entry))
@@ -145,19 +152,15 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
                 yield b"retry: 1000\n\n"
                 for engine in _engines(namespaces, namespace):
                     for entry in list(engine.journal):
-                        yield announce(engine, entry)
+                        yield announce(entry)
                 quiet = 0.0
                 while not feed.closed:
                     message = await watcher.get(_TICK)
                     if message is None:
                         quiet += _TICK
-                        for entry_id, (name, seen) in list(pending.items()):
-                            owner = namespaces.find(name)
-                            found = owner.journal.find(entry_id) if owner else None
-                            if found is None or owner is None:
-                                pending.pop(entry_id)
-                            elif state(found) != seen:
-                                yield announce(owner, found)
+                        for entry, seen in list(pending.values()):
+                            if state(entry) != seen:
+                                yield announce(entry)
                         if quiet >= _PING:
                             quiet = 0.0
                             yield b": ping\n\n"
@@ -170,7 +173,7 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
                     if found is None or owner is None:
                         continue
                     if message["kind"] == "entry":
-                        yield announce(owner, found)
+                        yield announce(found)
                     else:
                         yield _frame("events", {"id": found.id, "namespace": found.namespace,
                                                 "offset_ms": message["offset_ms"],
