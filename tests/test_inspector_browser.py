@@ -25,7 +25,12 @@ WAIT = 20.0  # seconds: generous, the machine is shared
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    driver = chromium()
+    from selenium.common.exceptions import WebDriverException
+
+    try:
+        driver = chromium()
+    except WebDriverException:  # a browser slow to start on a loaded machine: once more
+        driver = chromium()
     try:
         yield driver
     finally:
