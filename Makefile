@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PORT ?= 8787
 PYTEST_ARGS ?=
 
-.PHONY: serve test lint typecheck bench schema openai-events cassettes clean
+.PHONY: serve test lint typecheck bench schema openai-events cassettes screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ schema: $(STAMP)
 # the openai profile's event vocabulary, from the installed openai SDK (a test checks it is current)
 openai-events: $(STAMP)
 	$(BIN)/python bench/openai_events.py
+
+# the inspector's screenshots in docs/ (headless Chromium, as the browser tests drive it)
+screenshots: $(STAMP)
+	$(BIN)/python docs/screenshots.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ormock.commands import demo as demo_command
+from ormock.commands import journal as journal_command
 from ormock.commands import record as record_command
 from ormock.commands import serve as serve_command
 from ormock.protocol.profile import profile_names
@@ -119,6 +121,11 @@ def _show(args: argparse.Namespace) -> int:
     print(f"--- scenario {scenario.name}, step {step.index} of {len(scenario.steps)}, "
           f"seed {args.seed}")
     print(f"--- request {json.dumps(body, ensure_ascii=False)}")
+    if args.timeline:  # the events as the inspector and ormock demo show them
+        from ormock.commands.timeline import reply_timeline
+
+        print(reply_timeline(engine.journal[-1], reply))
+        return 0
     if not isinstance(reply, Reply):
         print(f"HTTP {reply.status}")
         for key, value in reply.headers.items():
@@ -307,6 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the server's seed: ids, timestamps, text (default 0)")
     show.add_argument("--coalesce", action="store_true",
                       help="show the writes as the server makes them (zero-delay runs merged)")
+    show.add_argument("--timeline", action="store_true",
+                      help="one line per event (offset, sequence number, type, indexes, a "
+                      "glimpse of it), faults and checker findings where they strike, "
+                      "instead of the bytes")
     show.set_defaults(func=_show)
 
     check = commands.add_parser(
@@ -355,6 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_cassette(commands)
     record_command.add_parser(commands)
+    journal_command.add_parser(commands)
+    demo_command.add_parser(commands)
     from ormock.probe import add_parser as add_probe  # ormock probe --upstream URL
 
     add_probe(commands)

@@ -71,7 +71,8 @@ def test_to_dict_is_plain_json_data() -> None:
     assert "sent" not in data
     assert data == {
         "method": "POST", "path": "/ns/v1/responses", "headers": {"x-trace": "t"},
-        "body": body, "at": 1.25, "size": 64, "status": 200, "stream": True,
+        "body": body, "at": 1.25, "id": "", "namespace": "", "size": 64, "status": 200,
+        "stream": True,
         "response_id": "resp_1", "response_status": "completed", "error": None,
         "scenario": "text", "step": 1, "cassette": None, "interaction": None,
         "faults": ["slow"], "skipped": [],

@@ -61,3 +61,26 @@ def test_scrub_takes_secret_values_out_of_any_message() -> None:
                "cookie": "a=1"}
     text = f"got Bearer {SECRET} then {SECRET} for acme-12345678 with a=1"
     assert scrub(text, headers) == "got *** then *** for acme-12345678 with a=1"
+
+
+def test_mask_json_masks_secret_named_and_key_shaped_values() -> None:
+    from ormock.protocol.secrets import mask_json
+
+    key = "sk-" + "test-abcdefghijklmnopqrstuv"
+    data = {"api_key": key, "password": "hunter2", "note": f"use {key} here", "n": 3,
+            "items": [{"x-api-key": "plain"}, "Bearer " + "abcdefghijklmnopqrstuvwxyz"]}
+    assert mask_json(data) == {"api_key": "***", "password": "***", "note": "use *** here",
+                               "n": 3, "items": [{"x-api-key": "***"}, "***"]}
+
+
+def test_mask_json_does_not_walk_or_show_what_is_nested_too_deep() -> None:
+    from ormock.protocol.secrets import TOO_DEEP, mask_json
+
+    deep: list[object] = ["sk-" + "test-abcdefghijklmnopqrstuv"]
+    for _ in range(5000):
+        deep = [deep]
+    shown = mask_json({"include": deep})
+    level = shown["include"]
+    for _ in range(63):
+        level = level[0]
+    assert level == TOO_DEEP

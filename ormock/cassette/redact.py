@@ -25,18 +25,14 @@ from ormock.cassette.model import (
     SocketFrame,
     SocketSession,
 )
-from ormock.protocol.secrets import is_secret_header
+from ormock.protocol.secrets import KEY_PATTERNS, is_secret_header
 
 __all__ = ["REDACTED", "Leak", "Redaction", "SecretFound", "parse_path", "scan", "scan_headers"]
 
 REDACTED = "REDACTED"
 
-# key-shaped text: provider keys, bearer credentials, JWTs
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an API key (sk-...)", re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{16,}")),
-    ("a bearer credential", re.compile(r"\b[Bb]earer\s+(?!REDACTED\b)[A-Za-z0-9._~+/=-]{12,}")),
-    ("a JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-)
+# key-shaped text: provider keys, bearer credentials, JWTs (one definition, in secrets)
+_PATTERNS = KEY_PATTERNS
 # in a header value: a long run of hex or base64, the shape of a secret token
 _HEADER_SECRET = re.compile(r"(?<![A-Za-z0-9+/=_-])(?:[0-9a-fA-F]{40,}|[A-Za-z0-9+/_-]{40,}={0,2})"
                             r"(?![A-Za-z0-9+/=_-])")

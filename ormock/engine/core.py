@@ -21,7 +21,8 @@ from ormock.cassette.model import Cassette, Interaction
 from ormock.engine import building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
-from ormock.engine.journal import JournalEntry, answering, record
+from ormock.engine.feed import Feed
+from ormock.engine.journal import Journal, JournalEntry, answering, record
 from ormock.engine.replays import (
     Forward,
     Replayed,
@@ -90,12 +91,22 @@ class Engine:
         self.fault_counts: dict[int, int] = {}
         self.chaos: Chaos | None = chaos.fresh() if chaos is not None else None
         self.on_reply: list[Callable[[JournalEntry, Reply | RawReply], None]] = []
+        # the server's feed (entry ids, live watchers) and this namespace's name; a server's
+        # ``Namespaces`` sets both
+        self.feed = Feed()
+        self.name = ""
         self._lock = threading.Lock()
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
         self._cassettes: list[tuple[Cassette, tuple[str, ...], Order]] = []
         self._upstream: Upstream | None = None  # record_to's (kept like the cassettes)
         self._reset(clear=False)
+
+    def _joined(self, entry: JournalEntry) -> None:
+        entry.id, entry.namespace = self.feed.new_id(), self.name
+
+    def _added(self, entry: JournalEntry) -> None:
+        self.feed.added(entry)
 
     def reset(self, *, scenarios: bool = True) -> None:
         """Start over: responses (this namespace's keys of the store), journal, ids,
@@ -119,8 +130,8 @@ class Engine:
             self.clock = Clock(self.clock_mode)
             self.rng = random.Random(f"ormock:faults:{self.seed}")
             limits = self.limits
-            self.journal: Capped[JournalEntry] = Capped(
-                limits.journal_entries, limits.journal_bytes, _entry_size)
+            self.journal = Journal(limits.journal_entries, limits.journal_bytes, _entry_size,
+                                   self._joined, self._added)
             # tracebacks of failures inside the server, the newest ones
             self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
             self.started = time.monotonic()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from operator import itemgetter
 from typing import Any
 
+from ormock.engine.capped import Capped
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.wire import Ended, Written
 from ormock.protocol.checker import ProtocolError
@@ -21,6 +22,7 @@ from ormock.protocol.types import Json
 
 __all__ = [
     "Ended",
+    "Journal",
     "JournalEntry",
     "Sent",
     "final_response",
@@ -95,6 +97,7 @@ class JournalEntry:
     the output items the client was sent, and the ``call_id`` of each function call among
     them. ``finished_at``: seconds since the engine started when the answer was all written,
     dropped, or the client left (``None`` for an error answer, and while it is being written).
+    ``id``: stable and unique per server (``GET /_ormock/journal/{id}``).
     """
 
     method: str
@@ -102,6 +105,10 @@ class JournalEntry:
     headers: dict[str, str]
     body: Any
     at: float = 0.0
+    # its id, unique across the server's namespaces (``e1``, ``e2``, ...: ``Feed.new_id``),
+    # and its namespace ("" for /v1): set when the entry joins a journal
+    id: str = ""
+    namespace: str = ""
     size: int = 0  # the request body's length in bytes
     status: int = 0
     stream: bool = False
@@ -154,6 +161,28 @@ class JournalEntry:
     def json(self) -> Any:
         """The request body (parsed JSON)."""
         return self.body
+
+
+class Journal(Capped[JournalEntry]):
+    """An engine's journal: capped (``Capped``); each entry appended is given its id and
+    namespace by ``joined``, and ``added`` tells the server's feed once it is in."""
+
+    def __init__(self, limit: int, max_bytes: int, size: Callable[[JournalEntry], int],
+                 joined: Callable[[JournalEntry], None],
+                 added: Callable[[JournalEntry], None]) -> None:
+        super().__init__(limit, max_bytes, size)
+        self.joined, self.added = joined, added
+
+    def append(self, item: JournalEntry) -> None:
+        self.joined(item)  # its id and namespace, before anyone can see it
+        super().append(item)
+        self.added(item)  # then the watchers are told: they find it
+
+    def find(self, entry_id: str) -> JournalEntry | None:
+        for entry in reversed(self):
+            if entry.id == entry_id:
+                return entry
+        return None
 
 
 def raw_ended(reply: RawReply) -> Ended:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ormock.engine.core import Engine
+from ormock.engine.feed import Feed
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.stateful import Background
 from ormock.engine.store import StoreBackend, open_backend
@@ -64,6 +65,7 @@ class Namespaces:
         self._lock = threading.Lock()
         self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
         self._closed: OrderedDict[str, None] = OrderedDict()  # a late request must not revive
+        self.feed = Feed()  # entry ids across namespaces, the inspector's live watchers
         self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
         # a persistent store is one for every namespace, each its own keyspace; in memory,
         # each engine has its own (it goes with the engine)
@@ -113,6 +115,7 @@ class Namespaces:
                     raise self._unknown(name)  # dropped meanwhile
                 engine = Engine(self.settings, backend=self.backend.scoped(name)
                                 if self.backend is not None else None)
+                engine.feed, engine.name = self.feed, name
                 for setup in self.setup:
                     setup(engine)
                 self._engines[name] = engine

@@ -9,11 +9,13 @@ of the credential, and its length: ``'Bearer sk-…' (masked, 20 chars)``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
-__all__ = ["MASK", "SECRET_HEADERS", "is_secret_header", "mask_headers", "mask_value", "scrub",
-           "shown_value"]
+__all__ = ["KEY_PATTERNS", "MASK", "SECRET_HEADERS", "TOO_DEEP", "is_secret_header", "mask_headers",
+           "mask_json", "mask_text", "mask_value", "scrub", "shown_value"]
 
 MASK = "***"
 SECRET_HEADERS = frozenset({
@@ -25,6 +27,12 @@ _PARTS = ("secret", "password", "cookie")
 # HTTP auth schemes kept in a masked value, so that a wrong scheme shows (lower case)
 _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "key",
                       "ntlm", "oauth", "dpop", "hoba", "mutual"})
+# key-shaped text: provider keys, bearer credentials, JWTs (the cassettes' last scan too)
+KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("an API key (sk-...)", re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{16,}")),
+    ("a bearer credential", re.compile(r"\b[Bb]earer\s+(?!REDACTED\b)[A-Za-z0-9._~+/=-]{12,}")),
+    ("a JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+)
 _KEPT = 3  # characters of the credential itself a masked value keeps, at most
 _SCRUBBED = 8  # secret values at least this long are taken out of any message
 
@@ -78,3 +86,31 @@ def scrub(text: str, headers: Mapping[str, str]) -> str:
     for value in sorted(found, key=len, reverse=True):
         text = text.replace(value, MASK)
     return text
+
+
+def mask_text(text: str) -> str:
+    """``text`` with everything key-shaped (``KEY_PATTERNS``) replaced by ``***``."""
+    for _, pattern in KEY_PATTERNS:
+        text = pattern.sub(MASK, text)
+    return text
+
+
+_MASK_DEPTH = 64  # levels shown; deeper data is not shown at all (nor walked)
+TOO_DEEP = f"(nested deeper than {_MASK_DEPTH} levels: not shown)"
+
+
+def mask_json(value: Any, _depth: int = 0) -> Any:
+    """Plain JSON data with secrets masked, for showing it (the inspector page): the value of a
+    key named like a secret header (``api_key``, ``password``, ``x-api-key``; ``_`` read as
+    ``-``) becomes ``***``, and key-shaped text anywhere in a string is masked. Data nested
+    deeper than 64 levels is replaced by ``TOO_DEEP``: never shown unmasked, never walked."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if not isinstance(value, (list, dict)):
+        return value
+    if _depth >= _MASK_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, list):
+        return [mask_json(v, _depth + 1) for v in value]
+    return {k: (MASK if isinstance(k, str) and is_secret_header(k.replace("_", "-"))
+                and isinstance(v, str) else mask_json(v, _depth + 1)) for k, v in value.items()}

@@ -9,7 +9,9 @@
   interactions were played; ``DELETE``: stop replaying them all.
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
-- ``GET /_ormock/journal``: every request, secrets masked, what answered it and what went back.
+- ``GET /_ormock/journal``: every request (its ``id``, ``namespace``), secrets masked (headers,
+  and key-shaped or secret-named values in the body), what answered it and what went back;
+  ``GET /_ormock/journal/{id}`` one exchange in full (``ormock.server.inspector``).
 - ``GET /_ormock/verdict``: how the client coped with the faults (``ormock.engine.verdict``);
   ``?allow=code,...`` and the rules' thresholds (``?stall_timeout=5``) as query parameters.
 - ``POST /_ormock/faults`` (a fault spec or a list, YAML or JSON), ``GET``, ``DELETE``: faults
@@ -44,6 +46,7 @@ from ormock.scenario.catalogue import load_file
 from ormock.scenario.source import bound_data, safe_document
 from ormock.server.asgi import Message
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
+from ormock.server.exchange import summary
 from ormock.server.guard import address, refusal
 
 __all__ = ["admin_routes"]
@@ -232,7 +235,8 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         return _json({"chaos": str(engine.chaos)}, 201)
 
     async def journal(request: Request, engine: Engine) -> Response:
-        return _json({"object": "list", "data": [e.to_dict() for e in engine.journal]})
+        # as the inspector shows them: secrets in the bodies masked too (``exchange.summary``)
+        return _json({"object": "list", "data": [summary(e) for e in engine.journal]})
 
     async def verdict(request: Request, engine: Engine) -> Response:
         query = request.query_params

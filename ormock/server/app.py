@@ -40,6 +40,7 @@ from ormock.server.background import answer_background
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_whole
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
+from ormock.server.inspector import inspector_routes
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
 from ormock.server.replay import ReplayRoute
 from ormock.server.responses_api import (
@@ -192,12 +193,14 @@ class _CreateResponse:
                 await self._answer_bug(scope, send, exc)
                 return
             # once the writer has started, a bug can only drop the connection
-            written = await send_wire(send, receive, wire)
+            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire)
             wrote(entry, written)
         finally:
             self.namespaces.replies_in_flight -= 1
             settle(engine, entry, written, claim)
             entry.finished_at = engine.elapsed()
+            if written is not None:  # kept for the inspector (bounded), its watchers told
+                engine.feed.sent(entry, wire.status, wire.headers, written)
 
     async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
         """A bug before anything was sent is answered here (a 500 envelope, the traceback kept
@@ -283,6 +286,7 @@ def create_app(
 
     routes: list[BaseRoute] = [ReplayRoute(namespaces, max_body, create._answer_bug),
                                _CreateRoute(create),
+                               *inspector_routes(namespaces, admin_hosts),
                                *admin_routes(namespaces, admin_hosts, max_body)]
     for prefix in ("", "/{namespace:str}"):
         routes += [

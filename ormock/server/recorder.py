@@ -8,7 +8,8 @@ cassette file at once.
 With ``upstream_key`` (``--upstream-key-env NAME``) the upstream gets ``Authorization: Bearer
 KEY`` whatever the client sent, so a client can hold a dummy key. No key reaches the cassette:
 secret headers are always redacted, and the file is scanned before every write
-(``recorder_file``). WebSocket upgrades are proxied by ``recorder_socket``.
+(``recorder_file``). WebSocket upgrades are proxied by ``recorder_socket``. ``/_ormock/`` is
+not relayed: it is the inspector page over the proxy's own journal (``recorder_journal``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ormock.cassette.model import Interaction
 from ormock.cassette.redact import Redaction, SecretFound
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.recorder_file import CassetteFile, check_name, default_name
+from ormock.server.recorder_journal import RecorderJournal
 from ormock.server.relay import Log, Relay, check_upstream, log_stderr, upstream_target
 from ormock.server.runner import best_loop
 from ormock.server.threaded import ThreadedServer, bound_socket
@@ -41,6 +43,8 @@ class RecorderApp(Relay):
         super().__init__(upstream, upstream_key=upstream_key, log=log,
                          connect_timeout=connect_timeout)
         self.file = file
+        # the journal of what was relayed, and the inspector page over it (/_ormock/)
+        self.journal = RecorderJournal(file.path.name)
         self._sequence = itertools.count()
         self._saving: asyncio.Lock | None = None
 
@@ -85,6 +89,9 @@ class RecorderApp(Relay):
         return next(self._sequence)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.journal.serves(scope):  # the inspector page and its data: never relayed
+            await self.journal.app(scope, receive, send)
+            return
         started = time.monotonic()
         sequence = self.next_sequence()
         chunks: list[bytes] = []
@@ -95,8 +102,11 @@ class RecorderApp(Relay):
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
-        interaction = await self.exchange(scope, b"".join(chunks), receive, send,
+        raw = b"".join(chunks)
+        entry = self.journal.opened(scope, raw)
+        interaction = await self.exchange(scope, raw, receive, self.journal.watch(entry, send),
                                           started=started)
+        self.journal.closed(entry, interaction)
         if interaction is not None:
             await self.keep(sequence, interaction, progress(interaction))
 

@@ -96,13 +96,17 @@ class ReplayRoute(BaseRoute):
             return
         scope.setdefault("state", {})[REPLAYED] = True
         self.namespaces.replies_in_flight += 1
+        written = None
         try:
             if replayed.headers_delay:
                 await asyncio.sleep(replayed.headers_delay)
-            wrote(entry, await send_wire(send, receive, wire))
+            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire)
+            wrote(entry, written)
         finally:
             self.namespaces.replies_in_flight -= 1
             entry.finished_at = engine.elapsed()
+        if written is not None:  # kept for the inspector (bounded), its watchers told
+            engine.feed.sent(entry, wire.status, wire.headers, written)
 
     async def _forward(self, engine: Engine, forward: Forward, scope: Scope, raw: bytes,
                        path: str, receive: Receive, send: Send) -> None:

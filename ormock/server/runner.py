@@ -6,7 +6,8 @@ at once; ``start()`` returns when the server accepts connections.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -34,6 +35,22 @@ def uvicorn_config(app: Any, *, log_level: str, access_log: bool, **where: Any) 
     pass a remote client off as loopback to the admin API."""
     return uvicorn.Config(app, log_level=log_level, access_log=access_log, loop=best_loop(),
                           lifespan="off", proxy_headers=False, **where)
+
+
+def _stopping_tells(server: Any, stopping: Callable[[], None]) -> Any:
+    """``server`` (a ``uvicorn.Server``) telling ``stopping`` first when it is asked to stop
+    (Ctrl-C): the inspector's live streams end, so an open page never holds up the
+    shutdown."""
+    handle_exit = getattr(server, "handle_exit", None)
+    if handle_exit is None:  # not uvicorn's (a test's stand-in)
+        return server
+
+    def told(sig: int, frame: FrameType | None) -> None:
+        stopping()
+        handle_exit(sig, frame)
+
+    server.handle_exit = told
+    return server
 
 
 class OrmockServer(ThreadedServer):
@@ -69,14 +86,15 @@ class OrmockServer(ThreadedServer):
         self.port: int = self._socket.getsockname()[1]
         self._config = uvicorn_config(self.app, log_level=log_level, access_log=access_log,
                                       host=host, port=self.port, timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(self._config)
+        self._server = _stopping_tells(uvicorn.Server(self._config), self.namespaces.feed.close)
 
     def engine(self, namespace: str = "") -> Engine:
         return self.namespaces.get(namespace)
 
     def stop(self) -> None:
-        """Stop serving: background runs first (stored ``cancelled``, so that the streams
-        following them end), then the server."""
+        """Stop serving: the inspector's live streams and the background runs first (stored
+        ``cancelled``, so that the streams following them end), then the server."""
+        self.namespaces.feed.close()
         if self._thread is not None:
             self.namespaces.stop_runs()
         super().stop()

@@ -1,0 +1,199 @@
+"""The journal of one server as it grows, for the inspector page (``ormock.server.inspector``).
+
+A ``Feed`` belongs to a server (``Namespaces.feed``; a lone ``Engine`` has its own). It gives
+every journal entry its id (``e1``, ``e2``, ...: unique across the server's namespaces, never
+reused after a reset), keeps what the newest answers really sent (``Sent frames``: the frames a
+writer reported, bounded in count and bytes, for the page's timeline and for export), and tells
+its watchers (the page's live stream) about each new entry, each frame of a stream still being
+written and each finished answer.
+
+A watcher is a bounded queue: a page that reads slower than the server writes never makes the
+server buffer without bound; past ``Watcher.limit`` messages its queue is dropped and it gets
+one ``resync`` (the page then reloads the journal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ormock.engine.wire import Frame, Kind, Written
+from ormock.protocol.sse import json_events, parse_sse
+from ormock.protocol.types import Send
+
+if TYPE_CHECKING:
+    from ormock.engine.journal import JournalEntry
+
+__all__ = ["Feed", "SentFrames", "Watcher"]
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SentFrames:
+    """What one answer really sent: its kind, status and headers, and each frame with the wait
+    before it (seconds), as the writer reported them."""
+
+    kind: Kind
+    status: int
+    headers: tuple[tuple[bytes, bytes], ...]
+    frames: tuple[tuple[float, Frame], ...]
+
+    @property
+    def size(self) -> int:
+        return sum(len(frame.data) for _, frame in self.frames)
+
+    def events(self) -> list[tuple[float, dict[str, Any]]]:
+        """Each event sent whole, with its offset in seconds from the first frame."""
+        out: list[tuple[float, dict[str, Any]]] = []
+        offset = 0.0
+        for wait, frame in self.frames:
+            offset += wait
+            out += [(offset, event) for event in frame.carried(self.kind)]
+        return out
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(frame.data for _, frame in self.frames)
+
+
+class Watcher:
+    """One reader of the feed: a bounded queue on the reader's event loop."""
+
+    limit = 2000  # messages queued at most before the reader is told to resync
+
+    def __init__(self, namespace: str | None) -> None:
+        self.namespace = namespace  # None: every namespace
+        self.loop = asyncio.get_running_loop()
+        self._queue: deque[Message] = deque()
+        self._ready = asyncio.Event()
+        self.resync = False
+
+    def put(self, message: Message) -> None:
+        """Queue a message (from any thread)."""
+        if self.namespace is not None and message.get("namespace") != self.namespace:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            self._put(message)
+            return
+        with contextlib.suppress(RuntimeError):  # its loop has closed: nobody reads any more
+            self.loop.call_soon_threadsafe(self._put, message)
+
+    def _put(self, message: Message) -> None:
+        if self.resync:
+            return
+        if len(self._queue) >= self.limit:
+            self._queue.clear()
+            self.resync = True
+        else:
+            self._queue.append(message)
+        self._ready.set()
+
+    async def get(self, timeout: float) -> Message | None:
+        """The next message; ``{"kind": "resync"}`` once the queue overflowed; None when none
+        came within ``timeout`` seconds."""
+        if not self._queue and not self.resync:
+            self._ready.clear()
+            try:
+                await asyncio.wait_for(self._ready.wait(), timeout)
+            except asyncio.TimeoutError:
+                return None
+        if self.resync:
+            return {"kind": "resync"}
+        return self._queue.popleft() if self._queue else None
+
+
+class Feed:
+    """Entry ids, the frames the newest answers sent, and the watchers of a server."""
+
+    def __init__(self, keep: int = 500, keep_bytes: int = 32 * 1024 * 1024) -> None:
+        self._ids = itertools.count(1)
+        self.watchers: set[Watcher] = set()
+        self.keep_count, self.keep_bytes = keep, keep_bytes
+        self._sent: OrderedDict[str, SentFrames] = OrderedDict()
+        self._sent_bytes = 0
+        self._lock = threading.Lock()
+        # the server is stopping: live streams end (within a tick), so that they never hold
+        # up the shutdown (set from a signal handler too: a flag, nothing more)
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+    def new_id(self) -> str:
+        return f"e{next(self._ids)}"
+
+    @property
+    def watching(self) -> bool:
+        return bool(self.watchers)
+
+    def publish(self, message: Message) -> None:
+        for watcher in list(self.watchers):
+            watcher.put(message)
+
+    def added(self, entry: JournalEntry) -> None:
+        """A new journal entry (its answer not made yet)."""
+        if self.watchers:
+            self.publish({"kind": "entry", "namespace": entry.namespace, "id": entry.id})
+
+    def changed(self, entry: JournalEntry) -> None:
+        """An entry's answer was made or finished."""
+        if self.watchers:
+            self.publish({"kind": "entry", "namespace": entry.namespace, "id": entry.id})
+
+    def sent(self, entry: JournalEntry, status: int,
+             headers: tuple[tuple[bytes, bytes], ...], written: Written) -> None:
+        """Keep what a writer really sent (``keep``)."""
+        self.keep(entry, SentFrames(written.kind, status, headers, written.sent))
+
+    def keep(self, entry: JournalEntry, kept: SentFrames) -> None:
+        """Keep what an answer sent (the newest ones, bounded), and say it finished."""
+        with self._lock:
+            old = self._sent.pop(entry.id, None)
+            if old is not None:
+                self._sent_bytes -= old.size
+            self._sent[entry.id] = kept
+            self._sent_bytes += kept.size
+            while len(self._sent) > 1 and (len(self._sent) > self.keep_count
+                                           or self._sent_bytes > self.keep_bytes):
+                _, dropped = self._sent.popitem(last=False)
+                self._sent_bytes -= dropped.size
+        self.changed(entry)
+
+    def frames_of(self, entry_id: str) -> SentFrames | None:
+        with self._lock:
+            return self._sent.get(entry_id)
+
+    def watch(self, entry: JournalEntry, send: Send, kind: Kind) -> Send:
+        """``send`` itself when nobody watches; else a ``send`` that also tells the watchers
+        each event of the body as it goes out (a paced stream grows on the page)."""
+        if not self.watchers or kind == "json":
+            return send
+        started: list[float] = []
+
+        async def watched(message: MutableMapping[str, Any]) -> None:
+            await send(message)
+            body = message.get("body") if message.get("type") == "http.response.body" else None
+            if not body or not self.watchers:
+                return
+            now = time.monotonic()
+            if not started:
+                started.append(now)
+            events = list(json_events(parse_sse(body)))
+            if events:
+                self.publish({"kind": "events", "namespace": entry.namespace, "id": entry.id,
+                              "offset_ms": round((now - started[0]) * 1000, 3),
+                              "events": events})
+
+        return watched

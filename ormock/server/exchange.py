@@ -1,0 +1,178 @@
+"""One journal entry as the inspector page shows it (``GET /_ormock/journal/{id}``): the entry,
+its timeline of events with their payloads and offsets, what answered it, the faults and where
+they struck, the checker's findings on the events they concern, and "copy as curl".
+
+Everything here goes to a web page, so everything is masked: secret headers were masked when
+the entry was made (``protocol.secrets.mask_headers``); the request body, the events and the
+curl command have every key-shaped value and every secret-named field masked
+(``mask_json``/``mask_text``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from ormock.engine.feed import SentFrames
+from ormock.engine.journal import JournalEntry
+from ormock.protocol.checker import check_stream
+from ormock.protocol.secrets import MASK, mask_json, mask_text
+from ormock.protocol.sse import parse_sse
+
+__all__ = ["answered_by", "api_path", "curl", "exchange", "summary"]
+
+# event types a fault makes (the point where it struck is the first one of them)
+_FAULT_EVENTS = ("error", "response.failed")
+
+
+def summary(entry: JournalEntry) -> dict[str, Any]:
+    """The entry as ``GET /_ormock/journal`` gives it, masked for a page."""
+    data = entry.to_dict()
+    data["body"] = mask_json(data["body"])
+    if data.get("error"):
+        data["error"] = mask_json(data["error"])
+    data["answered_by"] = answered_by(entry)
+    return data
+
+
+def api_path(entry: JournalEntry) -> str:
+    """The entry's path without its namespace (``/v1/responses``): a create request's journal
+    path holds the namespace, a replayed one's does not."""
+    head = f"/{entry.namespace}/"
+    return entry.path[len(head) - 1:] if entry.namespace and entry.path.startswith(head) \
+        else entry.path
+
+
+def answered_by(entry: JournalEntry) -> dict[str, Any]:
+    """What answered the request: a scenario's step, a cassette's interaction, the upstream of
+    ``ormock record`` (recorded to a cassette), the embedded default, or nothing (an error; a
+    miss names its closest step in the message)."""
+    if entry.cassette is not None and entry.interaction is None:  # ormock record's
+        return {"kind": "recorded", "cassette": entry.cassette}
+    if entry.cassette is not None:
+        return {"kind": "cassette", "cassette": entry.cassette,
+                "interaction": entry.interaction}
+    if entry.scenario is not None:
+        return {"kind": "scenario", "scenario": entry.scenario, "step": entry.step}
+    if entry.error is not None:
+        return {"kind": "error", "code": entry.error.get("code")}
+    if entry.status == 0:
+        return {"kind": "pending"}
+    return {"kind": "default"}
+
+
+def _timeline(sent: SentFrames) -> tuple[list[dict[str, Any]], bytes]:
+    """Each message sent, with its offset (ms from the first frame) and its indexes."""
+    out: list[dict[str, Any]] = []
+    offset = 0.0
+    for wait, frame in sent.frames:
+        offset += wait
+        for message in parse_sse(frame.data) if sent.kind == "sse" else ():
+            row: dict[str, Any] = {"index": len(out), "offset_ms": round(offset * 1000, 3)}
+            try:
+                event = json.loads(message.data)
+            except ValueError:
+                row.update(type="[DONE]" if message.is_done else "(not JSON)",
+                           raw=mask_text(message.data[:2000]))
+            else:
+                if isinstance(event, dict):
+                    row.update(type=event.get("type"),
+                               sequence_number=event.get("sequence_number"),
+                               output_index=event.get("output_index"),
+                               content_index=event.get("content_index",
+                                                       event.get("summary_index")),
+                               item_id=event.get("item_id"), data=mask_json(event))
+                    if message.event is not None and message.event != event.get("type"):
+                        row["sse_event"] = message.event
+                else:
+                    row.update(type="(not an object)", data=mask_json(event))
+            out.append(row)
+    return out, sent.body
+
+
+def _planned(entry: JournalEntry) -> list[dict[str, Any]]:
+    """The timeline from the journal's summary, when the frames are no longer kept (or the
+    answer was never written: a Python caller's)."""
+    return [{"index": i, **e} for i, e in enumerate(entry.events)]
+
+
+def _struck(entry: JournalEntry, timeline: list[dict[str, Any]],
+            findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the answer's faults struck: at the first event a fault makes (an error event, a
+    ``response.failed``), after the last event for an answer cut short, at the first event of
+    a type the protocol does not know (a vendor event), or at the first event the checker
+    flags (a sequence broken on purpose); for an HTTP error, on the answer itself (None)."""
+    if not entry.faults:
+        return []
+    at: int | None = None
+    what = f"HTTP {entry.status}"
+    if timeline:
+        at = next((row["index"] for row in timeline if row.get("type") in _FAULT_EVENTS), None)
+        what = "error event"
+        if at is None and entry.ended != "whole":
+            at, what = len(timeline), f"answer {entry.ended}"
+        if at is None:
+            at = next((row["index"] for row in timeline
+                       if isinstance(row.get("type"), str) and row["type"] != "[DONE]"
+                       and not row["type"].startswith(("response.", "error", "("))), None)
+            what = "unknown event"
+        if at is None:
+            at = next((f["index"] for f in findings if f["index"] is not None), None)
+            what = findings[0]["rule"] if at is not None else "the answer"
+    return [{"fault": name, "index": at, "what": what} for name in entry.faults]
+
+
+def _findings(body: bytes | None, timeline: list[dict[str, Any]], kind: str
+              ) -> list[dict[str, Any]]:
+    events = [row["data"] for row in timeline if "data" in row]
+    if kind != "sse" or (body is None and not events):
+        return []
+    report = check_stream(body if body is not None else events, schema=False)
+    return [{"rule": v.rule, "index": v.index, "message": mask_text(v.message)}
+            for v in report.violations]
+
+
+def curl(entry: JournalEntry, base: str) -> str:
+    """The request as a curl command line; secret headers as ``$OPENAI_API_KEY`` placeholders."""
+    prefix = f"/{entry.namespace}" if entry.namespace else ""
+    parts = ["curl", "-sS", "-N", base.rstrip("/") + prefix + api_path(entry)]
+    for name, value in entry.headers.items():
+        lowered = name.lower()
+        if lowered in ("host", "content-length", "connection", "accept-encoding"):
+            continue
+        if value == MASK:
+            shown = ("Bearer $OPENAI_API_KEY" if lowered == "authorization"
+                     else f"${lowered.upper().replace('-', '_')}")
+            parts += ["-H", f'"{name}: {shown}"']
+            continue
+        parts += ["-H", shlex.quote(f"{name}: {mask_text(value)}")]
+    if entry.body is not None:
+        parts += ["-d", shlex.quote(json.dumps(mask_json(entry.body), ensure_ascii=False))]
+    return " ".join(parts)
+
+
+def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[str, Any]:
+    """Everything the page shows of one exchange."""
+    data = summary(entry)
+    if sent is not None and sent.kind == "sse":
+        timeline, body = _timeline(sent)
+        data["frames_kept"] = True
+    else:
+        timeline, body = _planned(entry), None
+        data["frames_kept"] = sent is not None
+    if sent is not None and sent.kind == "json":
+        text = sent.body.decode("utf-8", "replace")
+        try:
+            data["response_body"] = mask_json(json.loads(text))
+        except ValueError:
+            data["response_body"] = mask_text(text[:20000])
+    if sent is not None:
+        data["response_headers"] = {k.decode("latin-1"): mask_text(v.decode("latin-1"))
+                                    for k, v in sent.headers}
+    data["timeline"] = timeline
+    data["findings"] = _findings(body, timeline, "sse" if entry.stream else
+                                 (sent.kind if sent is not None else "json"))
+    data["struck"] = _struck(entry, timeline, data["findings"])
+    data["curl"] = curl(entry, base)
+    return data

@@ -1,0 +1,77 @@
+"""The recording proxy's journal and inspector page: ``ormock record`` serves ``/_ormock/`` as
+``ormock serve`` does (the page, the live journal, one exchange, its export), read-only and
+behind the same guard. Each relayed request is a journal entry from the moment it arrives; its
+answer grows on the page as the upstream sends it, and once recorded the entry names the
+cassette and interaction, with the frames as recorded."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.applications import Starlette
+
+from ormock.cassette.model import Interaction
+from ormock.engine.feed import SentFrames
+from ormock.engine.journal import JournalEntry, final_response, summarize
+from ormock.engine.namespaces import Namespaces
+from ormock.engine.replays import recorded_events, recorded_wire
+from ormock.protocol.secrets import mask_headers
+from ormock.protocol.types import Scope, Send
+from ormock.server.inspector import inspector_routes
+
+__all__ = ["RecorderJournal"]
+
+
+class RecorderJournal:
+    """A journal (one ``Engine``'s, the default namespace) and the inspector's routes over it."""
+
+    def __init__(self, cassette: str) -> None:
+        self.namespaces = Namespaces()
+        self.engine = self.namespaces.get("")
+        self.cassette = cassette
+        self.app = Starlette(routes=inspector_routes(self.namespaces))
+
+    @staticmethod
+    def serves(scope: Scope) -> bool:
+        """Whether the request is the inspector's (never relayed)."""
+        return str(scope.get("path", "")).startswith("/_ormock/") or scope.get("path") == \
+            "/_ormock"
+
+    def opened(self, scope: Scope, raw: bytes) -> JournalEntry:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        body: Any
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")[:2000]
+        entry = JournalEntry(scope["method"], scope["path"], mask_headers(headers), body,
+                             at=self.engine.elapsed(), size=len(raw))
+        self.engine.journal.append(entry)
+        return entry
+
+    def watch(self, entry: JournalEntry, send: Send) -> Send:
+        return self.engine.feed.watch(entry, send, "sse")
+
+    def closed(self, entry: JournalEntry, interaction: Interaction | None) -> None:
+        """The exchange is over: what the upstream answered (None: nothing recordable)."""
+        entry.finished_at = self.engine.elapsed()
+        response = interaction.response if interaction is not None else None
+        if response is None:
+            entry.status = entry.status or 502
+            entry.error = {"code": "not_recorded", "message": "nothing recordable came back"}
+            self.engine.feed.changed(entry)
+            return
+        entry.status, entry.stream, entry.ended = response.status, response.streamed, \
+            response.ended
+        entry.cassette = self.cassette  # recorded to it (its place there is known on saving)
+        events = recorded_events(response)
+        if events:
+            entry.sent = summarize(events, None)
+            final = final_response(events)
+            if final is not None:
+                entry.response_id, entry.response_status = final.get("id"), final.get("status")
+        wire = recorded_wire(response, 1.0)
+        self.engine.feed.keep(entry, SentFrames(
+            wire.kind, wire.status, wire.headers,
+            tuple((f.delay, f) for f in wire.frames if f.action is None)))
