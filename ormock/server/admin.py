@@ -79,7 +79,7 @@ def _describe(engine: Engine) -> list[dict[str, Any]]:
             "steps": [
                 {"index": s.index, "name": s.name,
                  "times": "forever" if s.times is None else s.times,
-                 "used": engine.scenarios.uses.get((scenario.name, s.index), 0)}
+                 "used": engine.scenarios.used(scenario, s)}
                 for s in scenario.steps
             ],
         })
