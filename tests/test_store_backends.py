@@ -173,7 +173,7 @@ def test_incr_is_atomic_across_connections(tmp_path: Path,
                      (RedisBackend(url), RedisBackend(url))):
         got: list[int] = []
 
-        def race(store: StoreBackend) -> None:
+        def race(store: StoreBackend, got: list[int] = got) -> None:
             got.extend(store.incr("counter", "k") for _ in range(20))
 
         threads = [threading.Thread(target=race, args=(b,)) for b in (one, two)]

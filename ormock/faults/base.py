@@ -326,8 +326,9 @@ def apply_faults(
 
     Each fault reached counts one more request in ``counts[fault.key]`` (keep one mapping per
     namespace; or a function that counts one more for the fault and answers the new count, as
-    a store every worker shares does). Faults are reached in order, and an ``http_error`` that fires ends the walk: the
-    faults after it are not reached, and the ones before it that fired act on its answer
+    a store every worker shares does). Faults are reached in order, and an ``http_error``
+    that fires ends the walk: the faults after it are not reached, and the ones before it
+    that fired act on its answer
     (``slow`` delays it). Otherwise the fired faults are applied stage by stage (see ``HTTP``
     ...``WIRE``), in list order within a stage. A fault that had nothing to do for this reply
     (a stream-only fault on a JSON answer) is not named. ``unfit``: asked of each fault that

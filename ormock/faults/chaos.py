@@ -4,8 +4,9 @@
 each request, ``draw()`` first decides whether a fault hits (probability ``rate``), then which
 one (uniformly over ``faults``). Draw k is a function of the seed and k alone (not of a random
 stream), so the same seed and the same sequence of requests give the same faults, whether one
-process draws them or many workers each draw the numbers a shared counter hands them. A fault is written ``name`` or ``name:value``, the value setting the fault's main
-parameter (``http_error:429`` is an http_error with status 429, ``disconnect:reset`` a reset);
+process draws them or many workers each draw the numbers a shared counter hands them.
+A fault is written ``name`` or ``name:value``, the value setting the fault's main parameter
+(``http_error:429`` is an http_error with status 429, ``disconnect:reset`` a reset);
 from YAML or Python any fault spec ``parse_fault`` accepts will do.
 """
 

@@ -176,7 +176,7 @@ class _CreateResponse:
             await send_whole(send, 200, data)
             if claim is not None:
                 claim.done(entry.response_id, data, False)
-            entry.finished_at = engine.elapsed()
+            engine.finished(entry)
             return
         self.namespaces.replies_in_flight += 1
         generating(engine, entry)
@@ -198,7 +198,7 @@ class _CreateResponse:
         finally:
             self.namespaces.replies_in_flight -= 1
             settle(engine, entry, written, claim)
-            entry.finished_at = engine.elapsed()
+            engine.finished(entry)
 
     async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
         """A bug before anything was sent is answered here (a 500 envelope, the traceback kept

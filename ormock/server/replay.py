@@ -102,7 +102,7 @@ class ReplayRoute(BaseRoute):
             wrote(entry, await send_wire(send, receive, wire))
         finally:
             self.namespaces.replies_in_flight -= 1
-            entry.finished_at = engine.elapsed()
+            engine.finished(entry)
 
     async def _forward(self, engine: Engine, forward: Forward, scope: Scope, raw: bytes,
                        path: str, receive: Receive, send: Send) -> None:
