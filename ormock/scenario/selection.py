@@ -118,9 +118,9 @@ class ScenarioSet:
 
     def _pick(self, scenario: Scenario, view: RequestView, misses: list[Miss]) -> Step | None:
         steps = scenario.steps
-        if scenario.order == "sequence":
-            pending = [s for s in steps if self._left(scenario, s)]
-            steps = pending[:1] or steps[-1:]
+        if scenario.order == "sequence":  # the first step left (one read with shared counts)
+            pending = next((s for s in steps if self._left(scenario, s)), None)
+            steps = [pending] if pending is not None else steps[-1:]
         passing: list[Step] = []
         for step in steps:
             reasons = self._reasons(scenario, step, view)
