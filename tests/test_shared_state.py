@@ -7,6 +7,7 @@ either show every request."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,9 +17,11 @@ import pytest
 from stores import RedisServer, serve, store_spec
 
 from ormock.engine.limits import Limits
-from ormock.engine.store import open_backend
+from ormock.engine.shared import StoreCounters
+from ormock.engine.store import SqliteBackend, open_backend
 from ormock.faults import HttpError
 from ormock.faults.chaos import Chaos
+from ormock.scenario import RequestView, ScenarioSet, Selection, load_scenario
 
 KEY = "sk-" + "test-shared-state"
 STEPS = 120  # at most this many requests, until both workers have served
@@ -206,3 +209,38 @@ def test_a_namespace_opened_or_dropped_on_one_replica_is_so_on_the_other(
         assert gone.status_code == 404, gone.text
         assert gone.json()["error"]["code"] == "namespace_closed"
         assert "team" not in b.get("/_ormock/namespaces").json()["data"]
+
+
+def test_two_sets_racing_on_one_store_share_out_the_steps(tmp_path: Path) -> None:
+    """Two processes' views, in threads: each its own SQLite connection to one file, its own
+    ``ScenarioSet`` (and its own knowledge of which steps are spent); every step is claimed
+    once, and a set that lost the race for a step's last use takes the next one."""
+    scenario = load_scenario(_sequence(tmp_path / "counted.yaml", steps=40))
+    stores = [SqliteBackend(tmp_path / "s.db") for _ in range(2)]
+    sets = [ScenarioSet(counters=StoreCounters(store)) for store in stores]
+    for each in sets:
+        each.add(scenario, tag="counted:0")
+    start = threading.Barrier(2)
+    got: list[list[int]] = [[], []]
+
+    def take(n: int) -> None:
+        start.wait()
+        for _ in range(20):
+            chosen = sets[n].select(_view())
+            assert isinstance(chosen, Selection)
+            got[n].append(chosen.step.index)
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(got[0] + got[1]) == list(range(1, 41))
+    assert got[0] == sorted(got[0]) and got[1] == sorted(got[1])  # in order in each
+    assert [sets[0].used(scenario, s) for s in scenario.steps] == [1] * 40
+    for store in stores:
+        store.close()
+
+
+def _view() -> RequestView:
+    return RequestView(model="gpt-5", input_text="Next.")
