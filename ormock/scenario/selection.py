@@ -105,25 +105,28 @@ class ScenarioSet:
             self.spent.add((tag, step.index))
         return used <= step.times
 
-    def _reasons(self, scenario: Scenario, step: Step, view: RequestView) -> list[str]:
+    def _reasons(self, scenario: Scenario, step: Step, view: RequestView,
+                 left: bool | None = None) -> list[str]:
+        """Why the step does not answer (none: it does); ``left``: whether it has a use left,
+        when already known."""
         def responses(index: int) -> str | None:
             return self.produced.get((scenario.name, index))
 
         reasons = [r for c in step.checks if (r := c.test(view, responses)) is not None]
-        if not self._left(scenario, step):
+        if not (self._left(scenario, step) if left is None else left):
             times = step.times
             reasons.append(f"already used {times} time{'s' if times != 1 else ''} "
                            f"(times: {times})")
         return reasons
 
     def _pick(self, scenario: Scenario, view: RequestView, misses: list[Miss]) -> Step | None:
-        steps = scenario.steps
+        steps, left = scenario.steps, None
         if scenario.order == "sequence":  # the first step left (one read with shared counts)
             pending = next((s for s in steps if self._left(scenario, s)), None)
-            steps = [pending] if pending is not None else steps[-1:]
+            steps, left = ([pending], True) if pending is not None else (steps[-1:], False)
         passing: list[Step] = []
         for step in steps:
-            reasons = self._reasons(scenario, step, view)
+            reasons = self._reasons(scenario, step, view, left)
             if not reasons and step.nth is not None:
                 reached = self.counters.add((self.tag(scenario), "reached", step.index))
                 if reached != step.nth:
