@@ -270,7 +270,9 @@ def test_scenarios_are_tried_in_load_order_and_a_reload_starts_over() -> None:
     once = {"name": "a", "steps": [{"reply": {"items": [{"message": "a"}]}}]}
     scenarios.add(load_scenario(once))
     assert [s.name for s in scenarios.scenarios] == ["b", "a"]
-    assert scenarios.uses == {("b", 1): 1}
+    b = scenarios.scenarios[0]
+    assert scenarios.used(b, b.steps[0]) == 1
+    assert scenarios.used(scenarios.scenarios[1], scenarios.scenarios[1].steps[0]) == 0
     scenarios.remove("b")
     assert _chosen(scenarios) == 1
     assert _misses(scenarios)[0].reasons == ["already used 1 time (times: 1)"]

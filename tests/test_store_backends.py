@@ -125,6 +125,67 @@ def test_twenty_threads_racing_one_compare_and_set_one_wins(make: Make) -> None:
     assert len(updated) == 1 and store.get("idempotency", "key") == f"done {updated[0]}".encode()
 
 
+def test_incr_counts_from_zero_and_reads_back(make: Make) -> None:
+    store = make()
+    assert store.incr("counter", "steps") == 1
+    assert store.incr("counter", "steps") == 2
+    assert store.incr("counter", "steps", 5) == 7
+    assert store.incr("counter", "steps", -7) == 0
+    assert store.get("counter", "steps") == b"0"
+    assert store.incr("counter", "other") == 1  # each key its own count
+    assert store.scoped("elsewhere").incr("counter", "steps") == 1  # each namespace too
+    store.put("counter", "text", b"not a number")
+    with pytest.raises(ValueError, match="holds no counter"):
+        store.incr("counter", "text")
+    assert store.get("counter", "text") == b"not a number"  # left as it was
+    with pytest.raises(ValueError, match="whole number"):
+        store.incr("counter", "steps", 1.5)  # type: ignore[arg-type]
+
+
+def test_forty_racing_incrs_each_get_their_own_number(make: Make) -> None:
+    store = make()
+    start = threading.Barrier(8)
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def race() -> None:
+        start.wait()
+        for _ in range(5):
+            value = store.incr("counter", "k")
+            with lock:
+                got.append(value)
+
+    threads = [threading.Thread(target=race) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(got) == list(range(1, 41))
+    assert store.get("counter", "k") == b"40"
+
+
+def test_incr_is_atomic_across_connections(tmp_path: Path,
+                                           request: pytest.FixtureRequest) -> None:
+    """Two connections to one storage (as two worker processes have): SQLite files and Redis."""
+    redis: RedisServer = request.getfixturevalue("redis_server")
+    url = redis.fresh_url()
+    for one, two in ((SqliteBackend(tmp_path / "s.db"), SqliteBackend(tmp_path / "s.db")),
+                     (RedisBackend(url), RedisBackend(url))):
+        got: list[int] = []
+
+        def race(store: StoreBackend, got: list[int] = got) -> None:
+            got.extend(store.incr("counter", "k") for _ in range(20))
+
+        threads = [threading.Thread(target=race, args=(b,)) for b in (one, two)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(got) == list(range(1, 41))
+        one.close()
+        two.close()
+
+
 def test_delete(make: Make) -> None:
     store = make()
     store.put("response", "a", b"1")

@@ -21,8 +21,10 @@ from ormock.cassette.model import Cassette, Interaction
 from ormock.engine import building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
+from ormock.engine.choose import set_of
 from ormock.engine.feed import Feed
 from ormock.engine.journal import Journal, JournalEntry, answering, record
+from ormock.engine.journal_sink import JournalSink, SharedJournal
 from ormock.engine.replays import (
     Forward,
     Replayed,
@@ -34,8 +36,10 @@ from ormock.engine.replays import (
 )
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
+from ormock.engine.shared import StoreCounters
 from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
+from ormock.engine.sync import Sync
 from ormock.engine.wire import Transport, Wire
 from ormock.faults import Fault, apply_faults, parse_fault
 from ormock.faults.chaos import Chaos
@@ -51,6 +55,7 @@ from ormock.scenario import (
     find_scenario,
     load_scenario,
 )
+from ormock.scenario.counters import Counters, LocalCounters
 from ormock.scenario.fakes import FAKER_LOCK, shared_faker
 from ormock.scenario.replies import StepReply
 
@@ -62,12 +67,14 @@ class Engine:
     """One isolated fake provider."""
 
     def __init__(self, settings: Settings | None = None, *, backend: StoreBackend | None = None,
-                 **overrides: Any) -> None:
+                 shared: bool = False, **overrides: Any) -> None:
         """``Engine(settings)``, or ``Engine(seed=3, ...)`` with ``Settings`` fields (over
         ``settings`` when both are given). ``self.settings`` is what it was made with; the
         attributes below are its live values (the pytest plugin sets ``seed`` and ``speed``).
         ``backend``: where its responses are stored (a server gives each namespace's engine
-        its keyspace of one backend); by default the one ``settings.store`` names."""
+        its keyspace of one backend); by default the one ``settings.store`` names. ``shared``:
+        other processes serve this namespace from the same backend (``--workers``, replicas):
+        the counts, the admin state and the journal go through it (``ormock.engine.sync``)."""
         self.settings = settings = settings_from(settings, overrides)
         limits = settings.limits
         self.backend = backend if backend is not None else open_backend(settings.store, limits)
@@ -85,8 +92,12 @@ class Engine:
         self.clock_mode = settings.clock
         chaos = settings.chaos
         self.faker = shared_faker()
-        self.scenarios = ScenarioSet()  # loaded: matched against every request
-        self.named = ScenarioSet()  # chosen by header or model name
+        self.sync = Sync(self.backend) if shared else None
+        self.counters: Counters = (StoreCounters(self.backend) if shared
+                                   else LocalCounters())
+        self.scenarios = ScenarioSet(counters=self.counters)  # loaded: matched against all
+        self.named = ScenarioSet(counters=self.counters)  # chosen by header or model name
+        self.sink: JournalSink | None = SharedJournal(self.backend) if shared else None
         self.faults: list[Fault] = []  # applied to every reply (Python and admin API)
         self.fault_counts: dict[int, int] = {}
         self.chaos: Chaos | None = chaos.fresh() if chaos is not None else None
@@ -95,6 +106,7 @@ class Engine:
         # ``Namespaces`` sets both
         self.feed = Feed()
         self.name = ""
+        self._fault_tags: dict[int, str] = {}  # fault.key -> its shared count's name
         self._lock = threading.Lock()
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
@@ -115,43 +127,54 @@ class Engine:
         self._reset(scenarios=scenarios, clear=True)
 
     def _reset(self, *, scenarios: bool = True, clear: bool) -> None:
-        kept = list(self.scenarios.scenarios) if not scenarios else []
+        if clear:  # outside the lock: a task may be waiting for it on the server's loop
+            Background.cancel_all(self.responses)  # returns once they have ended
+        with self._lock:
+            self._reset_held(scenarios=scenarios, clear=clear)
+            if clear and self.sync is not None:
+                self.sync.push(self, reset=True)  # every process resets its part too
+
+    def reset_locally(self) -> None:
+        """Another process reset this namespace (its keys are cleared): this process's part
+        starts over too (ids, journal, cache, counts' knowledge); the caller holds the lock."""
+        self._reset_held(scenarios=False, clear=False)
+
+    def _reset_held(self, *, scenarios: bool = True, clear: bool) -> None:
+        kept = [(s, self.scenarios.tag(s)) for s in self.scenarios.scenarios] \
+            if not scenarios else []
         kept_faults = list(self.faults) if not scenarios else []
         kept_cassettes = list(self._cassettes) if not scenarios else []
         self._cassettes = kept_cassettes
         if scenarios:
             self._upstream = None
-        if clear:  # outside the lock: a task may be waiting for it on the server's loop
-            Background.cancel_all(self.responses)  # returns once they have ended
-        with self._lock:
-            if clear:
-                self.responses.clear()
-            self.ids = IdFactory(self.seed, self.responses.start())  # a restart: other ids
-            self.clock = Clock(self.clock_mode)
-            self.rng = random.Random(f"ormock:faults:{self.seed}")
-            limits = self.limits
-            self.journal = Journal(limits.journal_entries, limits.journal_bytes, _entry_size,
-                                   self._joined, self._added)
-            # tracebacks of failures inside the server, the newest ones
-            self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
-            self.started = time.monotonic()
-            self.scenarios.clear()
-            self.named.clear()
-            self.named_by_request: dict[str, Scenario] = {}
-            self.faults[:] = kept_faults
-            self.fault_counts.clear()
-            self.scenario_chaos: dict[str, Chaos] = {}
-            self.cache = StreamCache()
-            self.replays = Replays(upstream=self._upstream)
-            for cassette in self.settings.cassettes:
-                self.replays.use(cassette, self.settings.cassette_ignore,
-                                 self.settings.cassette_order)
-            for cassette, ignore, order in kept_cassettes:
-                self.replays.use(cassette, ignore, order)
-            if self.chaos is not None:
-                self.chaos.reset()
-            for scenario in kept:
-                self.scenarios.add(scenario)
+        if clear:
+            self.responses.clear()
+        self.ids = IdFactory(self.seed, self.responses.start())  # a restart: other ids
+        self.clock = Clock(self.clock_mode)
+        self.rng = random.Random(f"ormock:faults:{self.seed}")
+        limits = self.limits
+        self.journal = Journal(limits.journal_entries, limits.journal_bytes, _entry_size,
+                               self._joined, self._added)
+        # tracebacks of failures inside the server, the newest ones
+        self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
+        self.started = time.monotonic()
+        self.scenarios.clear()
+        self.named.clear()
+        self.named_by_request: dict[str, Scenario] = {}
+        self.faults[:] = kept_faults
+        self.fault_counts.clear()
+        self.scenario_chaos: dict[str, Chaos] = {}
+        self.cache = StreamCache()
+        self.replays = Replays(upstream=self._upstream)
+        for cassette in self.settings.cassettes:
+            self.replays.use(cassette, self.settings.cassette_ignore,
+                             self.settings.cassette_order)
+        for cassette, ignore, order in kept_cassettes:
+            self.replays.use(cassette, ignore, order)
+        if self.chaos is not None:
+            self.chaos.reset()
+        for scenario, tag in kept:
+            self.scenarios.add(scenario, tag if self.sync is not None else None)
 
     # -- configuration --------------------------------------------------------------------------
     def use(self, scenario: Scenario | str | Mapping[str, Any]) -> Scenario:
@@ -161,8 +184,36 @@ class Engine:
         elif not isinstance(scenario, Scenario):
             scenario = load_scenario(scenario)  # YAML text or a mapping
         with self._lock:
-            self.scenarios.add(scenario)
+            if self.sync is None:
+                self.scenarios.add(scenario)
+            else:  # its counts start over, for every process
+                self.scenarios.add(scenario, self.sync.tag(scenario, fresh=True))
+                self.sync.push(self)
         return scenario
+
+    def preload(self, scenario: Scenario) -> None:
+        """Load one of the scenarios the server starts with (``--scenario``): with a shared
+        store, every replica started with the same file counts its steps together."""
+        with self._lock:
+            self.scenarios.add(scenario, None if self.sync is None
+                               else self.sync.tag(scenario, fresh=False))
+
+    def unload(self, name: str) -> bool:
+        """Unload a scenario; whether one of that name was loaded."""
+        with self._lock:
+            if self.scenarios.get(name) is None:
+                return False
+            self.scenarios.remove(name)
+            if self.sync is not None:
+                self.sync.push(self)
+        return True
+
+    def pull(self) -> None:
+        """Take in the admin changes other processes on the same store made (one read when
+        none; nothing to do without a shared store). A dropped namespace: 404."""
+        if self.sync is not None:
+            with self._lock:
+                self.sync.pull(self)
 
     def use_cassette(self, source: Cassette | str | PathLike[str], *,
                      ignore: Iterable[str] = (), order: Order = "any") -> list[Cassette]:
@@ -221,8 +272,24 @@ class Engine:
         like the store: past its limits the oldest go."""
         return ResponseStore(self.limits.socket_responses, self.limits.socket_bytes)
 
+    def finished(self, entry: JournalEntry) -> None:
+        """The answer of ``entry`` was all written (or dropped, or the client left)."""
+        entry.finished_at = self.elapsed()
+        if self.sink is not None:
+            self.sink.publish(entry)
+
+    def journal_view(self) -> list[JournalEntry] | list[dict[str, Any]]:
+        """The journal as ``GET /_ormock/journal`` and the verdict read it: this engine's
+        entries, or with a shared store those of every process (as dicts)."""
+        if self.sink is not None:
+            return self.sink.read(self.limits.journal_entries)
+        return list(self.journal)
+
     def elapsed(self) -> float:
-        """Seconds since the engine started (the journal's clock)."""
+        """Seconds since the engine started (the journal's clock; with a shared store, since
+        the namespace started, on the wall clock every process shares)."""
+        if self.sync is not None:
+            return round(time.time() - self.sync.started, 6)
         return round(time.monotonic() - self.started, 6)
 
     def answer(
@@ -258,6 +325,8 @@ class Engine:
                 reply = building.respond(self, parsed or parse_request(body), headers, entry,
                                          forced=forced, local=local, transport=transport)
             record(entry, reply)
+            if self.sink is not None:
+                self.sink.publish(entry)
         for hook in self.on_reply:
             hook(entry, reply)
         return reply, entry
@@ -275,25 +344,66 @@ class Engine:
             fault = parse_fault(fault)
         with self._lock:
             self.faults.append(fault)
+            if self.sync is not None:
+                self.sync.changed_faults()
+                self.sync.push(self)
         return fault
 
-    def faults_for(self, step_reply: StepReply | None, scenario: Scenario | None) -> list[Fault]:
-        """The faults that may apply to this reply: the step's, the engine's, a chaos draw."""
-        faults = [*(step_reply.faults if step_reply else ()), *self.faults]
-        chaos = self.chaos
+    def clear_faults(self) -> None:
+        """No more faults on every reply, and no chaos."""
+        with self._lock:
+            self.faults.clear()
+            self.chaos = None
+            if self.sync is not None:
+                self.sync.changed_faults()
+                self.sync.changed_chaos()
+                self.sync.push(self)
+
+    def set_chaos(self, chaos: Chaos | None) -> None:
+        """Seeded chaos on every reply from now on (None: none); its draws start over."""
+        with self._lock:
+            self.chaos = chaos
+            if self.sync is not None:
+                self.sync.changed_chaos()
+                self.sync.push(self)
+
+    def faults_for(self, step_reply: StepReply | None, scenario: Scenario | None,
+                   step: int = 0) -> list[Fault]:
+        """The faults that may apply to this reply: the step's (``step``: its number), the
+        engine's, a chaos draw."""
+        own = step_reply.faults if step_reply else ()
+        faults = [*own, *self.faults]
+        chaos, whose = self.chaos, None
         if scenario is not None and scenario.chaos is not None:
             chaos = self.scenario_chaos.setdefault(scenario.name, scenario.chaos.fresh())
+            whose = set_of(self, scenario).tag(scenario)
+        if self.sync is not None:  # the counts of every process: named alike in each
+            tags = self._fault_tags = {}
+            if scenario is not None:
+                tag = set_of(self, scenario).tag(scenario)
+                tags.update({f.key: f"{tag}:{step}:{i}" for i, f in enumerate(own)})
+            tags.update({f.key: f"faults:{self.sync.faults_tag}:{i}"
+                         for i, f in enumerate(self.faults)})
         if chaos is not None:
-            drawn = chaos.draw()
+            index = None
+            if self.sync is not None:
+                index = self.counters.add((whose or f"chaos:{self.sync.chaos_tag}", "chaos", 0))
+            drawn = chaos.draw(index)
             if drawn is not None:
                 faults.append(drawn)
         return faults
+
+    def _count_fault(self, fault: Fault) -> int:
+        """A fault reached once more, counted by every process (a drawn one: on its own)."""
+        tag = self._fault_tags.get(fault.key)
+        return 1 if tag is None else self.counters.add((tag, "fault", 0))
 
     def fault_reply(self, reply: Reply, faults: list[Fault], entry: JournalEntry,
                unfit: Callable[[Fault], bool] | None = None) -> Reply | RawReply:
         if not faults:
             return reply
-        result, applied = apply_faults(reply, faults, self.fault_counts, self.rng, unfit)
+        counts = self.fault_counts if self.sync is None else self._count_fault
+        result, applied = apply_faults(reply, faults, counts, self.rng, unfit)
         entry.faults = applied
         return result
 

@@ -22,12 +22,15 @@ from ormock.engine.feed import Feed
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.stateful import Background
 from ormock.engine.store import StoreBackend, open_backend
+from ormock.engine.sync import Sync
 from ormock.protocol.errors import OpenResponsesError
 from ormock.scenario import find_scenario
 
 __all__ = ["NAMESPACE_NAME", "Namespaces", "preload"]
 
 NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_REGISTRY = "~namespaces"
+_OPEN, _CLOSED = b"open", b"closed"
 _CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed answer
 
 
@@ -37,7 +40,7 @@ def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
 
     def setup(engine: Engine) -> None:
         for scenario in loaded:
-            engine.scenarios.add(scenario)
+            engine.preload(scenario)
 
     namespaces.setup.append(setup)
 
@@ -72,6 +75,9 @@ class Namespaces:
         self.backend: StoreBackend | None = None
         if self.settings.store != "memory":
             self.backend = open_backend(self.settings.store, self.settings.limits)
+        # which namespaces are open, for every process on the store (a keyspace no request
+        # can name: namespace names start with a letter or digit)
+        self._registry = self.backend.scoped(_REGISTRY) if self.backend is not None else None
 
     @property
     def seed(self) -> int:
@@ -86,18 +92,46 @@ class Namespaces:
             self._closed.pop(name, None)
             self._engines.setdefault(name, None)
             self._trim()
+        if (self.backend is not None and self._registry is not None
+                and self._registry.get("namespace", name) != _OPEN):
+            self.backend.scoped(name).clear()  # a dropped one's mark goes
+            self._registry.put("namespace", name, _OPEN)
 
     def get(self, name: str = "") -> Engine:
         """The engine of a namespace, opened and made if need be (for trusted callers)."""
         if name and name not in self._engines:
             self.open(name)
-        return self._engine(name)
+        return self._pulled(name)
 
     def serve(self, name: str = "") -> Engine:
-        """The engine a request to ``name`` reaches: 404 unless the namespace is open."""
+        """The engine a request to ``name`` reaches: 404 unless the namespace is open (on
+        this process, or with a shared store on any)."""
         if name and name not in self._engines:
-            raise self._unknown(name)
-        return self._engine(name)
+            mark = self._registry.get("namespace", name) if self._registry else None
+            if mark != _OPEN:
+                if mark == _CLOSED:
+                    with self._lock:
+                        self._remember_closed(name)
+                raise self._unknown(name)
+            with self._lock:  # another process opened it
+                self._closed.pop(name, None)
+                self._engines.setdefault(name, None)
+                self._trim()
+        return self._pulled(name)
+
+    def _pulled(self, name: str) -> Engine:
+        """The engine, with what other processes on a shared store changed taken in."""
+        engine = self._engine(name)
+        if self.backend is not None:
+            try:
+                engine.pull()
+            except OpenResponsesError:  # another process dropped it
+                with self._lock:
+                    if self._engines.get(name) is engine:
+                        self._engines.pop(name, None)
+                        self._remember_closed(name)
+                raise
+        return engine
 
     def _engine(self, name: str) -> Engine:
         engine = self._engines.get(name)
@@ -114,7 +148,8 @@ class Namespaces:
                 if name and name not in self._engines:
                     raise self._unknown(name)  # dropped meanwhile
                 engine = Engine(self.settings, backend=self.backend.scoped(name)
-                                if self.backend is not None else None)
+                                if self.backend is not None else None,
+                                shared=self.backend is not None)
                 engine.feed, engine.name = self.feed, name
                 for setup in self.setup:
                     setup(engine)
@@ -170,8 +205,11 @@ class Namespaces:
             self._forget(name)
 
     def _forget(self, name: str) -> None:
-        if self.backend is not None:
-            self.backend.scoped(name).clear()
+        if self.backend is not None and self._registry is not None:
+            keys = self.backend.scoped(name)
+            keys.clear()
+            Sync(keys).drop()  # the other processes' engines of it answer 404 from now on
+            self._registry.put("namespace", name, _CLOSED)
 
     def stop_runs(self) -> None:
         """Stop every background run, stored ``cancelled`` (the server is stopping: the
@@ -192,5 +230,10 @@ class Namespaces:
         return sorted(n for n, e in list(self._engines.items()) if e is not None)
 
     def opened(self) -> list[str]:
-        """Every open namespace, made or not."""
-        return sorted(n for n in list(self._engines) if n)
+        """Every open namespace, made or not (with a shared store: by any process)."""
+        names = {n for n in list(self._engines) if n}
+        if self._registry is not None:
+            marks = self._registry.list("namespace", limit=self.limit + 1, reverse=True)
+            names |= {name for name, mark in marks if mark == _OPEN}
+            names -= {name for name, mark in marks if mark == _CLOSED}
+        return sorted(names)

@@ -318,15 +318,17 @@ def register(cls: F) -> F:
 def apply_faults(
     reply: Reply,
     faults: Sequence[Fault],
-    counts: MutableMapping[int, int],
+    counts: MutableMapping[int, int] | Callable[[Fault], int],
     rng: random.Random,
     unfit: Callable[[Fault], bool] | None = None,
 ) -> tuple[Reply | RawReply, list[str]]:
     """Apply the faults whose trigger fires; return the reply and the names of those applied.
 
     Each fault reached counts one more request in ``counts[fault.key]`` (keep one mapping per
-    namespace). Faults are reached in order, and an ``http_error`` that fires ends the walk: the
-    faults after it are not reached, and the ones before it that fired act on its answer
+    namespace; or a function that counts one more for the fault and answers the new count, as
+    a store every worker shares does). Faults are reached in order, and an ``http_error``
+    that fires ends the walk: the faults after it are not reached, and the ones before it
+    that fired act on its answer
     (``slow`` delays it). Otherwise the fired faults are applied stage by stage (see ``HTTP``
     ...``WIRE``), in list order within a stage. A fault that had nothing to do for this reply
     (a stream-only fault on a JSON answer) is not named. ``unfit``: asked of each fault that
@@ -334,8 +336,11 @@ def apply_faults(
     """
     fired: list[Fault] = []
     for fault in faults:
-        counts[fault.key] = counts.get(fault.key, 0) + 1
-        if not fault.trigger.fires(counts[fault.key], rng):
+        if callable(counts):
+            count = counts(fault)
+        else:
+            count = counts[fault.key] = counts.get(fault.key, 0) + 1
+        if not fault.trigger.fires(count, rng):
             continue
         if unfit is not None and unfit(fault):
             continue

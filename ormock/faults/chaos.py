@@ -2,9 +2,11 @@
 
 ``Chaos.parse("rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect:reset")``: for
 each request, ``draw()`` first decides whether a fault hits (probability ``rate``), then which
-one (uniformly over ``faults``). The same seed and the same sequence of requests give the same
-faults. A fault is written ``name`` or ``name:value``, the value setting the fault's main
-parameter (``http_error:429`` is an http_error with status 429, ``disconnect:reset`` a reset);
+one (uniformly over ``faults``). Draw k is a function of the seed and k alone (not of a random
+stream), so the same seed and the same sequence of requests give the same faults, whether one
+process draws them or many workers each draw the numbers a shared counter hands them.
+A fault is written ``name`` or ``name:value``, the value setting the fault's main parameter
+(``http_error:429`` is an http_error with status 429, ``disconnect:reset`` a reset);
 from YAML or Python any fault spec ``parse_fault`` accepts will do.
 """
 
@@ -87,7 +89,7 @@ class Chaos:
     seed: int = 0
     faults: tuple[Fault, ...] = ()
     specs: tuple[str, ...] = field(default=(), repr=False)  # as written, for str()
-    _rng: random.Random = field(init=False, repr=False, compare=False)
+    _drawn: int = field(init=False, repr=False, compare=False, default=0)
     _lock: threading.Lock = field(init=False, repr=False, compare=False,
                                   default_factory=threading.Lock)
 
@@ -106,18 +108,25 @@ class Chaos:
 
     def reset(self) -> None:
         """Start the draws again from the seed."""
-        self._rng = random.Random(f"ormock:chaos:{self.seed}")
+        with self._lock:
+            self._drawn = 0
 
     def fresh(self) -> Chaos:
         """The same chaos with draws of its own (one per namespace)."""
         return Chaos(self.rate, self.seed, self.faults, self.specs)
 
-    def draw(self) -> Fault | None:
-        """The fault for the next request, or None; one call per request, in request order."""
-        with self._lock:
-            if self._rng.random() >= self.rate:
-                return None
-            return self.faults[self._rng.randrange(len(self.faults))]
+    def draw(self, index: int | None = None) -> Fault | None:
+        """The fault for the next request, or None; one call per request, in request order.
+        ``index``: the request's number (from 1) when a counter shared by several processes
+        hands it out; by default this chaos counts its own draws."""
+        if index is None:
+            with self._lock:
+                self._drawn += 1
+                index = self._drawn
+        rng = random.Random(f"ormock:chaos:{self.seed}:{index}")
+        if rng.random() >= self.rate:
+            return None
+        return self.faults[rng.randrange(len(self.faults))]
 
     @classmethod
     def parse(cls, text: str) -> Chaos:

@@ -1,7 +1,8 @@
 """Which step answers a request: loaded scenarios in order, steps by the scenario's order rule.
 
 ``ScenarioSet`` keeps the per-namespace state: how often each step was used, how many requests
-reached each ``nth`` step, and the last response each step produced (for ``step:N`` matching).
+reached each ``nth`` step (its ``counters``: in this process, or shared by every worker on one
+store), and the last response each step produced (for ``step:N`` matching; in this process).
 A request that nothing matches gets a ``Miss`` list, closest first, to explain the miss.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ormock.scenario.counters import Counters, LocalCounters
 from ormock.scenario.matching import RequestView
 from ormock.scenario.model import Scenario, Step
 
@@ -36,26 +38,43 @@ class Miss:
 @dataclass
 class ScenarioSet:
     scenarios: list[Scenario] = field(default_factory=list)
-    uses: dict[tuple[str, int], int] = field(default_factory=dict)
-    reached: dict[tuple[str, int], int] = field(default_factory=dict)
+    # how often each step was used and how many requests reached each nth step: in this
+    # process, or in a store every worker shares (``ormock.engine.shared``)
+    counters: Counters = field(default_factory=LocalCounters)
     produced: dict[tuple[str, int], str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)  # whose counts: name -> tag (the name)
+    spent: set[tuple[str, int]] = field(default_factory=set)  # (tag, step) known used up
 
-    def add(self, scenario: Scenario) -> None:
-        """Load a scenario; one with the same name is replaced (its counters start over)."""
+    def add(self, scenario: Scenario, tag: str | None = None) -> None:
+        """Load a scenario; one with the same name is replaced (its counters start over).
+        ``tag`` names its counts (by default its name; shared ones: ``ormock.engine.sync``)."""
         self.remove(scenario.name)
         self.scenarios.append(scenario)
+        if tag is not None:
+            self.tags[scenario.name] = tag
 
     def remove(self, name: str) -> None:
+        tag = self.tags.pop(name, name)
         self.scenarios = [s for s in self.scenarios if s.name != name]
-        for table in (self.uses, self.reached, self.produced):
-            for key in [k for k in table if k[0] == name]:
-                del table[key]
+        self.counters.forget(tag)
+        self.spent = {k for k in self.spent if k[0] != tag}
+        for key in [k for k in self.produced if k[0] == name]:
+            del self.produced[key]
 
     def clear(self) -> None:
         self.scenarios.clear()
-        self.uses.clear()
-        self.reached.clear()
+        self.counters.clear()
         self.produced.clear()
+        self.tags.clear()
+        self.spent.clear()
+
+    def tag(self, scenario: Scenario) -> str:
+        return self.tags.get(scenario.name, scenario.name)
+
+    def used(self, scenario: Scenario, step: Step) -> int:
+        """How often a step answered (at most its ``times``)."""
+        used = self.counters.value((self.tag(scenario), "uses", step.index))
+        return used if step.times is None else min(used, step.times)
 
     def get(self, name: str) -> Scenario | None:
         return next((s for s in self.scenarios if s.name == name), None)
@@ -65,32 +84,53 @@ class ScenarioSet:
         return any(s.strict for s in self.scenarios)
 
     def _left(self, scenario: Scenario, step: Step) -> bool:
-        return step.times is None or self.uses.get((scenario.name, step.index), 0) < step.times
+        if step.times is None:
+            return True
+        tag = self.tag(scenario)
+        if (tag, step.index) in self.spent:  # a count only grows: once spent, spent
+            return False
+        if self.counters.value((tag, "uses", step.index)) < step.times:
+            return True
+        self.spent.add((tag, step.index))
+        return False
 
-    def _reasons(self, scenario: Scenario, step: Step, view: RequestView) -> list[str]:
+    def _claim(self, scenario: Scenario, step: Step) -> bool:
+        """Count a use of the step; whether it was still there to use (another worker may
+        have taken its last use since ``_left`` looked)."""
+        tag = self.tag(scenario)
+        used = self.counters.add((tag, "uses", step.index))
+        if step.times is None:
+            return True
+        if used >= step.times:
+            self.spent.add((tag, step.index))
+        return used <= step.times
+
+    def _reasons(self, scenario: Scenario, step: Step, view: RequestView,
+                 left: bool | None = None) -> list[str]:
+        """Why the step does not answer (none: it does); ``left``: whether it has a use left,
+        when already known."""
         def responses(index: int) -> str | None:
             return self.produced.get((scenario.name, index))
 
         reasons = [r for c in step.checks if (r := c.test(view, responses)) is not None]
-        if not self._left(scenario, step):
+        if not (self._left(scenario, step) if left is None else left):
             times = step.times
             reasons.append(f"already used {times} time{'s' if times != 1 else ''} "
                            f"(times: {times})")
         return reasons
 
     def _pick(self, scenario: Scenario, view: RequestView, misses: list[Miss]) -> Step | None:
-        steps = scenario.steps
-        if scenario.order == "sequence":
-            pending = [s for s in steps if self._left(scenario, s)]
-            steps = pending[:1] or steps[-1:]
+        steps, left = scenario.steps, None
+        if scenario.order == "sequence":  # the first step left (one read with shared counts)
+            pending = next((s for s in steps if self._left(scenario, s)), None)
+            steps, left = ([pending], True) if pending is not None else (steps[-1:], False)
         passing: list[Step] = []
         for step in steps:
-            reasons = self._reasons(scenario, step, view)
+            reasons = self._reasons(scenario, step, view, left)
             if not reasons and step.nth is not None:
-                key = (scenario.name, step.index)
-                self.reached[key] = self.reached.get(key, 0) + 1
-                if self.reached[key] != step.nth:
-                    reasons.append(f"this is matching request #{self.reached[key]}; the step "
+                reached = self.counters.add((self.tag(scenario), "reached", step.index))
+                if reached != step.nth:
+                    reasons.append(f"this is matching request #{reached}; the step "
                                    f"answers request #{step.nth} (nth: {step.nth})")
             if reasons:
                 misses.append(Miss(scenario, step, reasons))
@@ -106,11 +146,12 @@ class ScenarioSet:
         """The step that answers ``view``, or the misses, closest first."""
         misses: list[Miss] = []
         for scenario in [only] if only is not None else self.scenarios:
-            step = self._pick(scenario, view, misses)
-            if step is not None:
-                key = (scenario.name, step.index)
-                self.uses[key] = self.uses.get(key, 0) + 1
-                return Selection(scenario, step)
+            tried = len(misses)
+            while (step := self._pick(scenario, view, misses)) is not None:
+                if self._claim(scenario, step):
+                    return Selection(scenario, step)
+                del misses[tried:]  # its last use went to another worker: pick again
+
         misses.sort(key=lambda m: len(m.reasons))
         return misses
 
@@ -122,7 +163,7 @@ class ScenarioSet:
         out = []
         for scenario in self.scenarios:
             for step in scenario.steps:
-                used = self.uses.get((scenario.name, step.index), 0)
+                used = self.used(scenario, step)
                 if (step.times is None and used == 0) or (
                     step.times is not None and used < step.times
                 ):

@@ -82,7 +82,7 @@ def _describe(engine: Engine) -> list[dict[str, Any]]:
             "steps": [
                 {"index": s.index, "name": s.name,
                  "times": "forever" if s.times is None else s.times,
-                 "used": engine.scenarios.uses.get((scenario.name, s.index), 0)}
+                 "used": engine.scenarios.used(scenario, s)}
                 for s in scenario.steps
             ],
         })
@@ -115,6 +115,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                 return _error(refused)
             try:
                 engine = namespaces.serve(request.path_params.get("namespace", ""))
+                engine.pull()  # what another worker changed (a shared store)
                 return await handler(await _bounded(request, max_body), engine)
             except OpenResponsesError as error:
                 return _error(error)
@@ -140,11 +141,10 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
 
     async def unload(request: Request, engine: Engine) -> Response:
         name = request.path_params["name"]
-        if engine.scenarios.get(name) is None:
+        if not engine.unload(name):
             return _error(OpenResponsesError(f"No loaded scenario named {name!r}.",
                                              type="not_found", code="unknown_scenario",
                                              param="name"))
-        engine.scenarios.remove(name)
         return _json({"name": name, "deleted": True})
 
     async def load_cassette(request: Request, engine: Engine) -> Response:
@@ -213,17 +213,16 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         return _json({"faults": [f.to_spec() for f in engine.faults], "chaos": chaos})
 
     async def clear_faults(request: Request, engine: Engine) -> Response:
-        engine.faults.clear()
-        engine.chaos = None
+        engine.clear_faults()
         return _json({"faults": [], "chaos": None})
 
     async def set_chaos(request: Request, engine: Engine) -> Response:
         try:
             spec = await _spec(request)
             if isinstance(spec, dict):
-                engine.chaos = Chaos.from_mapping(spec)
+                engine.set_chaos(Chaos.from_mapping(spec))
             elif isinstance(spec, str):
-                engine.chaos = Chaos.parse(spec)
+                engine.set_chaos(Chaos.parse(spec))
             else:  # never str() a parsed document: a list of aliases can be gigabytes
                 kind = {list: "a list", int: "a number", float: "a number", bool: "a boolean",
                         type(None): "an empty body"}.get(type(spec), type(spec).__name__)
@@ -236,14 +235,15 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
 
     async def journal(request: Request, engine: Engine) -> Response:
         # as the inspector shows them: secrets in the bodies masked too (``exchange.summary``)
-        return _json({"object": "list", "data": [summary(e) for e in engine.journal]})
+        return _json({"object": "list", "data": [summary(e) for e in engine.journal_view()]})
 
     async def verdict(request: Request, engine: Engine) -> Response:
         query = request.query_params
         allow = [c.strip() for v in query.getlist("allow") for c in v.split(",") if c.strip()]
         try:
             rules = rules_from({k: v for k, v in query.items() if k != "allow"})
-            found = judge(engine, allow=allow, rules=rules)
+            found = judge(engine.journal_view(), now=engine.elapsed(), allow=allow,
+                          rules=rules)
         except ValueError as error:
             return _error(OpenResponsesError(f"No verdict: {error}", code="invalid_verdict",
                                              param="query"))

@@ -176,7 +176,7 @@ class _CreateResponse:
             try:
                 await answer_background(send, receive, engine, reply, entry, claim)
             finally:
-                entry.finished_at = engine.elapsed()
+                engine.finished(entry)
             return
         self.namespaces.replies_in_flight += 1
         generating(engine, entry)
@@ -198,7 +198,7 @@ class _CreateResponse:
         finally:
             self.namespaces.replies_in_flight -= 1
             settle(engine, entry, written, claim)
-            entry.finished_at = engine.elapsed()
+            engine.finished(entry)
             if written is not None:  # kept for the inspector (bounded), its watchers told
                 engine.feed.sent(entry, wire.status, wire.headers, written)
 

@@ -53,7 +53,8 @@ class JsonEndpoint:
             return
         body = encode_json(data).encode()
         await send_whole(send, 200, body, {})
-        entry.sent_bytes, entry.finished_at = len(body), engine.elapsed()
+        entry.sent_bytes = len(body)
+        engine.finished(entry)
 
 
 def compact_routes(namespaces: Namespaces, read_body: ReadBody, on_bug: OnBug,

@@ -26,13 +26,15 @@ __all__ = ["answered_by", "api_path", "curl", "exchange", "summary"]
 _FAULT_EVENTS = ("error", "response.failed")
 
 
-def summary(entry: JournalEntry) -> dict[str, Any]:
-    """The entry as ``GET /_ormock/journal`` gives it, masked for a page."""
-    data = entry.to_dict()
-    data["body"] = mask_json(data["body"])
+def summary(entry: JournalEntry | dict[str, Any]) -> dict[str, Any]:
+    """The entry as ``GET /_ormock/journal`` gives it, masked for a page (an entry another
+    worker served comes from the shared journal as its ``to_dict``)."""
+    data = dict(entry) if isinstance(entry, dict) else entry.to_dict()
+    data["body"] = mask_json(data.get("body"))
     if data.get("error"):
         data["error"] = mask_json(data["error"])
-    data["answered_by"] = answered_by(entry)
+    if not isinstance(entry, dict):
+        data["answered_by"] = answered_by(entry)
     return data
 
 

@@ -104,7 +104,7 @@ class ReplayRoute(BaseRoute):
             wrote(entry, written)
         finally:
             self.namespaces.replies_in_flight -= 1
-            entry.finished_at = engine.elapsed()
+            engine.finished(entry)
         if written is not None:  # kept for the inspector (bounded), its watchers told
             engine.feed.sent(entry, wire.status, wire.headers, written)
 

@@ -64,7 +64,8 @@ async def replay_session(socket: WebSocket, engine: Any, replayed: Replayed,
                     continue
                 position, last = position + 1, frame.at
                 position, last = await _answer(socket, frames, position, last, speed, entry)
-                entry.status, entry.finished_at = 200, engine.elapsed()
+                entry.status = 200
+                engine.finished(entry)
             else:  # the server spoke first
                 position, last = await _answer(socket, frames, position, last, speed, None)
         await _close(socket, session, last, speed)

@@ -260,7 +260,7 @@ class _Connection:
                 wrote(entry, written)
             finally:
                 settle(self.engine, entry, written, None)
-                entry.finished_at = self.engine.elapsed()
+                self.engine.finished(entry)
             if isinstance(previous, str) and entry.response_status == "failed":
                 self.local.pop(previous, None)
             return open_

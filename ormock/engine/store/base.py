@@ -18,13 +18,13 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["KINDS", "Clock", "StoreBackend", "StoreError", "check_args", "shown"]
+__all__ = ["KINDS", "Clock", "StoreBackend", "StoreError", "check_args", "counted", "shown"]
 
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
 
 # the kinds in use or planned
 KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "conversation",
-         "conversation_item", "event")
+         "conversation_item", "event", "counter", "admin", "journal")
 
 
 class StoreError(Exception):
@@ -52,6 +52,13 @@ class StoreBackend(Protocol):
         """Atomically write ``value`` if the current value is ``expected`` (None: only if the
         key is absent or expired); whether it was written. Of any number of racing callers
         with the same ``expected``, exactly one wins."""
+        ...
+
+    def incr(self, kind: str, key: str, amount: int = 1) -> int:
+        """Atomically add ``amount`` to the counter ``key`` (absent: 0) and answer the new
+        value; the value is stored as decimal ASCII (``get`` reads it). Of any number of
+        racing callers, each gets a different value. A value that is no whole number raises
+        ``ValueError``."""
         ...
 
     def delete(self, kind: str, key: str) -> bool:
@@ -86,6 +93,18 @@ def check_args(kind: str, *, limit: int = 0, ttl: float | None = None) -> None:
         raise ValueError(f"a page limit is a whole number >= 0, not {limit!r}")
     if ttl is not None and not ttl > 0:
         raise ValueError(f"a ttl is a number of seconds > 0, not {ttl!r}")
+
+
+def counted(found: bytes | None, key: str, amount: int) -> int:
+    """The counter after ``incr``: ``found`` (None: 0) plus ``amount`` (every backend alike)."""
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        raise ValueError(f"a counter moves by a whole number, not {amount!r}")
+    try:
+        before = int(found) if found is not None else 0
+    except ValueError:
+        raise ValueError(f"the store key {key!r} holds no counter (not a whole number)"
+                         ) from None
+    return before + amount
 
 
 def shown(spec: str) -> str:

@@ -10,7 +10,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ormock.engine.store.base import Clock, StoreBackend, check_args
+from ormock.engine.store.base import Clock, StoreBackend, check_args, counted
 
 __all__ = ["MemoryBackend"]
 
@@ -98,6 +98,15 @@ class MemoryBackend(StoreBackend):
                 return False
             self._write(kind, key, value, ttl)
             return True
+
+    def incr(self, kind: str, key: str, amount: int = 1) -> int:
+        check_args(kind)
+        with self._m.lock:
+            self._expire()
+            found = self._find(kind).entries.get(key)
+            value = counted(found[0] if found is not None else None, key, amount)
+            self._write(kind, key, str(value).encode(), None)
+            return value
 
     def delete(self, kind: str, key: str) -> bool:
         check_args(kind)

@@ -96,6 +96,20 @@ class RedisBackend(StoreBackend):
                         "0" if expected is None else "1", expected or b"")
         return bool(won)
 
+    def incr(self, kind: str, key: str, amount: int = 1) -> int:
+        self._check(kind)
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise ValueError(f"a counter moves by a whole number, not {amount!r}")
+        now = self._now
+        try:
+            return int(self._run("INCR", kind, now, *self._write(key, b"", None, now),
+                                 str(amount)))
+        except redis.ResponseError as error:
+            if "no counter" not in str(error):
+                raise
+            raise ValueError(f"the store key {key!r} holds no counter (not a whole number)"
+                             ) from None
+
     def delete(self, kind: str, key: str) -> bool:
         self._check(kind)
         return bool(self._run("DELETE", kind, self._now, key))

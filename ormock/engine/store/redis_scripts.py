@@ -18,7 +18,7 @@ Every script's ARGV starts with BASE, KIND and the time now; reads never write.
 
 from __future__ import annotations
 
-__all__ = ["CLEAR", "COMPARE_AND_SET", "DELETE", "GET", "LIST", "PUT"]
+__all__ = ["CLEAR", "COMPARE_AND_SET", "DELETE", "GET", "INCR", "LIST", "PUT"]
 
 _COMMON = """
 local base, kind, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -46,8 +46,9 @@ local function expire()
 end
 -- write: ARGV[4] = key, ARGV[5] = value, ARGV[6] = the ttl in milliseconds ('' for none),
 -- ARGV[7..8] = the caps (keys, bytes), ARGV[9] = when it expires (on the backend's clock)
-local function write()
-  local key, value, ttl = ARGV[4], ARGV[5], ARGV[6]
+local function write(value)
+  local key, ttl = ARGV[4], ARGV[6]
+  value = value or ARGV[5]
   local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
   remove(key)
   redis.call('ZADD', o, redis.call('HINCRBY', n, 'seq', 1), key)
@@ -90,6 +91,23 @@ elseif current then
 end
 write()
 return 1
+"""
+
+# ARGV[4..9] as for write() (the value unused), ARGV[10] = the amount; the answer: the new
+# value (a whole number, kept as its decimal text)
+INCR = _WRITES + """
+expire()
+local current = live(ARGV[4])
+local before = 0
+if current then
+  before = tonumber(current)
+  if not before or string.find(current, '^-?%d+$') == nil then
+    return redis.error_reply('no counter')
+  end
+end
+local value = before + tonumber(ARGV[10])
+write(string.format('%d', value))
+return value
 """
 
 # ARGV[4] = key

@@ -15,7 +15,7 @@ import time
 from os import PathLike
 from pathlib import Path
 
-from ormock.engine.store.base import Clock, StoreBackend, check_args
+from ormock.engine.store.base import Clock, StoreBackend, check_args, counted
 
 __all__ = ["SqliteBackend"]
 
@@ -122,6 +122,21 @@ class SqliteBackend(StoreBackend):
             if won:
                 self._trim(sql, kind)
         return won
+
+    def incr(self, kind: str, key: str, amount: int = 1) -> int:
+        check_args(kind)
+        with self._db.lock, self._transaction() as sql:
+            self._expire(sql)
+            row = sql.execute(
+                "SELECT value FROM ormock_store WHERE namespace = ? AND kind = ? AND key = ?",
+                (self.namespace, kind, key)).fetchone()
+            value = counted(None if row is None else bytes(row[0]), key, amount)
+            text = str(value).encode()
+            sql.execute("INSERT OR REPLACE INTO ormock_store VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (self.namespace, kind, key, self._next_seq(sql, kind), len(text), text,
+                         None))
+            self._trim(sql, kind)
+        return value
 
     def delete(self, kind: str, key: str) -> bool:
         check_args(kind)

@@ -1,0 +1,56 @@
+"""Where a journal's entries go besides the engine's own ``journal`` (a capped list of this
+process): a ``JournalSink``. With a store several processes share, ``SharedJournal`` writes each
+entry to it (kind ``journal``), when the reply is planned and again when it was written, so
+that ``GET /_ormock/journal`` and the verdict on any worker or replica see the requests every
+one of them served. The store caps the kind like any other (its ``store_responses`` keys and
+``store_bytes`` bytes per namespace: the oldest go first), and a read takes the newest
+``journal_entries`` of them, in the order the requests arrived (``at``, on the namespace's
+shared clock)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+from typing import Any, Protocol
+
+from ormock.engine.journal import JournalEntry
+from ormock.engine.store.base import StoreBackend
+
+__all__ = ["JournalSink", "SharedJournal"]
+
+_KIND = "journal"
+_KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
+
+
+class JournalSink(Protocol):
+    def publish(self, entry: JournalEntry) -> None:
+        """Keep the entry as it is now (called again when it changed: the last one counts)."""
+        ...
+
+    def read(self, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` entries (as ``JournalEntry.to_dict``), oldest first."""
+        ...
+
+
+class SharedJournal:
+    """A journal in a store every worker shares: one key per entry (this process's token and
+    its number), its ``to_dict`` as JSON."""
+
+    def __init__(self, backend: StoreBackend) -> None:
+        self.backend = backend
+        self._token = secrets.token_hex(6)
+        self._numbers = itertools.count(1)
+
+    def publish(self, entry: JournalEntry) -> None:
+        key = getattr(entry, _KEY, None)
+        if key is None:
+            key = f"{self._token}:{next(self._numbers):012d}"
+            setattr(entry, _KEY, key)
+        self.backend.put(_KIND, key, json.dumps(entry.to_dict(), default=str).encode())
+
+    def read(self, limit: int) -> list[dict[str, Any]]:
+        page = self.backend.list(_KIND, limit=limit, reverse=True)
+        entries = [json.loads(value) for _, value in page]
+        entries.sort(key=lambda e: (float(e.get("at") or 0.0)))
+        return entries

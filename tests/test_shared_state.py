@@ -1,0 +1,246 @@
+"""Shared scenario state on real servers: ``ormock serve --workers N`` on one SQLite file or one
+Redis, and two replicas on one redis-server, behave as one fake. A scenario's steps come in
+order whichever worker or replica takes a request, ``rate-limited-once`` fails exactly once,
+a chaos seed gives the same faults with one worker and with four, an admin change made on one
+replica is in effect on the other when the call returns, and the journal and the verdict of
+either show every request."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from stores import RedisServer, serve, store_spec
+
+from ormock.engine.limits import Limits
+from ormock.engine.shared import StoreCounters
+from ormock.engine.store import SqliteBackend, open_backend
+from ormock.faults import HttpError
+from ormock.faults.chaos import Chaos
+from ormock.scenario import RequestView, ScenarioSet, Selection, load_scenario
+
+KEY = "sk-" + "test-shared-state"
+STEPS = 120  # at most this many requests, until both workers have served
+CHAOS = "rate=0.5,seed=11,faults=http_error:429|http_error:503|http_error:500"
+ADMIN = {"X-Ormock-Admin": "1"}
+
+
+def _sequence(path: Path, name: str = "counted", steps: int = STEPS) -> Path:
+    lines = [f"name: {name}", "order: sequence", "steps:"]
+    for n in range(1, steps + 1):
+        lines += ["  - reply:", "      items:", f"        - message: \"step {n}\""]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _root(base_url: str) -> str:
+    return base_url.removesuffix("/v1")
+
+
+def _text(base_url: str, text: str = "Next.", model: str = "gpt-5") -> str:
+    """One request on a fresh connection (so the workers take them as the kernel hands them
+    out); the reply's text, or the HTTP status of an error."""
+    with httpx.Client(base_url=base_url, timeout=60,
+                      headers={"Authorization": f"Bearer {KEY}"}) as http:
+        got = http.post("/responses", json={"model": model, "input": text})
+    if got.status_code != 200:
+        return str(got.status_code)
+    return str(got.json()["output"][0]["content"][0]["text"])
+
+
+def _starts(spec: str) -> int:
+    store = open_backend(spec, Limits())
+    try:
+        found = store.get("meta", "starts")
+        return int(found) if found is not None else 0
+    finally:
+        store.close()
+
+
+def _until_both_served(spec: str, send: Callable[[], str], at_least: int) -> list[str]:
+    """``send`` called at least ``at_least`` times, then until both workers have served
+    (each counts its engine's start in the store), at most ``STEPS`` times."""
+    got: list[str] = []
+    while len(got) < at_least or (_starts(spec) < 2 and len(got) < STEPS):
+        got.append(send())
+    assert _starts(spec) == 2  # both workers answered some of them
+    return got
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_two_workers_take_a_scenarios_steps_in_order(kind: str, tmp_path: Path,
+                                                     request: pytest.FixtureRequest) -> None:
+    spec = store_spec(kind, request, tmp_path)
+    scenario = _sequence(tmp_path / "counted.yaml")
+    with serve("--workers", "2", "--store", spec, "--scenario", str(scenario)) as served:
+        got = _until_both_served(spec, lambda: _text(served.base_url), STEPS)
+        assert got == [f"step {n}" for n in range(1, len(got) + 1)]
+        with httpx.Client(base_url=_root(served.base_url), timeout=30) as admin:
+            listed = admin.get("/_ormock/scenarios").json()["data"][0]["steps"]
+            journal = admin.get("/_ormock/journal").json()["data"]
+        assert [s["used"] for s in listed] == [1] * len(got) + [0] * (STEPS - len(got))
+        assert [e["scenario"] for e in journal] == ["counted"] * len(got)
+        assert [e["step"] for e in journal] == list(range(1, len(got) + 1))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_rate_limited_once_fails_once_across_workers(kind: str, tmp_path: Path,
+                                                     request: pytest.FixtureRequest) -> None:
+    spec = store_spec(kind, request, tmp_path)
+    with serve("--workers", "2", "--store", spec) as served:
+        got = _until_both_served(
+            spec, lambda: _text(served.base_url, model="ormock:rate-limited-once"), 16)
+    assert got[0] == "429"
+    assert got[1:] == ["Thanks for waiting: this answer came on the retry."] * (len(got) - 1)
+
+
+def _statuses(base_url: str, requests: int) -> list[int]:
+    out = []
+    with openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0) as sdk:
+        for n in range(requests):
+            try:
+                sdk.with_options(timeout=60).responses.create(model="gpt-5", input=f"Hi {n}.")
+                out.append(200)
+            except openai.APIStatusError as error:
+                out.append(error.status_code)
+    return out
+
+
+def test_a_chaos_seed_gives_the_same_faults_with_one_worker_and_with_four(
+        tmp_path: Path) -> None:
+    requests = 30
+    expected = []
+    chaos = Chaos.parse(CHAOS)
+    for _ in range(requests):
+        drawn = chaos.draw()
+        assert drawn is None or isinstance(drawn, HttpError)
+        expected.append(200 if drawn is None else drawn.status)
+    assert 200 in expected and len(set(expected)) > 2  # a sequence worth comparing
+    runs = {}
+    for workers in ("1", "4"):
+        spec = f"sqlite:{tmp_path / f'chaos{workers}.db'}"
+        with serve("--workers", workers, "--store", spec, "--chaos", CHAOS) as served:
+            runs[workers] = _statuses(served.base_url, requests)
+    with serve("--chaos", CHAOS) as single:  # one process, the memory store
+        runs["memory"] = _statuses(single.base_url, requests)
+    assert runs == {"1": expected, "4": expected, "memory": expected}
+
+
+@pytest.fixture
+def two(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """Two replicas on one Redis, started with the same --scenario file, the second one
+    after the first has answered two requests."""
+    url = redis_server.fresh_url()
+    scenario = str(_sequence(tmp_path / "counted.yaml", steps=6))
+    with serve("--store", url, "--scenario", scenario) as first:
+        assert [_text(first.base_url) for _ in range(2)] == ["step 1", "step 2"]
+        with serve("--store", url, "--scenario", scenario) as second:
+            yield first.base_url, second.base_url
+
+
+def test_a_later_replica_joins_the_counts_and_admin_changes_reach_it(
+        two: tuple[str, str]) -> None:
+    one, other = two
+    # it joined the first one's counts: the steps go on in order, alternating replicas
+    assert [_text(url) for url in (other, one, other, one)] == [
+        "step 3", "step 4", "step 5", "step 6"]
+    with httpx.Client(base_url=_root(one), timeout=30) as a, \
+            httpx.Client(base_url=_root(other), timeout=30) as b:
+        loaded = a.post("/_ormock/scenarios", content=_sequence_text("fresh", 3),
+                        headers={"Content-Type": "application/yaml"})
+        assert loaded.status_code == 201, loaded.text
+        # in effect on the other replica as soon as the call returned
+        assert [e["name"] for e in b.get("/_ormock/scenarios").json()["data"]] == [
+            "counted", "fresh"]
+        with httpx.Client(base_url=other, timeout=30,
+                          headers={"Authorization": f"Bearer {KEY}"}) as http:
+            answer = http.post("/responses", json={"model": "gpt-5", "input": "fresh?"})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["output"][0]["content"][0]["text"] == "fresh 1"
+        assert _text(one, "fresh?") == "fresh 2"
+        # a reload through the admin API starts its counts over, for both
+        assert b.post("/_ormock/scenarios", content=_sequence_text("fresh", 3),
+                      headers={"Content-Type": "application/yaml"}).status_code == 201
+        assert _text(one, "fresh?") == "fresh 1"
+        # faults and chaos too
+        assert b.post("/_ormock/faults", json={"http_error": 503}).status_code == 201
+        assert _text(one, "fresh?") == "503"  # (in place of step 2)
+        assert a.delete("/_ormock/faults", headers=ADMIN).status_code == 200
+        assert _text(other, "fresh?") == "fresh 3"
+        # the journal and the verdict of either show the requests both served
+        journals = [c.get("/_ormock/journal").json()["data"] for c in (a, b)]
+        assert journals[0] == journals[1]
+        assert len(journals[0]) == 2 + 4 + 5
+        assert [e["status"] for e in journals[0]].count(503) == 1
+        verdicts = [c.get("/_ormock/verdict").json() for c in (a, b)]
+        assert verdicts[0] == verdicts[1]
+        # a reset on one starts the counts over for both (the scenarios stay)
+        assert a.post("/_ormock/reset", headers=ADMIN).status_code == 200
+        assert b.get("/_ormock/journal").json()["data"] == []
+        assert _text(other) == "step 1"
+
+
+def _sequence_text(name: str, steps: int) -> str:
+    lines = [f"name: {name}", "order: sequence", "steps:"]
+    for n in range(1, steps + 1):
+        lines += ["  - match: {input: \"fresh?\"}", "    reply:", "      items:",
+                  f"        - message: \"{name} {n}\""]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_namespace_opened_or_dropped_on_one_replica_is_so_on_the_other(
+        two: tuple[str, str]) -> None:
+    one, other = two
+    with httpx.Client(base_url=_root(one), timeout=30) as a, \
+            httpx.Client(base_url=_root(other), timeout=30) as b:
+        assert a.post("/_ormock/namespaces", json={"name": "team"}).status_code == 201
+        assert "team" in b.get("/_ormock/namespaces").json()["data"]
+        team_one, team_other = _root(one) + "/team/v1", _root(other) + "/team/v1"
+        # its --scenario counts are its own (the default namespace is at step 2 already)
+        assert [_text(team_other), _text(team_one), _text(team_other)] == [
+            "step 1", "step 2", "step 3"]
+        assert a.delete("/_ormock/namespaces/team", headers=ADMIN).status_code == 200
+        with httpx.Client(base_url=team_other, timeout=30) as http:
+            gone = http.post("/responses", json={"model": "gpt-5", "input": "x"})
+        assert gone.status_code == 404, gone.text
+        assert gone.json()["error"]["code"] == "namespace_closed"
+        assert "team" not in b.get("/_ormock/namespaces").json()["data"]
+
+
+def test_two_sets_racing_on_one_store_share_out_the_steps(tmp_path: Path) -> None:
+    """Two processes' views, in threads: each its own SQLite connection to one file, its own
+    ``ScenarioSet`` (and its own knowledge of which steps are spent); every step is claimed
+    once, and a set that lost the race for a step's last use takes the next one."""
+    scenario = load_scenario(_sequence(tmp_path / "counted.yaml", steps=40))
+    stores = [SqliteBackend(tmp_path / "s.db") for _ in range(2)]
+    sets = [ScenarioSet(counters=StoreCounters(store)) for store in stores]
+    for each in sets:
+        each.add(scenario, tag="counted:0")
+    start = threading.Barrier(2)
+    got: list[list[int]] = [[], []]
+
+    def take(n: int) -> None:
+        start.wait()
+        for _ in range(20):
+            chosen = sets[n].select(_view())
+            assert isinstance(chosen, Selection)
+            got[n].append(chosen.step.index)
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(got[0] + got[1]) == list(range(1, 41))
+    assert got[0] == sorted(got[0]) and got[1] == sorted(got[1])  # in order in each
+    assert [sets[0].used(scenario, s) for s in scenario.steps] == [1] * 40
+    for store in stores:
+        store.close()
+
+
+def _view() -> RequestView:
+    return RequestView(model="gpt-5", input_text="Next.")
