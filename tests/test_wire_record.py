@@ -30,6 +30,9 @@ def fast() -> Iterator[OrmockServer]:
         yield running
 
 
+FIRST_BYTE = 5.0  # seconds to wait for an answer to begin (a stall is judged after that)
+
+
 def _journaled(entry: Any) -> list[tuple[Any, Any]]:
     return [(e["type"], e["sequence_number"]) for e in entry.events]
 
@@ -42,17 +45,20 @@ def _raw_post(url: str, path: str, body: bytes, headers: dict[str, str],
               timeout: float = 0.5) -> tuple[int, bytes, str]:
     """POST over a plain TCP socket, HTTP/1.1: the status, the body bytes as they arrived
     (de-chunked), and how the answer ended as the client saw it (``stalled``: nothing more came
-    for ``timeout`` seconds; ``closed`` / ``reset``: the connection dropped mid-body)."""
+    for ``timeout`` seconds once the answer had begun, ``FIRST_BYTE`` seconds before: a loaded
+    machine may take a while to start; ``closed`` / ``reset``: the connection dropped
+    mid-body)."""
     host, port = url.removeprefix("http://").split(":")
     head = "".join(f"{k}: {v}\r\n" for k, v in {
         "Host": f"{host}:{port}", "Content-Type": "application/json",
         "Content-Length": str(len(body)), "Connection": "close", **headers}.items())
     received, ended = b"", "whole"
-    with socket.create_connection((host, int(port)), timeout=timeout) as conn:
+    with socket.create_connection((host, int(port)), timeout=FIRST_BYTE) as conn:
         conn.sendall(f"POST {path} HTTP/1.1\r\n{head}\r\n".encode() + body)
         try:
             while chunk := conn.recv(65536):
                 received += chunk
+                conn.settimeout(timeout)
         except TimeoutError:
             ended = "stalled"
         except ConnectionResetError:
@@ -113,7 +119,7 @@ def test_the_websocket_frames_are_what_the_journal_records(fast: OrmockServer,
                                 "input": "hi"}))
         try:
             while True:
-                text = socket.recv(timeout=0.5)
+                text = socket.recv(timeout=0.5 if events or size else FIRST_BYTE)
                 size += len(text.encode() if isinstance(text, str) else text)
                 try:
                     event = json.loads(text)
