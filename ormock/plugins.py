@@ -31,7 +31,8 @@ from ormock.faults import Fault, register
 from ormock.protocol.profile import Profile, register_profile
 from ormock.scenario.matching import CheckFn, Prepare, register_check
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginError", "Registry", "load_entry_points", "load_plugins"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginError", "Registry", "load_entry_points", "load_plugins",
+           "plugin_scenario_dirs"]
 
 ENTRY_POINT_GROUP = "ormock.plugins"
 F = TypeVar("F", bound=type[Fault])
@@ -68,6 +69,7 @@ class Registry:
 
 REGISTRY = Registry()
 _loaded: dict[str, ModuleType] = {}
+_folders: dict[str, tuple[Path, ...]] = {}  # the scenario folders each plugin registered
 
 
 def _import(name: str) -> ModuleType:
@@ -105,6 +107,7 @@ def _register(name: str, module: Any) -> None:
     register_fn = getattr(module, "register", None)
     if not callable(register_fn):
         raise PluginError(f"plugin {name!r} has no register(registry) function")
+    before = len(REGISTRY.scenario_dirs)
     try:
         register_fn(REGISTRY)
     except KeyboardInterrupt:
@@ -112,6 +115,15 @@ def _register(name: str, module: Any) -> None:
     except BaseException as error:  # SystemExit too: it must not end the server quietly
         raise PluginError(f"plugin {name!r} failed to register: {_why(error)}") from error
     _loaded[name] = module
+    _folders[name] = tuple(REGISTRY.scenario_dirs[before:])
+
+
+def plugin_scenario_dirs(plugins: Iterable[str]) -> tuple[Path, ...]:
+    """The scenario folders of these plugins (as given to ``load_plugins``) and of every
+    installed entry-point plugin: what a server with these plugins may name. A plugin another
+    server of the same process loaded adds nothing to this one's."""
+    chosen = [*plugins, *(name for name in _loaded if name.startswith("entry-point:"))]
+    return tuple(folder for name in dict.fromkeys(chosen) for folder in _folders.get(name, ()))
 
 
 def _why(error: BaseException) -> str:

@@ -40,6 +40,19 @@ def test_context_limit_plugin_end_to_end() -> None:
         assert body["code"] == "context_length_exceeded" and body["param"] == "input"
 
 
+def test_a_plugins_scenarios_are_named_only_on_the_servers_given_it() -> None:
+    with OrmockServer(plugins=[PLUGIN], speed=0) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+        assert client.responses.create(model="ormock:context-limit", input="short").output_text
+    with OrmockServer(speed=0) as other:  # the same process, no plugin: not its folder
+        client = openai.OpenAI(base_url=other.base_url, api_key="k", max_retries=0)
+        with pytest.raises(openai.BadRequestError) as raised:
+            client.responses.create(model="ormock:context-limit", input="short")
+        body = raised.value.body
+        assert isinstance(body, dict) and body["code"] == "unknown_scenario"
+        assert "context-limit" not in body["message"].split("Available:")[1]
+
+
 def test_a_registered_check_is_part_of_the_schema_and_checked_at_load() -> None:
     load_plugins([PLUGIN])
     scenario = load_scenario({"name": "x", "steps": [

@@ -12,7 +12,7 @@ from typing import Any
 from ormock.engine.limits import Limits
 from ormock.engine.namespaces import Namespaces, preload
 from ormock.engine.settings import Settings, settings_from
-from ormock.plugins import REGISTRY, load_entry_points, load_plugins
+from ormock.plugins import load_entry_points, load_plugins, plugin_scenario_dirs
 from ormock.server.app import create_app
 
 __all__ = ["Assembled", "assemble"]
@@ -37,7 +37,7 @@ def assemble(*, settings: Settings | None = None, scenarios: Sequence[str] = (),
     if max_body is not None:
         limits = replace(limits, max_body=max_body)
     settings = replace(settings, limits=limits,
-                       scenario_dirs=(*settings.scenario_dirs, *REGISTRY.scenario_dirs))
+                       scenario_dirs=(*settings.scenario_dirs, *plugin_scenario_dirs(plugins)))
     namespaces = Namespaces(settings)
     preload(namespaces, scenarios)
     app = create_app(namespaces, api_key=api_key, max_body=limits.max_body,
