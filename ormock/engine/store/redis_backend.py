@@ -165,7 +165,7 @@ class RedisBackend(StoreBackend):
         self._open()
         if limit == 0:
             return []
-        found: Any = self._r.client.xrange(self._log_key(log), min=f"{start}-0", count=limit)
+        found = self._run("LOG_READ", "log", self._now, log, f"{start}-0", limit)
         return [_entry(entry) for entry in found]
 
     def log_wait(self, log: str, start: int, timeout: float, limit: int = 100
@@ -196,6 +196,8 @@ class RedisBackend(StoreBackend):
 
 
 def _entry(entry: Any) -> LogEntry:
-    """An ``XRANGE``/``XREAD`` entry (id, fields) as (number, value)."""
+    """An ``XRANGE``/``XREAD`` entry (id, fields: a dict, or a flat list from a script) as
+    (number, value)."""
     entry_id, fields = entry
-    return int(bytes(entry_id).split(b"-")[0]), bytes(fields[b"v"])
+    value = fields[b"v"] if isinstance(fields, dict) else fields[1]
+    return int(bytes(entry_id).split(b"-")[0]), bytes(value)

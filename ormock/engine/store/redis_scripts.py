@@ -194,3 +194,12 @@ end
 return 1
 """
 __all__ += ["LOG_APPEND"]
+
+# ARGV[4] = log, ARGV[5] = the first entry's id, ARGV[6] = limit: the entries (id, fields),
+# none once the log has expired on the backend's clock
+LOG_READ = _COMMON + """
+local at = redis.call('ZSCORE', x, ARGV[4])
+if at and tonumber(at) <= now then return {} end
+return redis.call('XRANGE', vkey(ARGV[4]), ARGV[5], '+', 'COUNT', ARGV[6])
+"""
+__all__ += ["LOG_READ"]
