@@ -129,6 +129,22 @@ def test_a_follower_ends_when_the_replica_running_the_job_is_killed(
     assert LEASE - 1 < ended - killed < LEASE + 20 and killed > started
 
 
+def test_a_poller_of_a_job_whose_replica_was_killed_sees_it_failed(
+        replicas: tuple[Any, Any]) -> None:
+    first, second = replicas
+    with _sdk(first.base_url) as one, _sdk(second.base_url) as two:
+        created = one.responses.create(**BODY, background=True)
+        assert _status(two, created.id) in ("queued", "in_progress")
+        os.kill(first.pid, signal.SIGKILL)
+        deadline = time.monotonic() + LEASE + 30
+        while _status(two, created.id) in ("queued", "in_progress") and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)  # a poll interval, as a client polls
+        found = two.responses.retrieve(created.id)
+    assert found.status == "failed" and found.error is not None
+    assert found.error.code == "server_error"
+
+
 def test_a_cancel_on_one_server_stops_the_run_on_the_other_over_sqlite(
         tmp_path: Path) -> None:
     store = f"sqlite:{tmp_path / 'shared.db'}"

@@ -36,7 +36,8 @@ from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import DONE_FRAME, frame_event
 from ormock.protocol.types import Json, Receive, Send
 
-__all__ = ["FOLLOWERS", "WAIT", "EventStream", "resume_query", "send_events", "streamable"]
+__all__ = ["FOLLOWERS", "WAIT", "EventStream", "resume_query", "send_events", "settled",
+           "streamable"]
 
 WAIT = 1.0  # seconds of one blocking read; between two, the follower checks the run's state
 FOLLOWERS = 64  # threads that wait for entries at once (more followers wait their turn)
@@ -87,6 +88,19 @@ def streamable(store: ResponseStore, stored: Stored) -> None:
             f"longer stored (per namespace the store keeps the {store.limit} logs "
             "written to last); GET it without stream=true for the Response.",
             code="unsupported_operation", param="stream")
+
+
+def settled(store: ResponseStore, stored: Stored) -> Stored:
+    """A background response as ``GET`` shows it: one still running on no live server (its
+    lease lapsed, and this process does not run it) is reaped first (stored ``failed``), so a
+    poller of a job whose server died does not poll for ever."""
+    response_id = stored.response_id
+    if stored.response.get("background") is not True or \
+            stored.response.get("status") not in RUNNING or \
+            Background.runs(store, response_id) or alive(store, response_id):
+        return stored
+    reap(store, response_id)
+    return store.get(response_id) or stored
 
 
 class EventStream(Response):
