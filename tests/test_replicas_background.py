@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,3 +193,33 @@ def test_the_idempotency_key_of_a_streamed_background_create_replays_its_bytes()
     assert len(server.engine().responses) == 1
     assert other.status_code == 409 and other.json()["error"]["code"] == \
         "idempotency_key_conflict"
+
+
+def test_a_follower_of_a_run_elsewhere_ends_when_its_own_server_stops(tmp_path: Path) -> None:
+    store = f"sqlite:{tmp_path / 'stop.db'}"
+    with OrmockServer(seed=3, store=store) as first:
+        first.engine().use(paced(0.5))  # a run of many seconds
+        second = OrmockServer(seed=4, store=store).start()
+        created = _sdk(first.base_url).responses.create(**BODY, background=True)
+        got: dict[str, Any] = {}
+
+        def follow() -> None:
+            with httpx.stream("GET", f"{second.base_url}/responses/{created.id}",
+                              params={"stream": "true"}, timeout=60,
+                              headers={"Authorization": f"Bearer {KEY}"}) as answer:
+                try:
+                    got["body"] = b"".join(answer.iter_bytes())
+                except httpx.HTTPError as error:  # the server cut it: as good an end
+                    got["error"] = error
+
+        follower = threading.Thread(target=follow)
+        follower.start()
+        deadline = time.monotonic() + 20
+        while not first.engine().responses.backend.log_read(created.id) and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)  # until the run has stored its first events
+        second.stop()  # the follower's server: its blocking read must not hold it up
+        follower.join(20)
+        assert not follower.is_alive()
+        assert Background.running(first.engine().responses)  # the run goes on elsewhere
+        assert b"response.completed" not in got.get("body", b"")
