@@ -325,3 +325,12 @@ def test_logs_expire_and_the_least_recently_appended_go_past_the_caps(make: Make
     store.log_append("resp_3", 1, b"v")
     assert store.log_read("resp_2") == []
     assert store.log_read("resp_1") == [(1, b"v"), (2, b"w")] and store.log_read("resp_3")
+
+
+def test_logs_past_the_byte_cap_go_oldest_first_and_the_newest_stays(make: Make) -> None:
+    store = make(max_bytes=10)
+    store.log_append("resp_a", 1, b"123456")
+    store.log_append("resp_b", 1, b"123456")  # 12 bytes: resp_a goes
+    assert store.log_read("resp_a") == [] and store.log_read("resp_b") == [(1, b"123456")]
+    store.log_append("resp_b", 2, b"1234567890")  # over on its own: the newest stays
+    assert [n for n, _ in store.log_read("resp_b")] == [1, 2]

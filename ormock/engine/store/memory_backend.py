@@ -47,7 +47,7 @@ class _Memory:
         # past this many, the heap is rebuilt from the live keys (a rewritten or dropped key
         # leaves its entry behind until its time comes)
         self.expiring_room = _EXPIRING_ROOM
-        self.logs: dict[str, OrderedDict[str, _Log]] = {}  # per namespace, oldest append first
+        self.logs: dict[str, _Logs] = {}  # per namespace
         self.appended = threading.Condition(self.lock)  # notified on every append (log_wait)
 
 
@@ -219,10 +219,10 @@ class MemoryBackend(StoreBackend):
             raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
         m = self._m
         with m.appended:
-            logs = m.logs.setdefault(self.namespace, OrderedDict())
+            logs = m.logs.setdefault(self.namespace, _Logs())
             found = self._live_log(log)
             if found is None:
-                found = logs[log] = _Log()
+                found = logs.logs[log] = _Log()
             if found.entries and found.entries[-1][0] == LOG_END:
                 return False
             if found.entries and number <= found.entries[-1][0]:
@@ -230,21 +230,23 @@ class MemoryBackend(StoreBackend):
                                  f"{found.entries[-1][0]}")
             found.entries.append((number, value))
             found.bytes += len(value)
+            logs.bytes += len(value)
             found.expires = None if ttl is None else m.clock() + ttl
-            logs.move_to_end(log)  # appended to most recently: the last to go
-            total = sum(each.bytes for each in logs.values())
-            while len(logs) > 1 and (len(logs) > m.max_keys or total > m.max_bytes):
-                total -= logs.popitem(last=False)[1].bytes
+            kept = logs.logs
+            kept.move_to_end(log)  # appended to most recently: the last to go
+            while len(kept) > 1 and (len(kept) > m.max_keys or logs.bytes > m.max_bytes):
+                logs.bytes -= kept.popitem(last=False)[1].bytes
             m.appended.notify_all()
             return True
 
     def _live_log(self, log: str) -> _Log | None:
         """The log, unless absent or past its expiry (then dropped); under the lock."""
         logs = self._m.logs.get(self.namespace)
-        found = logs.get(log) if logs is not None else None
+        found = logs.logs.get(log) if logs is not None else None
         if logs is not None and found is not None and found.expires is not None \
                 and found.expires <= self._m.clock():
-            del logs[log]
+            del logs.logs[log]
+            logs.bytes -= found.bytes
             return None
         return found
 
@@ -263,3 +265,11 @@ class _Log:
     entries: list[LogEntry] = field(default_factory=list)
     bytes: int = 0
     expires: float | None = None
+
+
+@dataclass
+class _Logs:
+    """One namespace's logs, appended to least recently first, and their bytes."""
+
+    logs: OrderedDict[str, _Log] = field(default_factory=OrderedDict)
+    bytes: int = 0
