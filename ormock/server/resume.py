@@ -158,9 +158,10 @@ async def send_events(send: Send, receive: Receive, store: ResponseStore, respon
                 status = found.response.get("status") if found is not None else None
                 if status not in RUNNING:
                     # stopped: its close (or, for an end stored by another server, its
-                    # terminal event) is due; a response gone (a reset) ends it at once
-                    if status is None or (stopped_at is not None
-                                          and time.monotonic() - stopped_at > GRACE):
+                    # terminal event) is due; a response gone (a reset) ends it at once, a
+                    # cancelled one after one more wait (its log may be gone: past the caps)
+                    if status is None or (stopped_at is not None and (
+                            status == "cancelled" or time.monotonic() - stopped_at > GRACE)):
                         break
                     stopped_at = stopped_at or time.monotonic()
                 elif not Background.runs(store, response_id) and not alive(store, response_id):
