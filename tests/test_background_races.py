@@ -4,6 +4,7 @@ run (no task writes after the store is cleared)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ import httpx
 import pytest
 
 from ormock import OrmockServer
-from ormock.engine.event_log import EVENT, advance, records
+from ormock.engine.event_log import LEASE_KIND, advance, decode
 from ormock.engine.stateful import Background
 from ormock.engine.store import MemoryBackend, ResponseStore, SqliteBackend, Stored
 from ormock.protocol.events import TERMINAL_EVENTS
@@ -86,19 +87,24 @@ def test_cancel_racing_completion_over_http() -> None:
                 time.sleep(0.01)
             stored = http.get(f"/responses/{created['id']}").json()
             assert stored == answer
-            events = [e for _, group in records(server.engine().responses, created["id"])
-                      for e in group]
+            events = [e for _, value in server.engine().responses.backend.log_read(
+                created["id"]) for e in decode(value)]
             ended = [e["type"] for e in events if e["type"] in TERMINAL_EVENTS]
             assert ended == (["response.completed"] if answer["status"] == "completed"
                              else [])
 
 
-def _left(server: OrmockServer, namespace: str = "") -> list[Any]:
+def _left(server: OrmockServer, tasks: list[asyncio.Task[None]], namespace: str = ""
+          ) -> list[Any]:
+    """What the namespace still holds: responses, leases, and the event logs of the runs."""
     backend = server.engine(namespace).responses.backend if namespace == "" else \
         server.namespaces.backend
     assert backend is not None
     view = backend.scoped(namespace) if namespace else backend
-    return [*view.list(EVENT), *view.list("response")]
+    ids = [task.get_name().removeprefix("ormock-background-") for task in tasks]
+    assert ids and all(i.startswith("resp_") for i in ids)
+    return [*view.list("response"), *view.list(LEASE_KIND),
+            *[entry for i in ids for entry in view.log_read(i)]]
 
 
 def test_reset_from_another_thread_waits_for_the_tasks_it_cancels() -> None:
@@ -113,7 +119,7 @@ def test_reset_from_another_thread_waits_for_the_tasks_it_cancels() -> None:
         server.engine().reset(scenarios=False)  # from this thread, not the server's loop
         assert all(task.done() for task in tasks)  # ended before the store was cleared
         time.sleep(0.2)  # many event intervals: a task that outlived the clear would write
-        assert _left(server) == []
+        assert _left(server, tasks) == []
 
 
 def test_reset_through_the_admin_api_leaves_nothing_behind() -> None:
@@ -129,7 +135,7 @@ def test_reset_through_the_admin_api_leaves_nothing_behind() -> None:
         while not all(task.done() for task in tasks) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert all(task.done() for task in tasks)
-        assert _left(server) == []
+        assert _left(server, tasks) == []
 
 
 def test_dropping_a_namespace_cancels_its_runs(tmp_path: Path) -> None:
@@ -143,7 +149,7 @@ def test_dropping_a_namespace_cancels_its_runs(tmp_path: Path) -> None:
         server.namespaces.drop("gone")
         assert all(task.done() for task in tasks)
         time.sleep(0.2)
-        assert _left(server, "gone") == []
+        assert _left(server, tasks, "gone") == []
 
 
 def test_stopping_the_server_ends_the_streams_that_follow_its_runs() -> None:
@@ -160,7 +166,8 @@ def test_stopping_the_server_ends_the_streams_that_follow_its_runs() -> None:
     follower.start()
     store = server.engine().responses
     deadline = time.monotonic() + 10
-    while not store.backend.list(EVENT) and time.monotonic() < deadline:
+    while not [s for s in store.values() if store.backend.log_read(s.response_id)] and \
+            time.monotonic() < deadline:
         time.sleep(0.01)  # until the run has stored its first events
     (response_id,) = [s.response_id for s in store.values()]
     server.stop()

@@ -18,7 +18,7 @@ from sdk_clients import client_of as sdk_client
 from sdk_clients import closed_clients  # noqa: F401 (autouse: closes the clients)
 
 from ormock import OrmockServer, check_stream
-from ormock.engine.event_log import EVENT
+from ormock.engine.event_log import LOG_END, decode
 from ormock.protocol.sse import json_events, parse_sse
 
 WORDS = "one two three four five six seven eight nine ten"
@@ -231,8 +231,13 @@ def test_background_events_live_in_the_store(server: OrmockServer) -> None:
     created = client.responses.create(**BODY, background=True)
     wait_status(client, created.id, ("completed",))
     backend = server.engine().responses.backend
-    keys = [key for key, _ in backend.list(EVENT, prefix=f"{created.id}:")]
-    assert keys[0] == f"{created.id}:00000000" and keys == sorted(keys)
+    entries = backend.log_read(created.id, 0, 1000)
+    assert entries[-1] == (LOG_END, b"")  # closed at the run's end
+    groups = [decode(value) for _, value in entries[:-1]]
+    # each entry numbered by the last sequence number it holds: a resume is a range read
+    assert [number for number, _ in entries[:-1]] == [g[-1]["sequence_number"] for g in groups]
+    events = [event for group in groups for event in group]
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
 
 
 def faulted(fault: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ormock.engine.store import (
     check_store,
     open_backend,
 )
+from ormock.engine.store.base import LOG_END
 from ormock.engine.store.redis_backend import RedisBackend
 
 
@@ -337,3 +338,60 @@ def test_memory_expiry_bookkeeping_stays_bounded() -> None:
     assert [k for k, _ in store.list("response")] == [f"r{n}" for n in range(40, 50)]
     clock.now += 3601
     assert store.list("response") == []
+
+
+# -- event logs ---------------------------------------------------------------------------------
+def test_a_log_is_appended_in_order_and_read_from_a_number(make: Make) -> None:
+    store = make()
+    assert store.log_read("resp_a") == []
+    assert store.log_append("resp_a", 0, b"zero") and store.log_append("resp_a", 4, b"four")
+    with pytest.raises(ValueError, match="not above"):
+        store.log_append("resp_a", 4, b"again")
+    with pytest.raises(ValueError, match="whole number"):
+        store.log_append("resp_a", -1, b"x")
+    assert store.log_read("resp_a") == [(0, b"zero"), (4, b"four")]
+    assert store.log_read("resp_a", 1) == [(4, b"four")]  # a range read from a number
+    assert store.log_read("resp_a", 5) == [] and store.log_read("resp_a", 0, 1) == [(0, b"zero")]
+    assert store.scoped("other").log_read("resp_a") == []  # a namespace's own
+    store.clear()
+    assert store.log_read("resp_a") == []
+
+
+def test_a_closed_log_takes_no_more_and_wakes_a_waiter(make: Make) -> None:
+    store = make()
+    store.log_append("resp_b", 1, b"one")
+    assert store.log_wait("resp_b", 0, 5.0) == [(1, b"one")]  # there already: at once
+    assert store.log_wait("resp_b", 2, 0.05) == []  # nothing within the timeout
+    woke: list[list[tuple[int, bytes]]] = []
+    waiter = threading.Thread(target=lambda: woke.append(store.log_wait("resp_b", 2, 20.0)))
+    waiter.start()
+    assert store.log_close("resp_b", b"last")
+    waiter.join(20)
+    assert woke == [[(LOG_END, b"last")]]
+    assert not store.log_append("resp_b", 9, b"late") and not store.log_close("resp_b")
+    assert store.log_read("resp_b") == [(1, b"one"), (LOG_END, b"last")]
+    assert store.log_close("resp_new")  # a cancel before the first event: made closed
+    assert store.log_read("resp_new") == [(LOG_END, b"")]
+
+
+def test_logs_expire_and_the_least_recently_appended_go_past_the_caps(make: Make) -> None:
+    clock = FakeClock()
+    store = make(max_keys=2, clock=clock)
+    store.log_append("resp_t", 1, b"v", ttl=10)
+    clock.now += 11
+    assert store.log_read("resp_t") == []
+    for name in ("resp_1", "resp_2"):
+        store.log_append(name, 1, b"v")
+    store.log_append("resp_1", 2, b"w")  # appended to last: resp_2 is the oldest now
+    store.log_append("resp_3", 1, b"v")
+    assert store.log_read("resp_2") == []
+    assert store.log_read("resp_1") == [(1, b"v"), (2, b"w")] and store.log_read("resp_3")
+
+
+def test_logs_past_the_byte_cap_go_oldest_first_and_the_newest_stays(make: Make) -> None:
+    store = make(max_bytes=10)
+    store.log_append("resp_a", 1, b"123456")
+    store.log_append("resp_b", 1, b"123456")  # 12 bytes: resp_a goes
+    assert store.log_read("resp_a") == [] and store.log_read("resp_b") == [(1, b"123456")]
+    store.log_append("resp_b", 2, b"1234567890")  # over on its own: the newest stays
+    assert [n for n, _ in store.log_read("resp_b")] == [1, 2]

@@ -75,3 +75,18 @@ def test_a_failed_continuation_evicts_the_parent(client: openai.OpenAI, store: b
         last = _turn(connection)[-1]
     # a stored parent is still there for everyone; a connection-cached one is gone
     assert last.type == ("response.completed" if store else "error")
+
+
+def test_background_is_refused_over_websocket(client: openai.OpenAI) -> None:
+    # OpenAI's WebSocket mode: "background is not supported over WebSocket" (its reference of
+    # the response.create client event); the connection stays open
+    with client.responses.connect() as connection:
+        connection.response.create(model="m", input="x", background=True)
+        error = _turn(connection)[-1]
+        assert error.type == "error"
+        details: dict[str, Any] = error.to_dict()
+        assert details["status"] == 400
+        assert (details["error"]["code"], details["error"]["param"]) == (
+            "unsupported_parameter", "background")
+        connection.response.create(model="m", input="again", background=False)
+        assert _turn(connection)[-1].type == "response.completed"

@@ -2,42 +2,47 @@
 again (``GET /v1/responses/{id}?stream=true&starting_after=N``), also while they are still
 being generated, and from any server on the same store.
 
-Only store-protocol methods are used, so it works alike on every backend: kind ``"event"``,
-one record per group of events that went out at the same moment, keyed
-``f"{response_id}:{index:08d}"`` (``index``: the place of the group's first event in the
-stream), its value the events as JSON, one a line. Records are written in stream order, so a
-follower pages them with ``list(prefix=...)`` and ``after`` (the last key it read). The store's
-caps hold for them as for any kind (per namespace, the oldest records go first).
+They are an event log of the store protocol (``StoreBackend.log_*``: in memory, an SQLite
+table, a Redis Stream), named by the response id, one entry per group of events that went out
+at the same moment, its value the events as JSON, one a line. An entry's number comes from
+the sequence numbers (``entry_numbers``: the highest one so far in the stream, moved up where
+need be so that each is above the one before; a well-numbered stream's group is numbered by
+its last event), so the events after ``starting_after=N`` are a range read from entry N + 1
+on (``start_of``), and a follower waits for the next entry with the backend's blocking read.
+The log expires with the response (``ResponseStore.ttl``) and counts against the store's caps
+(the logs appended to least recently go whole).
+
+A cancel closes the log (``close``): the run's next append is refused, on whichever server it
+runs, so the stored events end at the cancel. The run refreshes a lease (``beat``, kind
+``lease``) while it runs; a running response whose lease has lapsed belongs to a server that
+died, and the first to notice (``reap``) stores it ``failed`` and closes its log with a
+``response.failed`` event, so that no follower or poller waits for it for ever.
 
 The status of a background response changes only from ``queued`` or ``in_progress``
 (``advance``), atomically (the store's compare-and-set), so when a cancel races the end of the
-run exactly one of them is stored. ``Pulse`` wakes the followers in this process when a record
-is written; a follower in another process re-reads the store instead.
+run exactly one of them is stored.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Iterator
-from weakref import WeakKeyDictionary
+from collections.abc import Iterable
 
+from ormock.engine.store.base import LOG_END
 from ormock.engine.store.memory import ResponseStore
 from ormock.protocol import events as ev
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 
-__all__ = ["EVENT", "RUNNING", "Pulse", "advance", "append", "background_events", "first_key",
-           "record_key", "records"]
+__all__ = ["BEAT", "LEASE", "LEASE_KIND", "LOG_END", "RUNNING", "advance", "alive", "append",
+           "background_events", "beat", "close", "decode", "entry_numbers", "reap",
+           "start_of"]
 
-EVENT = "event"
 RUNNING = ("queued", "in_progress")  # the statuses a background response runs in
-_PAGE = 100
-
-
-def record_key(response_id: str, index: int) -> str:
-    return f"{response_id}:{index:08d}"
+LEASE_KIND = "lease"
+LEASE = 5.0  # seconds a run's lease lasts: past them with no beat, its server is taken for dead
+BEAT = 1.0  # seconds between the beats of a running run
+_UNNUMBERED = 2**40  # an event with no whole sequence_number: never skipped by a range read
 
 
 def background_events(events: list[Json]) -> list[Json]:
@@ -60,28 +65,98 @@ def background_events(events: list[Json]) -> list[Json]:
     return [created, queued, *moved]
 
 
-def append(store: ResponseStore, response_id: str, index: int, events: list[Json]) -> None:
-    """Keep a group of events that went out together; ``index``: the first one's place."""
-    value = b"\n".join(encode_json(event).encode() for event in events)
-    store.backend.put(EVENT, record_key(response_id, index), value)
+def entry_numbers(groups: Iterable[list[Json]]) -> list[int]:
+    """The log entry number of each group of events: the highest ``sequence_number`` so far
+    (an event without a whole one counts as ``_UNNUMBERED``), or one above the number before
+    when that is higher (faulted numbering). A group numbered N or below holds no event whose
+    sequence number is above N, so a resume after N reads from entry N + 1."""
+    numbers: list[int] = []
+    highest = -1
+    for events in groups:
+        for event in events:
+            number = event.get("sequence_number")
+            if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                number = _UNNUMBERED
+            highest = max(highest, number)
+        numbers.append(max(highest, numbers[-1] + 1 if numbers else 0))
+    return numbers
 
 
-def records(store: ResponseStore, response_id: str, after: str | None = None
-            ) -> Iterator[tuple[str, list[Json]]]:
-    """The records of a response in stream order, after the key ``after``: (key, events)."""
+def start_of(after: int | None) -> int:
+    """The first entry a stream resumed after the sequence number ``after`` reads."""
+    return 0 if after is None else after + 1
+
+
+def _encoded(events: Iterable[Json]) -> bytes:
+    return b"\n".join(encode_json(event).encode() for event in events)
+
+
+def decode(value: bytes) -> list[Json]:
+    """An entry's events (a close's entry may hold none)."""
+    return [json.loads(line) for line in value.split(b"\n")] if value else []
+
+
+def append(store: ResponseStore, response_id: str, number: int, events: list[Json]) -> bool:
+    """Keep a group of events that went out together; False: the log is closed (cancelled),
+    nothing kept, and the run stops."""
+    return store.backend.log_append(response_id, number, _encoded(events), ttl=store.ttl)
+
+
+def close(store: ResponseStore, response_id: str, events: Iterable[Json] = ()) -> bool:
+    """Close the log (a cancel, a stop, a reap), with its last events if any: whether this
+    call closed it."""
+    return store.backend.log_close(response_id, _encoded(events), ttl=store.ttl)
+
+
+def beat(store: ResponseStore, response_id: str) -> None:
+    """The run is alive: its lease lasts ``LEASE`` seconds more."""
+    store.backend.put(LEASE_KIND, response_id, b"", ttl=LEASE)
+
+
+def alive(store: ResponseStore, response_id: str) -> bool:
+    return store.backend.get(LEASE_KIND, response_id) is not None
+
+
+def reap(store: ResponseStore, response_id: str) -> bool:
+    """A running response whose run's server died (its lease lapsed): stored ``failed`` with a
+    ``server_error``, its log closed with that ``response.failed`` event; whether this call
+    did it (exactly one caller does, whatever the race; a run that is alive after all finds
+    its status taken and its log closed, and stops)."""
+    failed: list[Json] = []
+
+    def change(current: Json) -> Json | None:
+        if current.get("status") not in RUNNING:
+            return None
+        failed[:] = [{**current, "status": "failed", "error": {
+            "code": "server_error",
+            "message": f"The server running background response {response_id!r} stopped "
+                       f"(no heartbeat for {LEASE:g} s), so it will not finish; create it "
+                       "again."}}]
+        return failed[0]
+
+    now = store.change(response_id, change)
+    if not failed or now is not failed[0]:
+        return False
+    last = -1
+    for _, value in _all_entries(store, response_id):
+        for event in decode(value):
+            number = event.get("sequence_number")
+            if isinstance(number, int) and not isinstance(number, bool):
+                last = max(last, number)
+    close(store, response_id, [{"type": ev.FAILED, "sequence_number": last + 1,
+                                "response": failed[0]}])
+    return True
+
+
+def _all_entries(store: ResponseStore, response_id: str) -> list[tuple[int, bytes]]:
+    entries: list[tuple[int, bytes]] = []
+    start = 0
     while True:
-        page = store.backend.list(EVENT, prefix=f"{response_id}:", after=after, limit=_PAGE)
-        for key, value in page:
-            yield key, [json.loads(line) for line in value.split(b"\n")]
-        if len(page) < _PAGE:
-            return
-        after = page[-1][0]
-
-
-def first_key(store: ResponseStore, response_id: str) -> str | None:
-    """The key of the oldest record still stored, or None."""
-    page = store.backend.list(EVENT, prefix=f"{response_id}:", limit=1)
-    return page[0][0] if page else None
+        page = store.backend.log_read(response_id, start, 100)
+        entries += page
+        if len(page) < 100:
+            return entries
+        start = page[-1][0] + 1
 
 
 def advance(store: ResponseStore, response_id: str, response: Json) -> bool:
@@ -93,37 +168,3 @@ def advance(store: ResponseStore, response_id: str, response: Json) -> bool:
         return response if current.get("status") in RUNNING else None
 
     return store.change(response_id, change) is response
-
-
-class Pulse:
-    """In-process wake-ups of the followers of a background response: a follower takes an
-    ``asyncio.Event`` before it waits (``waiter``), the run sets them all when it writes
-    (``ring``). Both happen on the server's loop."""
-
-    _all: WeakKeyDictionary[ResponseStore, dict[str, set[asyncio.Event]]] = \
-        WeakKeyDictionary()
-    _lock = threading.Lock()
-
-    @classmethod
-    def waiter(cls, store: ResponseStore, response_id: str) -> asyncio.Event:
-        event = asyncio.Event()
-        with cls._lock:
-            cls._all.setdefault(store, {}).setdefault(response_id, set()).add(event)
-        return event
-
-    @classmethod
-    def forget(cls, store: ResponseStore, response_id: str, event: asyncio.Event) -> None:
-        with cls._lock:
-            waiting = cls._all.get(store, {})
-            found = waiting.get(response_id)
-            if found is not None:
-                found.discard(event)
-                if not found:
-                    del waiting[response_id]
-
-    @classmethod
-    def ring(cls, store: ResponseStore, response_id: str) -> None:
-        with cls._lock:
-            found = cls._all.get(store, {}).pop(response_id, set())
-        for event in found:
-            event.set()

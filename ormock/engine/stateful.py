@@ -188,6 +188,12 @@ class Background:
             return cls._all.get(store, {}).pop(response_id, None)
 
     @classmethod
+    def runs(cls, store: ResponseStore, response_id: str) -> bool:
+        """Whether this process runs it (its lease then needs no checking)."""
+        with cls._lock:
+            return response_id in cls._all.get(store, {})
+
+    @classmethod
     def owns(cls, store: ResponseStore, response_id: str, task: asyncio.Task[None]) -> bool:
         with cls._lock:
             return cls._all.get(store, {}).get(response_id) is task
@@ -237,7 +243,8 @@ class Background:
                                      concurrent.futures.CancelledError, RuntimeError):
                 ended.result(wait)
         for response_id in running if mark else ():
-            store.change(response_id, _stopped)
+            if store.change(response_id, _stopped) is not None:
+                store.backend.log_close(response_id, ttl=store.ttl)  # its followers end
 
 
 def _stopped(current: Json) -> Json | None:

@@ -8,23 +8,30 @@ with ``stream: true``, follows the stored events as they come (``ormock.server.r
 client that leaves that stream does not stop the run.
 
 ``POST .../{id}/cancel`` stops a running one and stores it ``cancelled``; a finished one is
-answered as it is. Every change of status is a compare-and-set from a running status, so a
-cancel racing the end of the run leaves exactly one of them stored. Every task is cancelled
-when the server stops (the loop's end: stored ``cancelled``) or its namespace is reset or
-dropped (``Background.cancel_all``, which waits for the tasks to end before the store is
-cleared)."""
+answered as it is. The cancel then closes the response's event log, so a run on another
+server over the same store stops at its next event (its append is refused). Every change of
+status is a compare-and-set from a running status, so a cancel racing the end of the run
+leaves exactly one of them stored. While it runs, the run refreshes its lease every ``BEAT``
+seconds (``event_log.beat``), so that the followers of a run whose server died end. Every
+task is cancelled when the server stops (the loop's end: stored ``cancelled``) or its
+namespace is reset or dropped (``Background.cancel_all``, which waits for the tasks to end
+before the store is cleared)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 from ormock.engine.core import Engine
 from ormock.engine.event_log import (
+    BEAT,
     RUNNING,
-    Pulse,
     advance,
     append,
     background_events,
+    beat,
+    close,
+    entry_numbers,
 )
 from ormock.engine.journal import JournalEntry, summarize, wrote
 from ormock.engine.reply import Reply
@@ -79,15 +86,38 @@ def _groups(reply: Reply) -> Groups:
     return groups
 
 
+class _Lease:
+    """A run's beats: at most one every ``BEAT`` seconds (``due`` after each event, ``pause``
+    through a long delay), so a paced run costs one store write per event, not two."""
+
+    def __init__(self, store: ResponseStore, response_id: str) -> None:
+        self.store, self.response_id = store, response_id
+        self.last = time.monotonic()  # start_background has just beaten
+
+    def due(self) -> None:
+        if time.monotonic() - self.last >= BEAT:
+            beat(self.store, self.response_id)
+            self.last = time.monotonic()
+
+    async def pause(self, delay: float) -> None:
+        """Sleep ``delay`` seconds, beating on the way."""
+        end = time.monotonic() + delay
+        while (left := end - time.monotonic()) > 0:
+            await asyncio.sleep(min(left, BEAT))
+            self.due()
+
+
 async def _run(store: ResponseStore, response_id: str, groups: Groups, final: Json,
                running: Json) -> None:
     task = asyncio.current_task()
     assert task is not None
-    index, ended = 0, False
+    ended = False
+    numbers = entry_numbers(events for _, events in groups)
+    lease = _Lease(store, response_id)
     try:
-        for delay, events in groups:
+        for number, (delay, events) in zip(numbers, groups, strict=True):
             if delay > 0:
-                await asyncio.sleep(delay)
+                await lease.pause(delay)
             types = {event.get("type") for event in events}
             # the status first, and only from a running one: a cancel that got there first
             # wins, and this run stops without another event
@@ -99,9 +129,8 @@ async def _run(store: ResponseStore, response_id: str, groups: Groups, final: Js
                     return
             if not Background.owns(store, response_id, task):
                 return  # cancelled from another thread (a reset): it writes no more
-            append(store, response_id, index, events)
-            index += len(events)
-            Pulse.ring(store, response_id)
+            if not append(store, response_id, number, events):
+                return  # cancelled on another server: its log is closed
         if not ended:  # a stream with no terminal event: its end is stored all the same
             advance(store, response_id, final)
     except asyncio.CancelledError:
@@ -113,7 +142,7 @@ async def _run(store: ResponseStore, response_id: str, groups: Groups, final: Js
     finally:
         if Background.release(store, response_id, task):
             Generating.discard(store, response_id)
-        Pulse.ring(store, response_id)
+            close(store, response_id)  # whatever the end, the followers' last entry
 
 
 def start_background(store: ResponseStore, reply: Reply) -> Json:
@@ -123,6 +152,7 @@ def start_background(store: ResponseStore, reply: Reply) -> Json:
     response_id = str(queued["id"])
     running = {**queued, "status": "in_progress"}
     store.update(response_id, queued)
+    beat(store, response_id)
     Generating.add(store, response_id)
     task = asyncio.get_running_loop().create_task(
         _run(store, response_id, _groups(reply), _final(reply, running), running),
@@ -153,17 +183,21 @@ async def answer_background(send: Send, receive: Receive, engine: Engine, reply:
 
 def cancel_background(store: ResponseStore, response_id: str) -> Json | None:
     """Stop a running background response and store it ``cancelled`` (unless its run has
-    stored its end first): the Response stored now (None: not stored)."""
+    stored its end first): the Response stored now (None: not stored). Its log is closed
+    first, so a run on another server stops at its next event, and no event follows the
+    cancel."""
     task = Background.pop(store, response_id)
     if task is not None and not task.done():
         task.cancel()
+    found = store.get(response_id)
+    if found is not None and found.response.get("status") in RUNNING:
+        close(store, response_id)
 
     def change(current: Json) -> Json | None:
         return {**current, "status": "cancelled"} if current.get("status") in RUNNING \
             else None
 
-    found = store.change(response_id, change)
+    now = store.change(response_id, change)
     if task is not None:
         Generating.discard(store, response_id)
-    Pulse.ring(store, response_id)
-    return found
+    return now

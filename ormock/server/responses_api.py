@@ -46,7 +46,7 @@ from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Send
 from ormock.server.background import cancel_background
 from ormock.server.body import send_whole
-from ormock.server.resume import EventStream, resume_query, streamable
+from ormock.server.resume import EventStream, resume_query, settled, streamable
 
 __all__ = ["idempotent", "response_routes", "send_replay", "settle"]
 
@@ -106,7 +106,7 @@ def _get(engine: Engine, request: Request) -> Response:
     stream, after = resume_query(request)
     stored = _visible(engine, request)
     if not stream:
-        return Response(stored.raw, media_type="application/json")
+        return Response(settled(engine.responses, stored).raw, media_type="application/json")
     streamable(engine.responses, stored)  # background, its events still stored
     return EventStream(engine.responses, stored.response_id, after)
 

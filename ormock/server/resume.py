@@ -2,23 +2,32 @@
 (``starting_after=N``: only the events whose ``sequence_number`` is above N), and the stream of
 a create request with ``stream: true, background: true``.
 
-The stored events are sent first; for a response still running, the follower then goes on with
-each event as the run stores it, woken by the run in this process (``Pulse``) or, for a run on
-another server over the same store, by re-reading the store every ``POLL`` seconds. It ends
-after the terminal event (then ``data: [DONE]``), or when the response has stopped without one
-(cancelled: the stream just ends). A client that leaves stops only its own stream."""
+The stored events are sent first (a range read of the response's event log from the entry
+``starting_after`` names); for a response still running, the follower then goes on with each
+entry as the run appends it, with the store's blocking read (``StoreBackend.log_wait``: woken
+in this process, by ``XREAD BLOCK`` on Redis, by re-reading an SQLite file) in a worker thread
+of its own, ``WAIT`` seconds at a time, so that the event loop never blocks. It ends after the
+terminal event (then ``data: [DONE]``), at the log's close (a cancel, a stop: the stream just
+ends), when the response is gone (a reset), or when the run's server died: past its lease
+(``event_log.LEASE``) with no beat, the follower stores it ``failed`` and its last event is
+that ``response.failed`` (``event_log.reap``). A client that leaves stops only its own
+stream, at once."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ormock.engine.event_log import RUNNING, Pulse, first_key, record_key, records
+from ormock.engine.event_log import LOG_END, RUNNING, alive, decode, reap, start_of
+from ormock.engine.stateful import Background
+from ormock.engine.store.base import LogEntries
 from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.engine.wire import Frame, Written
 from ormock.engine.writer import Tally
@@ -27,9 +36,11 @@ from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import DONE_FRAME, frame_event
 from ormock.protocol.types import Json, Receive, Send
 
-__all__ = ["POLL", "EventStream", "resume_query", "send_events", "streamable"]
+__all__ = ["FOLLOWERS", "WAIT", "EventStream", "resume_query", "send_events", "settled",
+           "streamable"]
 
-POLL = 0.05  # seconds between re-reads of the store while nothing wakes the follower
+WAIT = 1.0  # seconds of one blocking read; between two, the follower checks the run's state
+FOLLOWERS = 64  # threads that wait for entries at once (more followers wait their turn)
 GRACE = 5.0  # seconds a finished run's terminal event may lag behind its status (another server)
 _WHOLE = re.compile(r"^[0-9]{1,18}$")
 _HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"),
@@ -69,15 +80,27 @@ def streamable(store: ResponseStore, stored: Stored) -> None:
             f"Response {response_id!r} cannot be streamed because it was not created with "
             "background: true; GET it without stream=true.",
             code="unsupported_operation", param="stream")
-    first = first_key(store, response_id)
+    first = store.backend.log_read(response_id, 0, 1)
     status = stored.response.get("status")
-    if (first is not None and first != record_key(response_id, 0)) or (
-            first is None and status not in (*RUNNING, "cancelled")):
+    if not first and status not in (*RUNNING, "cancelled"):
         raise OpenResponsesError(
             f"Response {response_id!r} can no longer be streamed: its first events are no "
-            f"longer stored (per namespace the store keeps the newest {store.limit} records "
-            "of each kind); GET it without stream=true for the Response.",
+            f"longer stored (per namespace the store keeps the {store.limit} logs "
+            "written to last); GET it without stream=true for the Response.",
             code="unsupported_operation", param="stream")
+
+
+def settled(store: ResponseStore, stored: Stored) -> Stored:
+    """A background response as ``GET`` shows it: one still running on no live server (its
+    lease lapsed, and this process does not run it) is reaped first (stored ``failed``), so a
+    poller of a job whose server died does not poll for ever."""
+    response_id = stored.response_id
+    if stored.response.get("background") is not True or \
+            stored.response.get("status") not in RUNNING or \
+            Background.runs(store, response_id) or alive(store, response_id):
+        return stored
+    reap(store, response_id)
+    return store.get(response_id) or stored
 
 
 class EventStream(Response):
@@ -110,12 +133,14 @@ async def send_events(send: Send, receive: Receive, store: ResponseStore, respon
         gone.set()
 
     watcher = asyncio.create_task(watch())
-    cursor: str | None = None
-    done, stopped_at = False, None
+    start = start_of(after)
+    done, closed, stopped_at = False, False, None
     try:
-        while not done:
-            for key, events in records(store, response_id, cursor):
-                cursor = key
+        entries = store.backend.log_read(response_id, start)
+        while True:
+            for number, value in entries:
+                start, closed = number + 1, number == LOG_END
+                events = decode(value)
                 done = done or any(e.get("type") in TERMINAL_EVENTS for e in events)
                 chosen = tuple(e for e in events if _after(e, after))
                 if not chosen:
@@ -126,21 +151,27 @@ async def send_events(send: Send, receive: Receive, store: ResponseStore, respon
                 await send({"type": "http.response.body", "body": frame.data,
                             "more_body": True})
                 tally.add(frame)
-            if done:
+            if done or closed:
                 break
-            found = store.get(response_id)
-            status = found.response.get("status") if found is not None else None
-            if status not in RUNNING:
-                # stopped: once more for what it stored last, then no more (cancelled, reset),
-                # or, for an end stored by another server, until its terminal event is there
-                if stopped_at is not None and (status in (None, "cancelled")
-                                               or time.monotonic() - stopped_at > GRACE):
-                    break
-                stopped_at = stopped_at or time.monotonic()
-                if status in (None, "cancelled"):
-                    continue
-            if await _wait(store, response_id, gone):
+            if not entries:  # a wait passed with nothing: is the run still there?
+                found = store.get(response_id)
+                status = found.response.get("status") if found is not None else None
+                if status not in RUNNING:
+                    # stopped: its close (or, for an end stored by another server, its
+                    # terminal event) is due; a response gone (a reset) ends it at once, a
+                    # cancelled one after one more wait (its log may be gone: past the caps)
+                    if status is None or (stopped_at is not None and (
+                            status == "cancelled" or time.monotonic() - stopped_at > GRACE)):
+                        break
+                    stopped_at = stopped_at or time.monotonic()
+                elif not Background.runs(store, response_id) and not alive(store, response_id):
+                    reap(store, response_id)  # its server died: the failed event comes next
+            waited = await _wait(store, response_id, start, gone)
+            if waited is None:
                 return tally.written("sse", "client gone")
+            entries = waited
+        if closed and not done and after is not None:  # resumed past the end, maybe
+            done = _ended_before(store, response_id, start_of(after))
         if done:
             await send({"type": "http.response.body", "body": DONE_FRAME, "more_body": True})
             tally.add(Frame(DONE_FRAME))
@@ -150,14 +181,49 @@ async def send_events(send: Send, receive: Receive, store: ResponseStore, respon
         watcher.cancel()
 
 
-async def _wait(store: ResponseStore, response_id: str, gone: asyncio.Event) -> bool:
-    """Until the run stores more, ``POLL`` seconds pass or the client leaves (True)."""
-    woken = Pulse.waiter(store, response_id)
-    waits = [asyncio.ensure_future(woken.wait()), asyncio.ensure_future(gone.wait())]
+def _ended_before(store: ResponseStore, response_id: str, start: int) -> bool:
+    """Whether a terminal event is among the entries numbered below ``start`` (those a
+    resume skipped): a stream resumed after its end is then ``[DONE]`` alone."""
+    entries, first = store.backend.log_read(response_id, 0, _PAGE), 0
+    while entries:
+        for number, value in entries:
+            if number >= start:
+                return False
+            if any(e.get("type") in TERMINAL_EVENTS for e in decode(value)):
+                return True
+            first = number + 1
+        entries = store.backend.log_read(response_id, first, _PAGE)
+    return False
+
+
+_PAGE = 100
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _followers() -> ThreadPoolExecutor:
+    """The threads the blocking reads run in (made when first needed)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(FOLLOWERS, thread_name_prefix="ormock-follow")
+        return _pool
+
+
+async def _wait(store: ResponseStore, response_id: str, start: int, gone: asyncio.Event
+                ) -> LogEntries | None:
+    """The entries from ``start`` on, waited for at most ``WAIT`` seconds (in a worker
+    thread: the loop goes on); None the moment the client leaves (the thread finishes its
+    wait on its own)."""
+    loop = asyncio.get_running_loop()
+    read: asyncio.Future[LogEntries] = asyncio.ensure_future(loop.run_in_executor(
+        _followers(), store.backend.log_wait, response_id, start, WAIT))
+    left: asyncio.Future[bool] = asyncio.ensure_future(gone.wait())
     try:
-        await asyncio.wait(waits, timeout=POLL, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait((read, left), return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for waiting in waits:
-            waiting.cancel()
-        Pulse.forget(store, response_id, woken)
-    return gone.is_set()
+        left.cancel()
+    if gone.is_set():
+        read.cancel()
+        return None
+    return read.result()

@@ -234,6 +234,12 @@ class _Connection:
                 code="response_already_in_flight").envelope()["error"]))
             return
         body = {k: v for k, v in message.items() if k != "type"}
+        if body.get("background") is True:  # as OpenAI's WebSocket mode (docs/stateful.md)
+            await self._say(_error_event(400, OpenResponsesError(
+                "background is not supported over WebSocket: send the request with "
+                "background: true as POST /v1/responses, or leave it out here.",
+                code="unsupported_parameter", param="background").envelope()["error"]))
+            return
         body["stream"] = True
         previous = body.get("previous_response_id")
         try:

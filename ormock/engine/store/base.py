@@ -18,13 +18,17 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["KINDS", "Clock", "StoreBackend", "StoreError", "check_args", "counted", "shown"]
+__all__ = ["KINDS", "LOG_END", "Clock", "LogEntries", "LogEntry", "StoreBackend", "StoreError",
+           "check_args", "check_log", "counted", "shown"]
 
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
+LogEntry = tuple[int, bytes]  # an event log's entry: its number, its value
+LogEntries = list[LogEntry]  # (a name of its own: inside a backend, ``list`` is its method)
+LOG_END = 2**63 - 1  # the number of a closed log's last entry (``log_close``)
 
 # the kinds in use or planned
 KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "conversation",
-         "conversation_item", "event", "counter", "admin", "journal")
+         "conversation_item", "lease", "counter", "admin", "journal")
 
 
 class StoreError(Exception):
@@ -84,6 +88,38 @@ class StoreBackend(Protocol):
         """Release the storage (a file's connection); the views on it are closed too."""
         ...
 
+    # -- event logs ----------------------------------------------------------------------------
+    # An append-only log of entries, each a whole number and bytes, in the order of their
+    # numbers (each above the one before): a background response's events. A log belongs to
+    # the namespace (``clear`` drops it); past the caps (logs, bytes of their entries, per
+    # namespace), the logs appended to least recently go whole. ``log_close`` appends the last
+    # entry (numbered ``LOG_END``): from then on nothing more is appended, and every waiter
+    # wakes, so a close is a flag any process on the storage sees.
+
+    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
+                   ) -> bool:
+        """Append ``value`` as entry ``number`` (above the log's last one: else a
+        ``ValueError``); the first append makes the log. False (nothing appended) once the
+        log is closed. ``ttl``: the log is gone ``ttl`` seconds after its last append."""
+        ...
+
+    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
+        """Append the last entry (``LOG_END``, holding ``value``) unless the log is closed
+        already (a log that does not exist yet is made closed): whether this call closed it."""
+        ...
+
+    def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
+        """At most ``limit`` entries of the log numbered ``start`` or above, in order (none for
+        a log that does not exist)."""
+        ...
+
+    def log_wait(self, log: str, start: int, timeout: float, limit: int = 100
+                 ) -> LogEntries:
+        """``log_read``, but when there is no such entry yet, wait at most ``timeout`` seconds
+        for one to be appended (blocking the calling thread: from an event loop, call it in
+        a worker thread)."""
+        ...
+
 
 def check_args(kind: str, *, limit: int = 0, ttl: float | None = None) -> None:
     """The arguments every backend refuses alike."""
@@ -105,6 +141,18 @@ def counted(found: bytes | None, key: str, amount: int) -> int:
         raise ValueError(f"the store key {key!r} holds no counter (not a whole number)"
                          ) from None
     return before + amount
+
+
+def check_log(log: str, number: int | None = None, *, limit: int = 0,
+              ttl: float | None = None) -> None:
+    """The arguments of the event-log methods every backend refuses alike."""
+    check_args("log", limit=limit, ttl=ttl)
+    if not log:
+        raise ValueError("a log name is a non-empty string such as a response id")
+    if number is not None and (isinstance(number, bool) or not isinstance(number, int)
+                               or not 0 <= number < LOG_END):
+        raise ValueError(f"a log entry number is a whole number from 0 to {LOG_END - 1}, "
+                         f"not {number!r}")
 
 
 def shown(spec: str) -> str:

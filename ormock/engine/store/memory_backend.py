@@ -4,13 +4,23 @@ stays), thread-safe (one lock), expiry by an injectable clock."""
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ormock.engine.store.base import Clock, StoreBackend, check_args, counted
+from ormock.engine.store.base import (
+    LOG_END,
+    Clock,
+    LogEntries,
+    LogEntry,
+    StoreBackend,
+    check_args,
+    check_log,
+    counted,
+)
 
 __all__ = ["MemoryBackend"]
 
@@ -38,6 +48,8 @@ class _Memory:
         # past this many, the heap is rebuilt from the live keys (a rewritten or dropped key
         # leaves its entry behind until its time comes)
         self.expiring_room = _EXPIRING_ROOM
+        self.logs: dict[str, _Logs] = {}  # per namespace
+        self.appended = threading.Condition(self.lock)  # notified on every append (log_wait)
 
 
 class MemoryBackend(StoreBackend):
@@ -118,11 +130,13 @@ class MemoryBackend(StoreBackend):
         with self._m.lock:
             for where in [w for w in self._m.kinds if w[0] == self.namespace]:
                 del self._m.kinds[where]
+            self._m.logs.pop(self.namespace, None)
 
     def close(self) -> None:
         with self._m.lock:
             self._m.kinds.clear()
             self._m.expiring.clear()
+            self._m.logs.clear()
 
     # -- under the lock -------------------------------------------------------------------------
     def _find(self, kind: str) -> _Kind:
@@ -182,3 +196,90 @@ class MemoryBackend(StoreBackend):
             found = keys.entries.get(key) if keys is not None else None
             if keys is not None and found is not None and found[1] == at:  # not rewritten
                 self._remove(keys, key)
+
+    # -- event logs -----------------------------------------------------------------------------
+    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
+                   ) -> bool:
+        check_log(log, number, ttl=ttl)
+        return self._log_add(log, number, value, ttl)
+
+    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
+        check_log(log, ttl=ttl)
+        return self._log_add(log, LOG_END, value, ttl)
+
+    def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
+        check_log(log, limit=limit)
+        with self._m.lock:
+            return self._log_entries(log, start, limit)
+
+    def log_wait(self, log: str, start: int, timeout: float, limit: int = 100
+                 ) -> LogEntries:
+        check_log(log, limit=limit)
+        deadline = time.monotonic() + max(0.0, timeout)
+        with self._m.appended:
+            while True:
+                found = self._log_entries(log, start, limit)
+                left = deadline - time.monotonic()
+                if found or left <= 0:
+                    return found
+                self._m.appended.wait(left)
+
+    def _log_add(self, log: str, number: int, value: bytes, ttl: float | None) -> bool:
+        if not isinstance(value, bytes):
+            raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
+        m = self._m
+        with m.appended:
+            logs = m.logs.setdefault(self.namespace, _Logs())
+            found = self._live_log(log)
+            if found is None:
+                found = logs.logs[log] = _Log()
+            if found.entries and found.entries[-1][0] == LOG_END:
+                return False
+            if found.entries and number <= found.entries[-1][0]:
+                raise ValueError(f"log {log!r}: entry {number} is not above the last one, "
+                                 f"{found.entries[-1][0]}")
+            found.entries.append((number, value))
+            found.bytes += len(value)
+            logs.bytes += len(value)
+            found.expires = None if ttl is None else m.clock() + ttl
+            kept = logs.logs
+            kept.move_to_end(log)  # appended to most recently: the last to go
+            while len(kept) > 1 and (len(kept) > m.max_keys or logs.bytes > m.max_bytes):
+                logs.bytes -= kept.popitem(last=False)[1].bytes
+            m.appended.notify_all()
+            return True
+
+    def _live_log(self, log: str) -> _Log | None:
+        """The log, unless absent or past its expiry (then dropped); under the lock."""
+        logs = self._m.logs.get(self.namespace)
+        found = logs.logs.get(log) if logs is not None else None
+        if logs is not None and found is not None and found.expires is not None \
+                and found.expires <= self._m.clock():
+            del logs.logs[log]
+            logs.bytes -= found.bytes
+            return None
+        return found
+
+    def _log_entries(self, log: str, start: int, limit: int) -> LogEntries:
+        found = self._live_log(log)
+        if found is None:
+            return []
+        at = bisect.bisect_left(found.entries, start, key=lambda entry: entry[0])
+        return found.entries[at:at + limit]
+
+
+@dataclass
+class _Log:
+    """One event log: its entries in order, their bytes, when it expires."""
+
+    entries: list[LogEntry] = field(default_factory=list)
+    bytes: int = 0
+    expires: float | None = None
+
+
+@dataclass
+class _Logs:
+    """One namespace's logs, appended to least recently first, and their bytes."""
+
+    logs: OrderedDict[str, _Log] = field(default_factory=OrderedDict)
+    bytes: int = 0

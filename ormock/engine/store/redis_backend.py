@@ -25,7 +25,17 @@ from typing import Any
 import redis
 
 from ormock.engine.store import redis_scripts
-from ormock.engine.store.base import Clock, StoreBackend, StoreError, check_args, shown
+from ormock.engine.store.base import (
+    LOG_END,
+    Clock,
+    LogEntries,
+    LogEntry,
+    StoreBackend,
+    StoreError,
+    check_args,
+    check_log,
+    shown,
+)
 
 __all__ = ["RedisBackend"]
 
@@ -153,3 +163,55 @@ class RedisBackend(StoreBackend):
 
     def _run(self, script: str, kind: str, now: float, *args: str | bytes | int) -> Any:
         return self._r.scripts[script](args=[self._base, kind, repr(now), *args])
+
+    # -- event logs: Redis Streams (``redis_scripts.LOG_APPEND``) -------------------------------
+    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
+                   ) -> bool:
+        check_log(log, number, ttl=ttl)
+        return self._log_add(log, number, value, ttl)
+
+    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
+        check_log(log, ttl=ttl)
+        return self._log_add(log, LOG_END, value, ttl)
+
+    def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
+        check_log(log, limit=limit)
+        self._open()
+        if limit == 0:
+            return []
+        found = self._run("LOG_READ", "log", self._now, log, f"{start}-0", limit)
+        return [_entry(entry) for entry in found]
+
+    def log_wait(self, log: str, start: int, timeout: float, limit: int = 100
+                 ) -> LogEntries:
+        """``XREAD BLOCK``: woken by the append, on whichever process or machine it is made."""
+        check_log(log, limit=limit)
+        self._open()
+        if limit == 0:
+            return []
+        # the entries after the id given: ours all end in -1, so after (start - 1)-1
+        after = f"{start - 1}-1" if start > 0 else "0-0"
+        block = max(1, math.ceil(timeout * 1000))
+        found: Any = self._r.client.xread({self._log_key(log): after}, count=limit,
+                                          block=block)
+        return [_entry(entry) for _, entries in found or () for entry in entries]
+
+    def _log_add(self, log: str, number: int, value: bytes, ttl: float | None) -> bool:
+        self._open()
+        now = self._now
+        done = self._run("LOG_APPEND", "log", now, *self._write(log, value, ttl, now),
+                         str(number), str(LOG_END))
+        if done == -1:
+            raise ValueError(f"log {log!r}: entry {number} is not above the last one")
+        return bool(done)
+
+    def _log_key(self, log: str) -> str:
+        return f"{self._base}v:log:{log}"
+
+
+def _entry(entry: Any) -> LogEntry:
+    """An ``XRANGE``/``XREAD`` entry (id, fields: a dict, or a flat list from a script) as
+    (number, value)."""
+    entry_id, fields = entry
+    value = fields[b"v"] if isinstance(fields, dict) else fields[1]
+    return int(bytes(entry_id).split(b"-")[0]), bytes(value)

@@ -169,3 +169,55 @@ end
 redis.call('DEL', base .. 'kinds')
 return 1
 """
+
+# -- event logs ---------------------------------------------------------------------------------
+# A log is a Redis Stream at ``BASE v:log:LOG``, each entry's id ``NUMBER-1`` (a closed log's
+# last one ``LOG_END-1``), its value in the field ``v``; the log is a key of the kind ``log`` for
+# the write order, the sizes, the expiry and ``clear`` (as every kind's keys are), so the caps
+# drop the logs appended to least recently, whole. Reads are ``XRANGE`` and ``XREAD BLOCK``.
+#
+# ARGV[4] = log, ARGV[5] = value, ARGV[6] = the ttl in milliseconds ('' for none),
+# ARGV[7..8] = the caps, ARGV[9] = when it expires, ARGV[10] = the entry's number, ARGV[11] =
+# the number of a closed log's last entry; the answer: 1 appended, 0 closed already, -1 a
+# number not above the last one's
+LOG_APPEND = _WRITES + """
+expire()
+local key, value, ttl, number, closed = ARGV[4], ARGV[5], ARGV[6], ARGV[10], ARGV[11]
+local v = vkey(key)
+local last = redis.call('XREVRANGE', v, '+', '-', 'COUNT', 1)[1]
+if last then
+  local top = string.match(last[1], '^(%d+)')
+  if top == closed then return 0 end
+  if number ~= closed and tonumber(top) >= tonumber(number) then return -1 end
+end
+redis.call('XADD', v, number .. '-1', 'v', value)
+redis.call('ZADD', o, redis.call('HINCRBY', n, 'seq', 1), key)
+redis.call('HINCRBY', s, key, #value)
+local total = redis.call('HINCRBY', n, 'bytes', #value)
+if ttl ~= '' then
+  redis.call('PEXPIRE', v, ttl)
+  redis.call('ZADD', x, ARGV[9], key)
+else
+  redis.call('PERSIST', v)
+  redis.call('ZREM', x, key)
+end
+redis.call('SADD', base .. 'kinds', kind)
+local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
+local count = redis.call('ZCARD', o)
+while count > 1 and (count > max_keys or total > max_bytes) do
+  remove(redis.call('ZRANGE', o, 0, 0)[1])
+  count = count - 1
+  total = tonumber(redis.call('HGET', n, 'bytes'))
+end
+return 1
+"""
+__all__ += ["LOG_APPEND"]
+
+# ARGV[4] = log, ARGV[5] = the first entry's id, ARGV[6] = limit: the entries (id, fields),
+# none once the log has expired on the backend's clock
+LOG_READ = _COMMON + """
+local at = redis.call('ZSCORE', x, ARGV[4])
+if at and tonumber(at) <= now then return {} end
+return redis.call('XRANGE', vkey(ARGV[4]), ARGV[5], '+', 'COUNT', ARGV[6])
+"""
+__all__ += ["LOG_READ"]

@@ -15,7 +15,15 @@ import time
 from os import PathLike
 from pathlib import Path
 
-from ormock.engine.store.base import Clock, StoreBackend, check_args, counted
+from ormock.engine.store.base import (
+    LOG_END,
+    Clock,
+    LogEntries,
+    StoreBackend,
+    check_args,
+    check_log,
+    counted,
+)
 
 __all__ = ["SqliteBackend"]
 
@@ -33,7 +41,23 @@ CREATE TABLE IF NOT EXISTS ormock_store (
 CREATE INDEX IF NOT EXISTS ormock_store_order ON ormock_store (namespace, kind, seq, size);
 CREATE INDEX IF NOT EXISTS ormock_store_expiry ON ormock_store (expires_at)
     WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS ormock_log_head (
+    namespace TEXT NOT NULL,
+    log TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    expires_at REAL,
+    PRIMARY KEY (namespace, log)
+);
+CREATE TABLE IF NOT EXISTS ormock_log (
+    namespace TEXT NOT NULL,
+    log TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    value BLOB NOT NULL,
+    PRIMARY KEY (namespace, log, number)
+);
 """
+LOG_POLL = 0.05  # seconds between reads of a log that ``log_wait`` waits on
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
 
 
@@ -150,6 +174,8 @@ class SqliteBackend(StoreBackend):
     def clear(self) -> None:
         with self._db.lock, self._transaction() as sql:
             sql.execute("DELETE FROM ormock_store WHERE namespace = ?", (self.namespace,))
+            sql.execute("DELETE FROM ormock_log_head WHERE namespace = ?", (self.namespace,))
+            sql.execute("DELETE FROM ormock_log WHERE namespace = ?", (self.namespace,))
 
     def close(self) -> None:
         with self._db.lock:
@@ -196,6 +222,83 @@ class SqliteBackend(StoreBackend):
             count, total = count - 1, total - size
         sql.executemany("DELETE FROM ormock_store WHERE namespace = ? AND kind = ? AND key = ?",
                         doomed)
+
+    # -- event logs (two tables: a head per log, for its order, size and expiry; its entries)
+    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
+                   ) -> bool:
+        check_log(log, number, ttl=ttl)
+        return self._log_add(log, number, value, ttl)
+
+    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
+        check_log(log, ttl=ttl)
+        return self._log_add(log, LOG_END, value, ttl)
+
+    def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
+        check_log(log, limit=limit)
+        with self._db.lock:
+            rows = self._sql().execute(
+                "SELECT number, value FROM ormock_log WHERE namespace = ? AND log = ? AND "
+                "number >= ? AND EXISTS (SELECT 1 FROM ormock_log_head h WHERE h.namespace = ? "
+                "AND h.log = ? AND (h.expires_at IS NULL OR h.expires_at > ?)) "
+                "ORDER BY number LIMIT ?",
+                (self.namespace, log, start, self.namespace, log, self._db.clock(),
+                 limit)).fetchall()
+        return [(int(number), bytes(value)) for number, value in rows]
+
+    def log_wait(self, log: str, start: int, timeout: float, limit: int = 100
+                 ) -> LogEntries:
+        """Polls the file every ``LOG_POLL`` seconds (another process may append)."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            found = self.log_read(log, start, limit)
+            left = deadline - time.monotonic()
+            if found or left <= 0:
+                return found
+            time.sleep(min(LOG_POLL, left))
+
+    def _log_add(self, log: str, number: int, value: bytes, ttl: float | None) -> bool:
+        _bytes(value)
+        ns = self.namespace
+        with self._db.lock, self._transaction() as sql:
+            now = self._db.clock()
+            for (doomed,) in sql.execute(
+                    "SELECT log FROM ormock_log_head WHERE namespace = ? AND expires_at IS NOT "
+                    "NULL AND expires_at <= ?", (ns, now)).fetchall():
+                self._log_drop(sql, doomed)
+            (last,) = sql.execute("SELECT MAX(number) FROM ormock_log WHERE namespace = ? AND "
+                                  "log = ?", (ns, log)).fetchone()
+            if last == LOG_END:
+                return False
+            if last is not None and number <= last:
+                raise ValueError(f"log {log!r}: entry {number} is not above the last one, "
+                                 f"{last}")
+            sql.execute("INSERT INTO ormock_log VALUES (?, ?, ?, ?)", (ns, log, number, value))
+            (seq,) = sql.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM ormock_log_head WHERE "
+                                 "namespace = ?", (ns,)).fetchone()
+            sql.execute(
+                "INSERT INTO ormock_log_head VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, log) "
+                "DO UPDATE SET seq = excluded.seq, size = size + excluded.size, "
+                "expires_at = excluded.expires_at",
+                (ns, log, seq, len(value), None if ttl is None else now + ttl))
+            count, total = sql.execute(
+                "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM ormock_log_head WHERE "
+                "namespace = ?", (ns,)).fetchone()
+            db = self._db
+            if count > db.max_keys or total > db.max_bytes:
+                for doomed, size in sql.execute(
+                        "SELECT log, size FROM ormock_log_head WHERE namespace = ? ORDER BY seq",
+                        (ns,)).fetchall():
+                    if count <= 1 or (count <= db.max_keys and total <= db.max_bytes):
+                        break
+                    self._log_drop(sql, doomed)
+                    count, total = count - 1, total - size
+            return True
+
+    def _log_drop(self, sql: sqlite3.Connection, log: str) -> None:
+        sql.execute("DELETE FROM ormock_log_head WHERE namespace = ? AND log = ?",
+                    (self.namespace, log))
+        sql.execute("DELETE FROM ormock_log WHERE namespace = ? AND log = ?",
+                    (self.namespace, log))
 
 
 class _Transaction:
