@@ -185,17 +185,23 @@ class StepReply:
             return self.literal_events()
         events = build_events(self.plan(faker, request), response, ids,
                               input_tokens=input_tokens, completed_at=completed_at)
-        if isinstance(self.usage, dict):
-            counted = events[-1]["response"]["usage"]
-            usage = usage_object(
-                self.usage.get("input_tokens", counted["input_tokens"]),
-                self.usage.get("output_tokens", counted["output_tokens"]),
-                self.usage.get("reasoning_tokens",
-                               counted["output_tokens_details"]["reasoning_tokens"]),
-            )
-            usage["input_tokens_details"]["cached_tokens"] = self.usage.get("cached_tokens", 0)
-            events[-1]["response"]["usage"] = usage
+        self.own_usage(events[-1]["response"])
         return events
+
+    def own_usage(self, final: Json) -> None:
+        """The step's ``usage:`` counts in the terminal snapshot ``final`` (in place), each
+        count it does not give as counted."""
+        if not isinstance(self.usage, dict):
+            return
+        counted = final["usage"]
+        usage = usage_object(
+            self.usage.get("input_tokens", counted["input_tokens"]),
+            self.usage.get("output_tokens", counted["output_tokens"]),
+            self.usage.get("reasoning_tokens",
+                           counted["output_tokens_details"]["reasoning_tokens"]),
+        )
+        usage["input_tokens_details"]["cached_tokens"] = self.usage.get("cached_tokens", 0)
+        final["usage"] = usage
 
 
 def compile_reply(spec: Json) -> StepReply:
