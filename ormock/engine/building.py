@@ -183,7 +183,7 @@ def fold_new(engine: Engine, turn: Turn, key: Hashable, created: int, completed:
     stream cache may answer): its terminal snapshot and the types of its events built from the
     plan, without an event (``build_final``), the same ids drawn in the same order as a full
     build; the JSON body encoded once, kept by the store and the cache."""
-    ids = RecordingIds(engine.ids)
+    ids: Any = RecordingIds(engine.ids)  # an IdFactory that remembers its draws
     snapshot = new_response(ids.new("resp"), created, turn.echo)
     final, types = build_final(plan_of(engine, turn), snapshot, ids,
                                input_tokens=input_tokens(turn.request, turn.context_tokens),
