@@ -99,31 +99,40 @@ NEW_JSON: list[dict[str, Any]] = [
 ]
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("profile", ["openresponses", "openai", "platform"])
-def test_a_new_json_reply_is_what_a_full_build_gives(tmp_path: Path, profile: str) -> None:
-    """The same bytes, journal events, output ids and ids as the Python path's full build,
-    under profiles that rename events (openai) and send no estimated usage (platform)."""
+def test_a_new_reply_is_what_a_full_build_gives(tmp_path: Path, profile: str,
+                                                stream: bool) -> None:
+    """A new content over HTTP is built without the events of a full build
+    (``building.fresh``): the same bytes, journal events, output ids and ids as the Python
+    path's build event by event, under profiles that rename events (openai) and send no
+    estimated usage (platform)."""
     (tmp_path / "counted.yaml").write_text(USAGE_SCENARIO)
-    bodies = [body for body in NEW_JSON  # the platform profile refuses tools and store: false
+    bodies = [{**body, "stream": stream} for body in NEW_JSON  # platform: no tools, store
               if profile != "platform" or not {"tools", "store"} & body.keys()]
     with OrmockServer(seed=5, profile=profile, scenario_dirs=(tmp_path,)) as server, \
             httpx.Client(base_url=server.base_url) as raw:
         served = [raw.post("/responses", json=body) for body in bodies]
         journal = server.engine().journal
+        stored = [raw.get(f"/responses/{entry.response_id}") for entry in journal]
     engine = Engine(seed=5, profile=profile, scenario_dirs=(tmp_path,))
-    for body, answer, entry in zip(bodies, served, journal, strict=True):
+    for body, answer, entry, kept in zip(bodies, served, journal, stored, strict=True):
         assert answer.status_code == 200, answer.text
         fresh, fresh_entry = engine.answer(body, {})
         assert isinstance(fresh, Reply) and fresh.summary is None  # built event by event
-        assert answer.content == fresh.json_body(), body
+        assert answer.content == (fresh.sse_body() if stream else fresh.json_body()), body
         assert entry.events == fresh_entry.events and entry.events, body
         assert entry.output_ids == fresh_entry.output_ids, body
         assert (entry.response_id, entry.response_status) == (
             fresh_entry.response_id, fresh_entry.response_status)
         assert entry.sent_bytes == len(answer.content)
-    assert served[-1].json()["output"][0]["content"] == served[0].json()["output"][0]["content"]
+        if body.get("store", True):
+            assert kept.json() == fresh.response
+    final = [check_stream(answer.content).response if stream else answer.json()
+             for answer in served]
+    assert final[-1]["output"][0]["content"] == final[0]["output"][0]["content"]
     assert journal[-1].response_id != journal[0].response_id
     if profile != "platform":
-        counted = served[bodies.index(NEW_JSON[7])].json()["usage"]
+        counted = final[bodies.index({**NEW_JSON[7], "stream": stream})]["usage"]
         assert (counted["output_tokens"], counted["input_tokens_details"]["cached_tokens"]) \
             == (7, 2)

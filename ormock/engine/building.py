@@ -31,14 +31,14 @@ from ormock.protocol.plan import ReplyPlan
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
-from ormock.protocol.stream import build_events, build_final
+from ormock.protocol.stream import build_events, build_final, build_frames
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
 
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["build", "cache_key", "echo_of", "fold_new", "issue", "keep", "plan_of", "planned",
+__all__ = ["build", "cache_key", "echo_of", "fresh", "issue", "keep", "plan_of", "planned",
            "remember", "respond"]
 
 
@@ -79,8 +79,8 @@ def respond(
     turn.echo = echo_of(turn)  # only a build repeats them (a cache hit has its bytes)
     if joined is not None:
         turn.echo["conversation"] = {"id": joined.id}
-    if key is not None and not request.stream and not turn.literal:
-        return fold_new(engine, turn, key, created, completed, owner)
+    if key is not None and not turn.socket and not turn.literal:
+        return fresh(engine, turn, key, created, completed, owner)
     ids = RecordingIds(engine.ids) if key is not None else engine.ids
     reply = planned(engine, turn, build(engine, turn, ids, completed_at=completed,
                                         created_at=created), pacing)
@@ -177,35 +177,51 @@ def _usage(turn: Turn, final: Json) -> None:
         final["usage"] = None
 
 
-def fold_new(engine: Engine, turn: Turn, key: Hashable, created: int, completed: int,
-             owner: str | None) -> Reply:
-    """A new content's non-streamed reply (no fault, no pacing, no literal events: what the
-    stream cache may answer): its terminal snapshot and the types of its events built from the
-    plan, without an event (``build_final``), the same ids drawn in the same order as a full
-    build; the JSON body encoded once, kept by the store and the cache."""
+def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: int,
+          owner: str | None) -> Reply:
+    """A new content's reply over HTTP with no fault, no pacing and no literal events (what the
+    stream cache may answer), built from its plan without the events a full build makes: a
+    JSON reply from its terminal snapshot and the types of its events (``build_final``), a
+    stream with its deltas framed from a template (``build_frames``); the same bytes, journal
+    summary and ids, drawn in the same order, as a full build. Its body is sent as it is, and
+    kept by the store and the cache."""
     ids: Any = RecordingIds(engine.ids)  # an IdFactory that remembers its draws
     snapshot = new_response(ids.new("resp"), created, turn.echo)
-    final, types = build_final(plan_of(engine, turn), snapshot, ids,
-                               input_tokens=input_tokens(turn.request, turn.context_tokens),
-                               completed_at=completed)
-    _usage(turn, final)
+    plan = plan_of(engine, turn)
+    tokens = input_tokens(turn.request, turn.context_tokens)
     names = turn.profile.event_names
+    if turn.request.stream:
+        parts, final, types = build_frames(plan, snapshot, ids, input_tokens=tokens,
+                                           completed_at=completed, names=names)
+        _usage(turn, final)
+        if names:
+            for part in parts:
+                if type(part) is dict:
+                    part["type"] = names.get(part["type"], part["type"])
+        framed = Framed(parts)
+        body = b"".join([*framed.frames, DONE_FRAME])
+        raw = (framed.snapshot if framed.response is final else encode_json(final)).encode()
+    else:
+        final, types = build_final(plan, snapshot, ids, input_tokens=tokens,
+                                   completed_at=completed)
+        _usage(turn, final)
+        body = raw = encode_json(final).encode()
     summary = Sent(types=tuple([names.get(t, t) for t in types]) if names else tuple(types),
                    numbers=tuple(range(len(types))), delays=None, output_ids=_output_ids(final))
-    body = encode_json(final).encode()
     entry = turn.entry
     entry.response_id, entry.response_status = final["id"], final["status"]
     store = bool(final.get("store", True))
     engine.cache.put(key, StreamTemplate(
-        body=body, final=body, prefixes=tuple(ids.prefixes), ids=tuple(ids.drawn),
+        body=body, final=raw, prefixes=tuple(ids.prefixes), ids=tuple(ids.drawn),
         created=created,
         completed=completed if final.get("completed_at") is not None else None,
         summary=summary, status=str(final["status"]), store=store))
     keep(engine, turn.selection, final["id"], store,
-         Stored(final, turn.request.input, turn.parent, raw=body,
+         Stored(final, turn.request.input, turn.parent, raw=raw,
                 context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
          turn.local)
-    return Reply(events=[], stream=False, seed=turn.seed, body=body, summary=summary)
+    return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
+                 summary=summary)
 
 
 def _output_ids(final: Json) -> tuple[str, ...]:

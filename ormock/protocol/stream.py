@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ormock.protocol import events as ev
@@ -26,10 +27,11 @@ from ormock.protocol.plan import (
     TextPart,
 )
 from ormock.protocol.response import usage_object
+from ormock.protocol.sse import delta_frames
 from ormock.protocol.tokens import Chunker, chunker, count_tokens
 from ormock.protocol.types import Json
 
-__all__ = ["build_events", "build_final"]
+__all__ = ["build_events", "build_final", "build_frames"]
 
 
 class _Emitter:
@@ -75,6 +77,36 @@ class _Types(_Emitter):
         self.types += [ev.ARGS_DELTA] * len(pieces)
 
 
+class _Frames(_Emitter):
+    """The same walk framing the deltas at once (``delta_frames``: no dict per delta) and
+    keeping every other event's dict, in order, for ``Framed`` to frame when the reply is
+    finished (its terminal snapshot may still change); and every event's type. ``names``:
+    the wire name of an event type a profile renames."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        super().__init__()
+        self.parts: list[Json | bytes] = []
+        self.types: list[str] = []
+        self.names = names
+
+    def emit(self, type_: str, **fields: Any) -> None:
+        self.parts.append({"type": type_, "sequence_number": len(self.types), **fields})
+        self.types.append(type_)
+
+    def text_deltas(self, item_id: str, index: int, content_index: int,
+                    pieces: list[str]) -> None:
+        self._deltas(ev.TEXT_DELTA, item_id, index, content_index, pieces)
+
+    def argument_deltas(self, item_id: str, index: int, pieces: list[str]) -> None:
+        self._deltas(ev.ARGS_DELTA, item_id, index, None, pieces)
+
+    def _deltas(self, kind: str, item_id: str, index: int, content_index: int | None,
+                pieces: list[str]) -> None:
+        self.parts += delta_frames(self.names.get(kind, kind), len(self.types), item_id, index,
+                                   content_index, pieces)
+        self.types += [kind] * len(pieces)
+
+
 def build_events(
     plan: ReplyPlan,
     response: Json,
@@ -105,6 +137,23 @@ def build_final(
     event, in order (event ``n`` has ``sequence_number`` ``n``)."""
     out = _Types()
     return _build(out, plan, response, ids, input_tokens, completed_at), out.types
+
+
+def build_frames(
+    plan: ReplyPlan,
+    response: Json,
+    ids: IdFactory,
+    *,
+    input_tokens: int = 0,
+    completed_at: int | None = None,
+    names: Mapping[str, str] | None = None,
+) -> tuple[list[Json | bytes], Json, list[str]]:
+    """What ``build_events`` gives a stream, its deltas framed already: each event in order,
+    a delta as its frame (under its ``names`` wire name), any other event as its dict (the
+    same ids drawn in the same order); the terminal snapshot; the type of every event."""
+    out = _Frames(names or {})
+    final = _build(out, plan, response, ids, input_tokens, completed_at)
+    return out.parts, final, out.types
 
 
 def _build(out: _Emitter, plan: ReplyPlan, response: Json, ids: IdFactory, input_tokens: int,
