@@ -34,6 +34,7 @@ from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
 from ormock.protocol.stream import build_events, build_final, build_frames
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
+from ormock.scenario.fakes import Draws
 
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
@@ -155,15 +156,15 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
         turn.echo
     if selection is None or step_reply is None:
         return default_plan(request, turn.context, engine.faker, engine.seed)
-    engine.faker.seed_instance(
-        request.content_seed(selection.scenario.seed + selection.step.index))
+    draws = Draws(engine.faker,
+                  request.content_seed(selection.scenario.seed + selection.step.index))
     fields = {"model": echo.get("model"), "input": request.new_input_text,
               "instructions": echo.get("instructions"),
               "previous_response_id": request.previous_response_id,
               "tool_outputs": " ".join(item_text(i) for i in request.input
                                        if i.get("type") == "function_call_output"),
               "extensions": turn.extensions}
-    return step_reply.plan(engine.faker, fields)
+    return step_reply.plan(draws, fields)
 
 
 def _usage(turn: Turn, final: Json) -> None:
