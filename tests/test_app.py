@@ -270,3 +270,26 @@ def test_a_bug_while_rendering_before_the_answer_starts_is_a_500_envelope(
         assert again.status_code == 200  # the same keep-alive connection still serves
     engine = server.namespaces.serve("writer-bug")
     assert "boom in the writer" in engine.errors[-1] and engine.journal[0].status == 500
+
+
+def test_a_bug_that_escapes_the_create_endpoint_is_still_a_500_envelope(
+    server: OrmockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``POST /v1/responses`` skips Starlette's middleware; what escapes its endpoint before
+    anything was sent is answered as Starlette's error middleware would."""
+    import ormock.server.app as app_module
+
+    server.namespaces.open("escape-bug")
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("boom in the background run")
+
+    monkeypatch.setattr(app_module, "answer_background", broken)
+    with httpx.Client(base_url=server.url) as raw:
+        response = raw.post("/escape-bug/v1/responses",
+                            json={"model": "m", "input": "x", "background": True})
+    assert response.status_code == 500
+    error = _error(response)
+    assert error["code"] == "internal_error" and "boom in the background run" in error["message"]
+    assert response.headers["x-request-id"].startswith("req_")
+    assert "boom in the background run" in server.namespaces.serve("escape-bug").errors[-1]

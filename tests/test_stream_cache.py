@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from ormock import OrmockServer, check_stream
 from ormock.engine.core import Engine
@@ -68,3 +70,69 @@ def test_a_cached_stream_stores_its_own_response() -> None:
         assert again is not None
         stored = raw.get(f"/responses/{again['id']}").json()
         assert stored == again
+
+
+USAGE_SCENARIO = """\
+name: counted
+steps:
+  - times: forever
+    reply:
+      usage: {output_tokens: 7, cached_tokens: 2}
+      items:
+        - reasoning: "{{ faker.sentence(nb_words=4) }}"
+        - message: "Hi {{ faker.word() }}."
+"""
+# a new content's JSON reply is built without its events (``building.fold_new``)
+NEW_JSON: list[dict[str, Any]] = [
+    {"model": "m", "input": "plain"},
+    {"model": "m", "input": "Weather in Oslo and Rome, each?", "tools": [
+        *TOOLS, {**TOOLS[0], "name": "get_time"}]},
+    {"model": "m", "input": "Think.", "reasoning": {"effort": "low"}},
+    {"model": "m", "input": "long", "max_output_tokens": 16},
+    {"model": "m", "input": "json", "text": {"format": {"type": "json_object"}}},
+    {"model": "m", "input": "schema", "text": {"format": {
+        "type": "json_schema", "name": "s", "schema": {
+            "type": "object", "properties": {"n": {"type": "integer"}}}}}},
+    {"model": "ormock:text", "input": "a scenario"},
+    {"model": "ormock:counted", "input": "its own usage", "store": False},
+    {"model": "m", "input": "plain"},  # a repeat, from the cache
+]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("profile", ["openresponses", "openai", "platform"])
+def test_a_new_reply_is_what_a_full_build_gives(tmp_path: Path, profile: str,
+                                                stream: bool) -> None:
+    """A new content over HTTP is built without the events of a full build
+    (``building.fresh``): the same bytes, journal events, output ids and ids as the Python
+    path's build event by event, under profiles that rename events (openai) and send no
+    estimated usage (platform)."""
+    (tmp_path / "counted.yaml").write_text(USAGE_SCENARIO)
+    bodies = [{**body, "stream": stream} for body in NEW_JSON  # platform: no tools, store
+              if profile != "platform" or not {"tools", "store"} & body.keys()]
+    with OrmockServer(seed=5, profile=profile, scenario_dirs=(tmp_path,)) as server, \
+            httpx.Client(base_url=server.base_url) as raw:
+        served = [raw.post("/responses", json=body) for body in bodies]
+        journal = server.engine().journal
+        stored = [raw.get(f"/responses/{entry.response_id}") for entry in journal]
+    engine = Engine(seed=5, profile=profile, scenario_dirs=(tmp_path,))
+    for body, answer, entry, kept in zip(bodies, served, journal, stored, strict=True):
+        assert answer.status_code == 200, answer.text
+        fresh, fresh_entry = engine.answer(body, {})
+        assert isinstance(fresh, Reply) and fresh.summary is None  # built event by event
+        assert answer.content == (fresh.sse_body() if stream else fresh.json_body()), body
+        assert entry.events == fresh_entry.events and entry.events, body
+        assert entry.output_ids == fresh_entry.output_ids, body
+        assert (entry.response_id, entry.response_status) == (
+            fresh_entry.response_id, fresh_entry.response_status)
+        assert entry.sent_bytes == len(answer.content)
+        if body.get("store", True):
+            assert kept.json() == fresh.response
+    final = [check_stream(answer.content).response if stream else answer.json()
+             for answer in served]
+    assert final[-1]["output"][0]["content"] == final[0]["output"][0]["content"]
+    assert journal[-1].response_id != journal[0].response_id
+    if profile != "platform":
+        counted = final[bodies.index({**NEW_JSON[7], "stream": stream})]["usage"]
+        assert (counted["output_tokens"], counted["input_tokens_details"]["cached_tokens"]) \
+            == (7, 2)

@@ -15,6 +15,7 @@ from faker import Faker
 
 from ormock import Engine, OrmockServer, Reply
 from ormock.scenario import ScenarioError, load_scenario, templates
+from ormock.scenario.fakes import Draws, Lorem, Prose
 from ormock.scenario.templates import TemplateError, compile_template, has_template
 
 Json = dict[str, Any]
@@ -282,3 +283,35 @@ def test_finding8_docs_list_the_allowed_providers() -> None:
     listing = listing[listing.index("\n- text:"):]
     named = {n for n in re.findall(r"`([a-z0-9_]+)`", listing) if n != "end_datetime"}
     assert named == templates.ALLOWED_PROVIDERS
+
+
+def test_lorem_providers_draw_from_the_seed_without_seeding_faker() -> None:
+    faker = Faker()
+    faker.seed_instance(3)
+    state = faker.random.getstate()
+    text = "{{ faker.sentence(nb_words=8) }} {{ faker.paragraph() }} {{ faker.words(4) }}"
+    template = compile_template(text)
+    first = template.render(Draws(faker, 11), {})
+    assert faker.random.getstate() == state  # Faker was never seeded nor drawn from
+    assert template.render(Draws(faker, 11), {}) == first
+    assert template.render(Draws(faker, 12), {}) != first
+    lorem = Lorem(5)
+    assert len(lorem.sentence(nb_words=5, variable_nb_words=False).split()) == 5
+    counts = {len(lorem.sentence(nb_words=10).split()) for _ in range(200)}
+    assert min(counts) >= 6 and max(counts) <= 14 and len(counts) > 4  # 60% to 140%
+    assert lorem.sentence(nb_words=0) == "" and lorem.paragraph(nb_sentences=0) == ""
+    assert len(lorem.paragraphs(2)) == 2 and len(lorem.sentences(4)) == 4
+    assert lorem.word() in Prose.words()
+
+
+def test_other_providers_seed_faker_on_first_use_with_the_same_seed() -> None:
+    template = compile_template("{{ faker.name() }} says {{ faker.sentence() }}")
+    once, again = (template.render(Draws(Faker(), 9), {}) for _ in range(2))
+    assert once == again  # the same seed, the same text: Faker seeded by the draws
+    faker = Faker()
+    faker.seed_instance(9)
+    assert once.startswith(faker.name())
+    # an argument Lorem does not take leaves the call to Faker
+    words = compile_template("{{ faker.words(2, ext_word_list=['a']) }}").render(
+        Draws(Faker(), 1), {})
+    assert words == "['a', 'a']"

@@ -20,24 +20,27 @@ from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
-from ormock.engine.journal import JournalEntry, final_response, summarize
+from ormock.engine.journal import JournalEntry, Sent, final_response, summarize
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.stateful import owner_of
 from ormock.engine.store import ResponseStore, Stored
 from ormock.engine.turn import Turn, background_check, socket_check
 from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault
+from ormock.protocol.plan import ReplyPlan
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
-from ormock.protocol.stream import build_events
+from ormock.protocol.stream import build_events, build_final, build_frames
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
+from ormock.scenario.fakes import Draws
 
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["build", "cache_key", "echo_of", "issue", "keep", "planned", "remember", "respond"]
+__all__ = ["build", "cache_key", "echo_of", "fresh", "issue", "keep", "plan_of", "planned",
+           "remember", "respond"]
 
 
 def respond(
@@ -78,6 +81,8 @@ def respond(
     turn.echo = echo_of(turn)  # only a build repeats them (a cache hit has its bytes)
     if joined is not None:
         turn.echo["conversation"] = {"id": joined.id}
+    if key is not None and not turn.socket and not turn.literal:
+        return fresh(engine, turn, key, created, completed, owner)
     ids = RecordingIds(engine.ids) if key is not None else engine.ids
     reply = planned(engine, turn, build(engine, turn, ids, completed_at=completed,
                                         created_at=created), pacing)
@@ -133,31 +138,102 @@ def echo_of(turn: Turn) -> Json:
 def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
           completed_at: int) -> list[Json]:
     """The events of the reply: the embedded default's, or the chosen step's."""
+    step_reply = turn.step_reply
+    snapshot = new_response(ids.new("resp"), created_at, turn.echo)  # drawn for every reply
+    if turn.literal:  # literal events are sent as written
+        assert step_reply is not None
+        return step_reply.literal_events()
+    events = build_events(plan_of(engine, turn), snapshot, ids,
+                          input_tokens=input_tokens(turn.request, turn.context_tokens),
+                          completed_at=completed_at)
+    _usage(turn, events[-1]["response"])
+    turn.profile.rename(events)
+    return events
+
+
+def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
+    """What the reply says: the embedded default's plan, or the chosen step's rendered."""
     request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
         turn.echo
-    snapshot = new_response(ids.new("resp"), created_at, echo)
-    tokens = input_tokens(request, turn.context_tokens)
     if selection is None or step_reply is None:
-        plan = default_plan(request, turn.context, engine.faker, engine.seed)
-        events = build_events(plan, snapshot, ids, input_tokens=tokens,
-                              completed_at=completed_at)
+        return default_plan(request, turn.context, engine.faker, engine.seed)
+    draws = Draws(engine.faker,
+                  request.content_seed(selection.scenario.seed + selection.step.index))
+    fields = {"model": echo.get("model"), "input": request.new_input_text,
+              "instructions": echo.get("instructions"),
+              "previous_response_id": request.previous_response_id,
+              "tool_outputs": " ".join(item_text(i) for i in request.input
+                                       if i.get("type") == "function_call_output"),
+              "extensions": turn.extensions}
+    return step_reply.plan(draws, fields)
+
+
+def _usage(turn: Turn, final: Json) -> None:
+    """The terminal snapshot's usage: a step's own counts, or none when the profile sends
+    only a reply's own."""
+    step_reply = turn.step_reply
+    if step_reply is not None:
+        step_reply.own_usage(final)
+    if not turn.profile.estimated_usage and (step_reply is None
+                                             or not isinstance(step_reply.usage, dict)):
+        final["usage"] = None
+
+
+def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: int,
+          owner: str | None) -> Reply:
+    """A new content's reply over HTTP with no fault, no pacing and no literal events (what the
+    stream cache may answer), built from its plan without the events a full build makes: a
+    JSON reply from its terminal snapshot and the types of its events (``build_final``), a
+    stream with its deltas framed from a template (``build_frames``); the same bytes, journal
+    summary and ids, drawn in the same order, as a full build. Its body is sent as it is, and
+    kept by the store and the cache."""
+    ids: Any = RecordingIds(engine.ids)  # an IdFactory that remembers its draws
+    snapshot = new_response(ids.new("resp"), created, turn.echo)
+    plan = plan_of(engine, turn)
+    tokens = input_tokens(turn.request, turn.context_tokens)
+    names = turn.profile.event_names
+    if turn.request.stream:
+        parts, final, types = build_frames(plan, snapshot, ids, input_tokens=tokens,
+                                           completed_at=completed, names=names)
+        _usage(turn, final)
+        if names:
+            for part in parts:
+                if type(part) is dict:
+                    part["type"] = names.get(part["type"], part["type"])
+        framed = Framed(parts)
+        body = b"".join([*framed.frames, DONE_FRAME])
+        raw = (framed.snapshot if framed.response is final else encode_json(final)).encode()
     else:
-        engine.faker.seed_instance(
-            request.content_seed(selection.scenario.seed + selection.step.index))
-        fields = {"model": echo.get("model"), "input": request.new_input_text,
-                  "instructions": echo.get("instructions"),
-                  "previous_response_id": request.previous_response_id,
-                  "tool_outputs": " ".join(item_text(i) for i in request.input
-                                           if i.get("type") == "function_call_output"),
-                  "extensions": turn.extensions}
-        events = step_reply.build(engine.faker, fields, snapshot, ids,
-                                  input_tokens=tokens, completed_at=completed_at)
-    if not turn.literal:  # literal events are sent as written
-        if not turn.profile.estimated_usage and (step_reply is None
-                                                 or not isinstance(step_reply.usage, dict)):
-            events[-1]["response"]["usage"] = None  # only a reply's own counts are sent
-        turn.profile.rename(events)
-    return events
+        final, types = build_final(plan, snapshot, ids, input_tokens=tokens,
+                                   completed_at=completed)
+        _usage(turn, final)
+        body = raw = encode_json(final).encode()
+    summary = Sent(types=tuple([names.get(t, t) for t in types]) if names else tuple(types),
+                   numbers=tuple(range(len(types))), delays=None, output_ids=_output_ids(final))
+    entry = turn.entry
+    entry.response_id, entry.response_status = final["id"], final["status"]
+    store = bool(final.get("store", True))
+    engine.cache.put(key, StreamTemplate(
+        body=body, final=raw, prefixes=tuple(ids.prefixes), ids=tuple(ids.drawn),
+        created=created,
+        completed=completed if final.get("completed_at") is not None else None,
+        summary=summary, status=str(final["status"]), store=store))
+    keep(engine, turn.selection, final["id"], store,
+         Stored(final, turn.request.input, turn.parent, raw=raw,
+                context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
+         turn.local)
+    return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
+                 summary=summary)
+
+
+def _output_ids(final: Json) -> tuple[str, ...]:
+    """The ids ``summarize`` finds in a built stream's item events: each output item's id and
+    call id, in order, once each (an item is added and done with the same ones)."""
+    found: list[str] = []
+    for item in final.get("output") or ():
+        found += [v for k in ("id", "call_id")
+                  if isinstance(v := item.get(k), str) and v not in found]
+    return tuple(found)
 
 
 def planned(engine: Engine, turn: Turn, events: list[Json], pacing: Pacing | None) -> Reply:

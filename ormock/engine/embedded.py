@@ -11,10 +11,8 @@ answer does not fit ``max_output_tokens``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import struct
 
 from faker import Faker
 
@@ -30,7 +28,7 @@ from ormock.protocol.plan import (
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.tokens import count_tokens, split_tokens
 from ormock.protocol.types import Json
-from ormock.scenario.fakes import shared_faker
+from ormock.scenario.fakes import Prose
 
 __all__ = ["default_plan"]
 
@@ -83,41 +81,6 @@ def _tools_to_call(request: ResponseRequest, tools: list[Json], text: str) -> li
 def _hints(text: str) -> Json:
     match = _PLACE.search(text)
     return {key: match.group(1) for key in _PLACE_KEYS} if match else {}
-
-
-class Prose:
-    """Lorem text from Faker's word list (loaded once), drawn from SHAKE-128 of the request's
-    content seed: the same seed gives the same words on every platform, with no generator to
-    seed per request (seeding a ``random.Random`` costs more than the text drawn from it). The
-    draws are little-endian 16-bit numbers, taken in order and made in one call."""
-
-    _words: tuple[str, ...] = ()
-    _BATCH = 128  # draws made at a time: a paragraph of 3 sentences takes at most 39
-
-    def __init__(self, seed: int) -> None:
-        if not Prose._words:
-            Prose._words = tuple(shared_faker().get_words_list())
-        self._seed = str(seed).encode()
-        self._draws: tuple[int, ...] = ()
-        self._next = 0
-
-    def _take(self, count: int) -> tuple[int, ...]:
-        end = self._next + count
-        if end > len(self._draws):  # more of the same stream (its first bytes do not change)
-            size = max(end, len(self._draws) + self._BATCH)
-            self._draws = struct.unpack(f"<{size}H", hashlib.shake_128(self._seed).digest(2 * size))
-        taken, self._next = self._draws[self._next:end], end
-        return taken
-
-    def sentence(self) -> str:
-        """5 to 12 words, the first capitalized, and a full stop."""
-        words = Prose._words
-        size = len(words)
-        count = 5 + self._take(1)[0] % 8
-        return " ".join([words[draw % size] for draw in self._take(count)]).capitalize() + "."
-
-    def paragraph(self, sentences: int) -> str:
-        return " ".join(self.sentence() for _ in range(sentences))
 
 
 def _answer_text(

@@ -18,6 +18,7 @@ __all__ = [
     "Framed",
     "SSEMessage",
     "SSEParser",
+    "delta_frames",
     "encode_json",
     "frame_event",
     "json_events",
@@ -85,6 +86,23 @@ def _delta_frame(event: Mapping[str, Any], kind: str) -> bytes | None:
     return f'{head}"content_index":{part},"delta":{_encode_str(delta)},"logprobs":[]}}\n\n'.encode()
 
 
+def delta_frames(kind: str, first: int, item_id: str, output_index: int,
+                 content_index: int | None, pieces: Iterable[str]) -> list[bytes]:
+    """The frames of consecutive deltas of one item, numbered from ``first``: the bytes
+    ``frame_event`` gives each delta's dict as the builder writes it (a text delta when
+    ``content_index`` is given, with empty ``logprobs``; else an arguments delta), from one
+    template, with no dict made."""
+    head = f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":'
+    if content_index is None:
+        tail = f',"item_id":{_encode_str(item_id)},"output_index":{output_index},"delta":'
+        return [f"{head}{number}{tail}{_encode_str(piece)}}}\n\n".encode()
+                for number, piece in enumerate(pieces, first)]
+    tail = (f',"item_id":{_encode_str(item_id)},"output_index":{output_index},'
+            f'"content_index":{content_index},"delta":')
+    return [f'{head}{number}{tail}{_encode_str(piece)},"logprobs":[]}}\n\n'.encode()
+            for number, piece in enumerate(pieces, first)]
+
+
 def frame_event(event: Mapping[str, Any]) -> bytes:
     """One event, framed whole: written in a single write, no reader sees half of it."""
     kind = event["type"]
@@ -110,16 +128,21 @@ class Framed:
     the JSON of the last Response snapshot framed (``snapshot``, the object ``response``): a
     snapshot made of the same objects as the one before it (``response.created`` and
     ``response.in_progress``) is encoded once, and the terminal one's JSON is what a store
-    keeps, so it need not be encoded again."""
+    keeps, so it need not be encoded again. An event given as bytes is a frame already
+    (``delta_frames``), kept as it is."""
 
     __slots__ = ("frames", "response", "snapshot")
 
-    def __init__(self, events: Iterable[Mapping[str, Any]]) -> None:
+    def __init__(self, events: Iterable[Mapping[str, Any] | bytes]) -> None:
         self.frames: list[bytes] = []
         self.response: Mapping[str, Any] | None = None
         self.snapshot = ""
         append = self.frames.append
         for event in events:
+            if type(event) is bytes:
+                append(event)
+                continue
+            assert not isinstance(event, bytes)
             kind = event["type"]
             if kind in _DELTA_KEYS:
                 framed = _delta_frame(event, kind)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ormock.protocol import events as ev
@@ -26,18 +27,84 @@ from ormock.protocol.plan import (
     TextPart,
 )
 from ormock.protocol.response import usage_object
+from ormock.protocol.sse import delta_frames
 from ormock.protocol.tokens import Chunker, chunker, count_tokens
 from ormock.protocol.types import Json
 
-__all__ = ["build_events"]
+__all__ = ["build_events", "build_final", "build_frames"]
 
 
 class _Emitter:
+    """Collects the events of a stream, numbered in order."""
+
     def __init__(self) -> None:
         self.events: list[Json] = []
 
     def emit(self, type_: str, **fields: Any) -> None:
         self.events.append({"type": type_, "sequence_number": len(self.events), **fields})
+
+    def text_deltas(self, item_id: str, index: int, content_index: int,
+                    pieces: list[str]) -> None:
+        events = self.events  # the deltas, most of a stream, written out for speed
+        for piece in pieces:
+            events.append({"type": ev.TEXT_DELTA, "sequence_number": len(events),
+                           "item_id": item_id, "output_index": index,
+                           "content_index": content_index, "delta": piece, "logprobs": []})
+
+    def argument_deltas(self, item_id: str, index: int, pieces: list[str]) -> None:
+        events = self.events
+        for piece in pieces:
+            events.append({"type": ev.ARGS_DELTA, "sequence_number": len(events),
+                           "item_id": item_id, "output_index": index, "delta": piece})
+
+
+class _Types(_Emitter):
+    """The same walk keeping only each event's type: what a non-streamed reply needs besides
+    its terminal snapshot (the journal records the types; the numbers are their positions)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.types: list[str] = []
+
+    def emit(self, type_: str, **fields: Any) -> None:
+        self.types.append(type_)
+
+    def text_deltas(self, item_id: str, index: int, content_index: int,
+                    pieces: list[str]) -> None:
+        self.types += [ev.TEXT_DELTA] * len(pieces)
+
+    def argument_deltas(self, item_id: str, index: int, pieces: list[str]) -> None:
+        self.types += [ev.ARGS_DELTA] * len(pieces)
+
+
+class _Frames(_Emitter):
+    """The same walk framing the deltas at once (``delta_frames``: no dict per delta) and
+    keeping every other event's dict, in order, for ``Framed`` to frame when the reply is
+    finished (its terminal snapshot may still change); and every event's type. ``names``:
+    the wire name of an event type a profile renames."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        super().__init__()
+        self.parts: list[Json | bytes] = []
+        self.types: list[str] = []
+        self.names = names
+
+    def emit(self, type_: str, **fields: Any) -> None:
+        self.parts.append({"type": type_, "sequence_number": len(self.types), **fields})
+        self.types.append(type_)
+
+    def text_deltas(self, item_id: str, index: int, content_index: int,
+                    pieces: list[str]) -> None:
+        self._deltas(ev.TEXT_DELTA, item_id, index, content_index, pieces)
+
+    def argument_deltas(self, item_id: str, index: int, pieces: list[str]) -> None:
+        self._deltas(ev.ARGS_DELTA, item_id, index, None, pieces)
+
+    def _deltas(self, kind: str, item_id: str, index: int, content_index: int | None,
+                pieces: list[str]) -> None:
+        self.parts += delta_frames(self.names.get(kind, kind), len(self.types), item_id, index,
+                                   content_index, pieces)
+        self.types += [kind] * len(pieces)
 
 
 def build_events(
@@ -53,6 +120,45 @@ def build_events(
     The last event is the terminal one, whose response is the final Response object.
     """
     out = _Emitter()
+    _build(out, plan, response, ids, input_tokens, completed_at)
+    return out.events
+
+
+def build_final(
+    plan: ReplyPlan,
+    response: Json,
+    ids: IdFactory,
+    *,
+    input_tokens: int = 0,
+    completed_at: int | None = None,
+) -> tuple[Json, list[str]]:
+    """What ``build_events`` gives a non-streamed reply, without making an event: the terminal
+    snapshot (the same object, the same ids drawn in the same order) and the type of every
+    event, in order (event ``n`` has ``sequence_number`` ``n``)."""
+    out = _Types()
+    return _build(out, plan, response, ids, input_tokens, completed_at), out.types
+
+
+def build_frames(
+    plan: ReplyPlan,
+    response: Json,
+    ids: IdFactory,
+    *,
+    input_tokens: int = 0,
+    completed_at: int | None = None,
+    names: Mapping[str, str] | None = None,
+) -> tuple[list[Json | bytes], Json, list[str]]:
+    """What ``build_events`` gives a stream, its deltas framed already: each event in order,
+    a delta as its frame (under its ``names`` wire name), any other event as its dict (the
+    same ids drawn in the same order); the terminal snapshot; the type of every event."""
+    out = _Frames(names or {})
+    final = _build(out, plan, response, ids, input_tokens, completed_at)
+    return out.parts, final, out.types
+
+
+def _build(out: _Emitter, plan: ReplyPlan, response: Json, ids: IdFactory, input_tokens: int,
+           completed_at: int | None) -> Json:
+    """Emit ``plan``'s events into ``out``; the terminal snapshot."""
     chunk = chunker(plan.chunking)
     first_status = "queued" if plan.queued else "in_progress"
     out.emit(ev.CREATED, response={**response, "status": first_status})
@@ -95,7 +201,7 @@ def build_events(
         final["error"] = {"code": code, "message": message}
     terminal = {"completed": ev.COMPLETED, "incomplete": ev.INCOMPLETE, "failed": ev.FAILED}
     out.emit(terminal[plan.status], response=final)
-    return out.events
+    return final
 
 
 def _item_events(
@@ -112,10 +218,7 @@ def _item_events(
             output_index=index,
             item=function_call_item(item_id, "in_progress", call_id, item.name, ""),
         )
-        events = out.events  # the deltas, most of a stream, written out for speed
-        for piece in chunk(item.arguments):
-            events.append({"type": ev.ARGS_DELTA, "sequence_number": len(events),
-                           "item_id": item_id, "output_index": index, "delta": piece})
+        out.argument_deltas(item_id, index, chunk(item.arguments))
         out.emit(ev.ARGS_DONE, item_id=item_id, output_index=index, arguments=item.arguments)
         done = function_call_item(item_id, status, call_id, item.name, item.arguments)
         out.emit(ev.ITEM_DONE, output_index=index, item=done)
@@ -145,11 +248,7 @@ def _message(
         at = {**where, "content_index": content_index}
         if isinstance(part, TextPart):
             out.emit(ev.PART_ADDED, **at, part=output_text_part())
-            events = out.events  # the deltas, most of a stream, written out for speed
-            for piece in chunk(part.text):
-                events.append({"type": ev.TEXT_DELTA, "sequence_number": len(events),
-                               "item_id": item_id, "output_index": index,
-                               "content_index": content_index, "delta": piece, "logprobs": []})
+            out.text_deltas(item_id, index, content_index, chunk(part.text))
             for annotation_index, annotation in enumerate(part.annotations):
                 out.emit(
                     ev.ANNOTATION_ADDED,

@@ -1,19 +1,27 @@
-"""The one Faker instance ormock draws text from.
+"""The one Faker instance ormock draws text from, and the lorem text drawn without it.
 
 Making a ``Faker()`` costs milliseconds, and every engine (one per test under pytest) and every
 scenario load would otherwise make its own. Callers seed it right before each use and hold
 ``FAKER_LOCK`` from the seeding to the last draw, so that draws from different threads (the
 server's, a test's loading a scenario) cannot interleave.
+
+Lorem text (the embedded default's prose, and a template's ``faker.word``, ``words``,
+``sentence``, ``sentences``, ``paragraph`` and ``paragraphs``) is drawn from Faker's word list by
+SHAKE-128 of a seed instead: seeding Faker's generator costs more than the words drawn from it.
+``Draws`` is what one reply's templates draw from: that text, and Faker seeded with the same
+seed at its first use only.
 """
 
 from __future__ import annotations
 
+import hashlib
+import struct
 import threading
 from functools import lru_cache
 
 from faker import Faker
 
-__all__ = ["FAKER_LOCK", "shared_faker"]
+__all__ = ["FAKER_LOCK", "LOREM_PROVIDERS", "Draws", "Lorem", "Prose", "shared_faker"]
 
 # held while seeding and drawing: scenarios load in test threads while the server draws
 FAKER_LOCK = threading.RLock()
@@ -22,3 +30,115 @@ FAKER_LOCK = threading.RLock()
 @lru_cache(maxsize=1)
 def shared_faker() -> Faker:
     return Faker()
+
+
+class Prose:
+    """Lorem text from Faker's word list (loaded once), drawn from SHAKE-128 of the request's
+    content seed: the same seed gives the same words on every platform, with no generator to
+    seed per request (seeding a ``random.Random`` costs more than the text drawn from it). The
+    draws are little-endian 16-bit numbers, taken in order and made in one call."""
+
+    _words: tuple[str, ...] = ()
+    _BATCH = 128  # draws made at a time: a paragraph of 3 sentences takes at most 39
+
+    def __init__(self, seed: int) -> None:
+        self._seed = str(seed).encode()
+        self._draws: tuple[int, ...] = ()
+        self._next = 0
+
+    @staticmethod
+    def words() -> tuple[str, ...]:
+        """Faker's word list, loaded once."""
+        if not Prose._words:
+            Prose._words = tuple(shared_faker().get_words_list())
+        return Prose._words
+
+    def take(self, count: int) -> tuple[int, ...]:
+        """The next ``count`` draws of the stream."""
+        end = self._next + count
+        if end > len(self._draws):  # more of the same stream (its first bytes do not change)
+            size = max(end, 2 * len(self._draws), self._BATCH)  # doubling: linear in all
+            self._draws = struct.unpack(f"<{size}H", hashlib.shake_128(self._seed).digest(2 * size))
+        taken, self._next = self._draws[self._next:end], end
+        return taken
+
+    def sentence(self) -> str:
+        """5 to 12 words, the first capitalized, and a full stop."""
+        words = Prose.words()
+        size = len(words)
+        count = 5 + self.take(1)[0] % 8
+        return " ".join([words[draw % size] for draw in self.take(count)]).capitalize() + "."
+
+    def paragraph(self, sentences: int) -> str:
+        return " ".join(self.sentence() for _ in range(sentences))
+
+
+class Lorem:
+    """Faker's lorem providers, their arguments as Faker names them, drawn from ``Prose``'s
+    stream of a seed: the same text for the same seed on every platform. The counts vary as
+    Faker's do (``variable_nb_words``: 60% to 140% of the number asked, at least one)."""
+
+    def __init__(self, seed: int) -> None:
+        self.prose = Prose(seed)
+
+    def _count(self, number: int, variable: bool) -> int:
+        if not variable or number <= 0:
+            return number
+        return max(1, number * (60 + self.prose.take(1)[0] % 81) // 100)
+
+    def words(self, nb: int = 3) -> list[str]:
+        words = Prose.words()
+        size = len(words)
+        return [words[draw % size] for draw in self.prose.take(max(nb, 0))]
+
+    def word(self) -> str:
+        return self.words(1)[0]
+
+    def sentence(self, nb_words: int = 6, variable_nb_words: bool = True) -> str:
+        count = self._count(nb_words, variable_nb_words)
+        if count <= 0:
+            return ""
+        words = self.words(count)
+        words[0] = words[0].title()
+        return " ".join(words) + "."
+
+    def sentences(self, nb: int = 3) -> list[str]:
+        return [self.sentence() for _ in range(nb)]
+
+    def paragraph(self, nb_sentences: int = 3, variable_nb_sentences: bool = True) -> str:
+        count = self._count(nb_sentences, variable_nb_sentences)
+        return " ".join(self.sentences(count)) if count > 0 else ""
+
+    def paragraphs(self, nb: int = 3) -> list[str]:
+        return [self.paragraph() for _ in range(nb)]
+
+
+# the providers ``Lorem`` draws, and the arguments it takes of each (any other: Faker draws it)
+LOREM_PROVIDERS: dict[str, frozenset[str]] = {
+    "word": frozenset(),
+    "words": frozenset({"nb"}),
+    "sentence": frozenset({"nb_words", "variable_nb_words"}),
+    "sentences": frozenset({"nb"}),
+    "paragraph": frozenset({"nb_sentences", "variable_nb_sentences"}),
+    "paragraphs": frozenset({"nb"}),
+}
+
+
+class Draws:
+    """What one reply's templates draw from: ``lorem`` for the lorem providers, and ``faker``
+    for any other, the shared Faker seeded with the same seed when first asked for (most
+    replies never ask). Given a Faker without a seed, that Faker is taken as seeded already
+    and the lorem seed is drawn from it."""
+
+    __slots__ = ("_faker", "_seed", "lorem")
+
+    def __init__(self, faker: Faker, seed: int | None = None) -> None:
+        self._faker, self._seed = faker, seed
+        self.lorem = Lorem(seed if seed is not None else faker.random.getrandbits(64))
+
+    @property
+    def faker(self) -> Faker:
+        if self._seed is not None:
+            self._faker.seed_instance(self._seed)
+            self._seed = None
+        return self._faker

@@ -18,7 +18,7 @@ from ormock.protocol.ids import IdFactory
 from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.response import new_response
 from ormock.protocol.types import Json
-from ormock.scenario.fakes import FAKER_LOCK, shared_faker
+from ormock.scenario.fakes import FAKER_LOCK, Draws, shared_faker
 from ormock.scenario.matching import Check, compile_check
 from ormock.scenario.replies import StepReply, compile_reply
 from ormock.scenario.schema import validate
@@ -104,9 +104,8 @@ def _check_step(scenario: Scenario, step: Step, lines: Lines, index: int) -> Non
         response = new_response(ids.new("resp"), 0, {"model": "ormock-1"})
         try:
             with FAKER_LOCK:
-                faker = shared_faker()
-                faker.seed_instance(scenario.seed)
-                events = reply.build(faker, {"model": "ormock-1", "input": ""}, response, ids,
+                draws = Draws(shared_faker(), scenario.seed)
+                events = reply.build(draws, {"model": "ormock-1", "input": ""}, response, ids,
                                      input_tokens=0, completed_at=0)
         except (ValueError, KeyError, TypeError) as error:
             raise lines.error(f"cannot build this reply: {error}", path) from None

@@ -1,7 +1,7 @@
 """A step's reply: person-level items (with templates) or literal events / SSE, sent exactly.
 
 ``compile_reply`` turns the ``reply:`` mapping of a step into a ``StepReply`` at load time;
-``StepReply.build`` makes the events for one request (templates rendered with a seeded Faker).
+``StepReply.build`` makes the events for one request (templates rendered from its seed: ``Draws``).
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from faker import Faker
 
 from ormock.engine.wire import Frame, Pacing
 from ormock.protocol.ids import IdFactory
@@ -30,6 +28,7 @@ from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import chunker
 from ormock.protocol.types import Json
+from ormock.scenario.fakes import Draws
 from ormock.scenario.templates import Template, TemplateError, compile_template, has_template
 
 __all__ = ["StepReply", "compile_reply"]
@@ -55,13 +54,13 @@ def _compile_tree(value: Any, path: tuple[str | int, ...] = ()) -> Any:
     return value
 
 
-def _render(value: Any, faker: Faker, request: Mapping[str, Any]) -> Any:
+def _render(value: Any, draws: Draws, request: Mapping[str, Any]) -> Any:
     if isinstance(value, Template):
-        return value.render(faker, request)
+        return value.render(draws, request)
     if isinstance(value, list):
-        return [_render(v, faker, request) for v in value]
+        return [_render(v, draws, request) for v in value]
     if isinstance(value, dict):
-        return {k: _render(v, faker, request) for k, v in value.items()}
+        return {k: _render(v, draws, request) for k, v in value.items()}
     return value
 
 
@@ -159,7 +158,7 @@ class StepReply:
         """The literal SSE body as one frame, carrying ``events`` (its ``literal_events``)."""
         return [Frame(self.sse, events=tuple(events))] if self.sse is not None else None
 
-    def plan(self, faker: Faker, request: Mapping[str, Any]) -> ReplyPlan:
+    def plan(self, faker: Draws, request: Mapping[str, Any]) -> ReplyPlan:
         items = [_item(_render(spec, faker, request)) for spec in self.items]
         return ReplyPlan(
             items=items,
@@ -172,7 +171,7 @@ class StepReply:
 
     def build(
         self,
-        faker: Faker,
+        faker: Draws,
         request: Mapping[str, Any],
         response: Json,
         ids: IdFactory,
@@ -185,17 +184,23 @@ class StepReply:
             return self.literal_events()
         events = build_events(self.plan(faker, request), response, ids,
                               input_tokens=input_tokens, completed_at=completed_at)
-        if isinstance(self.usage, dict):
-            counted = events[-1]["response"]["usage"]
-            usage = usage_object(
-                self.usage.get("input_tokens", counted["input_tokens"]),
-                self.usage.get("output_tokens", counted["output_tokens"]),
-                self.usage.get("reasoning_tokens",
-                               counted["output_tokens_details"]["reasoning_tokens"]),
-            )
-            usage["input_tokens_details"]["cached_tokens"] = self.usage.get("cached_tokens", 0)
-            events[-1]["response"]["usage"] = usage
+        self.own_usage(events[-1]["response"])
         return events
+
+    def own_usage(self, final: Json) -> None:
+        """The step's ``usage:`` counts in the terminal snapshot ``final`` (in place), each
+        count it does not give as counted."""
+        if not isinstance(self.usage, dict):
+            return
+        counted = final["usage"]
+        usage = usage_object(
+            self.usage.get("input_tokens", counted["input_tokens"]),
+            self.usage.get("output_tokens", counted["output_tokens"]),
+            self.usage.get("reasoning_tokens",
+                           counted["output_tokens_details"]["reasoning_tokens"]),
+        )
+        usage["input_tokens_details"]["cached_tokens"] = self.usage.get("cached_tokens", 0)
+        final["usage"] = usage
 
 
 def compile_reply(spec: Json) -> StepReply:

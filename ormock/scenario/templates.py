@@ -3,7 +3,9 @@
 A deliberately small language, compiled at load time so mistakes are found early: an expression
 is ``faker.<provider>`` with optional literal arguments, or ``request.<field>`` (and
 ``request.extensions.<key>...``, the extension fields in effect). Nothing is
-evaluated with ``eval``. Faker is seeded per reply, so the same scenario seed gives the same bytes.
+evaluated with ``eval``. Each reply draws from its own seed (``fakes.Draws``: the lorem providers
+from Faker's word list by SHAKE-128, any other from Faker seeded when first called), so the same
+scenario seed gives the same bytes.
 
 Only the providers of ``ALLOWED_PROVIDERS`` may be called, and their arguments are bounded
 (numbers, string lengths, list items), as is the text Faker draws for one template.
@@ -21,7 +23,7 @@ from typing import Any
 
 from faker import Faker
 
-from ormock.scenario.fakes import FAKER_LOCK, shared_faker
+from ormock.scenario.fakes import FAKER_LOCK, LOREM_PROVIDERS, Draws, shared_faker
 
 __all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]
 
@@ -65,7 +67,7 @@ def has_template(text: str) -> bool:
     return "{{" in text
 
 
-Render = Callable[[Faker, Mapping[str, Any]], str]
+Render = Callable[[Draws, Mapping[str, Any]], str]
 
 
 class _FakerCall:
@@ -76,9 +78,12 @@ class _FakerCall:
         self.args = bound.args
         self.kwargs = bound.kwargs
         self.drawn = 0
+        # a lorem provider asked only what ``Lorem`` takes is drawn from it, not from Faker
+        self.lorem = name in LOREM_PROVIDERS and set(bound.arguments) <= LOREM_PROVIDERS[name]
 
-    def __call__(self, faker: Faker, request: Mapping[str, Any]) -> str:
-        return str(getattr(faker, self.name)(*self.args, **self.kwargs))
+    def __call__(self, draws: Draws, request: Mapping[str, Any]) -> str:
+        source: Any = draws.lorem if self.lorem else draws.faker
+        return str(getattr(source, self.name)(*self.args, **self.kwargs))
 
 
 def _too_long(drawn: int) -> TemplateError:
@@ -91,11 +96,15 @@ class Template:
     source: str
     pieces: tuple[str | Render, ...]
 
-    def render(self, faker: Faker, request: Mapping[str, Any]) -> str:
+    def render(self, draws: Draws | Faker, request: Mapping[str, Any]) -> str:
+        """The text for one reply; ``draws``: what it draws from (a Faker seeded already is
+        taken as the seed of its ``Draws``)."""
+        if not isinstance(draws, Draws):
+            draws = Draws(draws)
         out = []
         drawn = 0
         for piece in self.pieces:
-            text = piece if isinstance(piece, str) else piece(faker, request)
+            text = piece if isinstance(piece, str) else piece(draws, request)
             if isinstance(piece, _FakerCall):
                 drawn += len(text)
                 if drawn > MAX_RENDERED:
@@ -195,13 +204,13 @@ def _compile_expr(text: str) -> Render:
         if called or name not in REQUEST_FIELDS:
             raise TemplateError(f"request.{name} is not available; use one of "
                                 + ", ".join(f"request.{f}" for f in REQUEST_FIELDS))
-        return lambda faker, request: str(request.get(name) or "")
+        return lambda draws, request: str(request.get(name) or "")
     if owner != "faker":
         raise TemplateError(f"unknown name {owner!r}: templates know 'faker' and 'request'")
     render = _faker_call(name, call_args, call_kwargs)
     try:  # arguments that fail are found now, not on the first request
         with FAKER_LOCK:
-            render.drawn = len(render(shared_faker(), {}))
+            render.drawn = len(render(Draws(shared_faker(), 0), {}))
     except Exception as error:
         raise TemplateError(f"faker.{name}(...) fails: {error}") from None
     return render
@@ -212,7 +221,7 @@ def _extension(keys: tuple[str, ...]) -> Render:
     effect (inherited along the chain); a string as it is, nothing there as "", any other value
     as compact JSON."""
 
-    def render(faker: Faker, request: Mapping[str, Any]) -> str:
+    def render(draws: Draws, request: Mapping[str, Any]) -> str:
         value: Any = request.get("extensions") or {}
         for key in keys:
             value = value.get(key) if isinstance(value, Mapping) else None

@@ -34,7 +34,7 @@ from ormock.protocol.ids import IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
-from ormock.server.asgi import Message, Receive, Scope, Send
+from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_whole
@@ -127,6 +127,43 @@ class _CreateRoute(BaseRoute):
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         raise NoMatchFound(name, path_params)
+
+
+class _CreateFirst:
+    """Pure ASGI: ``POST [/<namespace>]/v1/responses`` straight to its route, any other request
+    to the Starlette app. The routes are tried in the router's order (the cassette route, which
+    claims only a namespace with cassettes or recording, then the create route); the create
+    route is spared Starlette's two middlewares and its router, and a bug that escapes it is
+    answered as Starlette's error middleware would (the 500 envelope when nothing was sent yet,
+    then raised to the server)."""
+
+    def __init__(self, app: App, replay: ReplayRoute, create: _CreateRoute,
+                 server_error: Callable[[Scope, Exception], Response]) -> None:
+        self.app, self.replay, self.create, self.server_error = app, replay, create, server_error
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or (
+                self.replay.matches(scope)[0] is not Match.NONE):
+            await self.app(scope, receive, send)
+            return
+        match, child = self.create.matches(scope)
+        if match is not Match.FULL:
+            await self.app(scope, receive, send)
+            return
+        scope.update(child)
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.create.create(scope, receive, sending)
+        except Exception as exc:
+            if not started:
+                await self.server_error(scope, exc)(scope, receive, send)
+            raise
 
 
 def _bug(exc: Exception) -> OpenResponsesError:
@@ -278,14 +315,18 @@ def create_app(
             )
         return error_response(error)
 
-    async def server_error(request: Request, exc: Exception) -> Response:
-        engine = namespaces.find(request.path_params.get("namespace", ""))
+    def bug_answer(scope: Scope, exc: Exception) -> Response:
+        engine = namespaces.find(scope.get("path_params", {}).get("namespace", ""))
         if engine is not None:
             engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return error_response(_bug(exc))
 
-    routes: list[BaseRoute] = [ReplayRoute(namespaces, max_body, create._answer_bug),
-                               _CreateRoute(create),
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return bug_answer(request.scope, exc)
+
+    replay, create_route = ReplayRoute(namespaces, max_body, create._answer_bug), \
+        _CreateRoute(create)
+    routes: list[BaseRoute] = [replay, create_route,
                                *inspector_routes(namespaces, admin_hosts),
                                *admin_routes(namespaces, admin_hosts, max_body)]
     for prefix in ("", "/{namespace:str}"):
@@ -300,7 +341,7 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    served: Any = ProfileErrors(app, namespaces)
+    served: Any = ProfileErrors(_CreateFirst(app, replay, create_route, bug_answer), namespaces)
     if api_key is not None:
         served = ApiKeyGuard(served, api_key)
     return _RequestIds(served, namespaces.seed)
