@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -96,13 +95,16 @@ def nginx(folder: Path, replicas: tuple[str, str]) -> Iterator[tuple[int, Path]]
             process.stderr.close()
 
 
-@pytest.fixture
-def balanced(redis_server: RedisServer, tmp_path: Path) -> Iterator[Balanced]:
+@pytest.fixture(scope="module")
+def balanced(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[Balanced]:
+    """nginx and its two replicas, for the tests of this module (each looks at its own
+    requests only: by request id, by response id)."""
     store = redis_server.fresh_url()
     with serve("--store", store, "--seed", "1") as one, \
             serve("--store", store, "--seed", "1") as two:
         replicas = (_address(one.base_url), _address(two.base_url))
-        with nginx(tmp_path, replicas) as (port, access_log):
+        with nginx(tmp_path_factory.mktemp("nginx"), replicas) as (port, access_log):
             yield Balanced(f"http://127.0.0.1:{port}/v1", replicas, access_log)
 
 
@@ -119,17 +121,22 @@ def _journal(replica: str) -> list[dict[str, Any]]:
     return data
 
 
-def _logged(access_log: Path, request_id: str) -> str:
-    """The upstream nginx's access log names for the request ``request_id`` (the line is
-    written once the request is done: waited for)."""
+def _logged(access_log: Path, pattern: str) -> re.Match[str]:
+    """The first line of nginx's access log matching ``pattern`` (a line is written once its
+    request is done: waited for)."""
     deadline = time.monotonic() + 10
     while True:
         text = access_log.read_text() if access_log.exists() else ""
-        found = re.search(rf"upstream=(\S+) id={re.escape(request_id)} ", text)
+        found = re.search(pattern, text)
         if found:
-            return found.group(1)
-        assert time.monotonic() < deadline, f"no access log line for {request_id}:\n{text}"
+            return found
+        assert time.monotonic() < deadline, f"no access log line {pattern!r}:\n{text}"
         time.sleep(0.05)
+
+
+def _upstream(access_log: Path, request_id: str) -> str:
+    """The replica nginx's access log names for the request ``request_id``."""
+    return _logged(access_log, rf"upstream=(\S+) id={re.escape(request_id)} ").group(1)
 
 
 def test_a_chain_lands_on_both_replicas_and_each_journal_shows_it(balanced: Balanced) -> None:
@@ -156,12 +163,11 @@ def test_a_chain_lands_on_both_replicas_and_each_journal_shows_it(balanced: Bala
             served.append(("retrieve", raw_got.headers["x-ormock-upstream"],
                            raw_got.headers["x-request-id"]))
         items = sdk.responses.input_items.list(previous.id, order="asc").data
-        assert [item.to_dict()["content"][0]["text"] for item in items][0] \
-            == "Remember the word: tangerine."
+        assert items[0].to_dict()["content"][0]["text"] == "Remember the word: tangerine."
     # nginx's round robin spread them: both replicas served, and its access log agrees
     assert {replica for _, replica, _ in served} == set(balanced.replicas), served
     for _, replica, request_id in served:
-        assert _logged(balanced.access_log, request_id) == replica
+        assert _upstream(balanced.access_log, request_id) == replica
     # each replica's journal (asked directly) has every create of the chain, whichever served
     created = {request_id for what, _, request_id in served if what != "retrieve"}
     for replica in balanced.replicas:
@@ -227,5 +233,33 @@ def test_a_websocket_turn_passes_through(balanced: Balanced) -> None:
             assert event.response.previous_response_id == made.id
         # stored: retrieved over HTTP through nginx, whichever replica takes it
         assert sdk.responses.retrieve(made.id).output_text == made.output_text
-    log = balanced.access_log.read_text()
-    assert re.search(r'"GET /v1/responses HTTP/1.1" 101 .*upstream=127\.0\.0\.1:\d+', log), log
+    # nginx logged the upgrade (101) and the replica it passed it to, once it closed
+    upgraded = _logged(balanced.access_log, r'"GET /v1/responses HTTP/1.1" 101 .*upstream=(\S+)')
+    assert upgraded.group(1) in balanced.replicas
+
+
+def test_a_stalled_stream_shows_what_came_before_the_stall(balanced: Balanced) -> None:
+    """The catalogue's ``stall``: four events, then nothing until the client leaves. They reach
+    the client through nginx while the replica is in the stall (its journal entry unfinished):
+    nothing holds them back until the stream ends."""
+    with openai.OpenAI(base_url=balanced.url, api_key=KEY, max_retries=0,
+                       timeout=httpx.Timeout(20.0)) as sdk, \
+            sdk.responses.create(model="ormock:stall", input="Go quiet.", stream=True) as stream:
+        seen = []
+        for event in stream:
+            seen.append(event)
+            if len(seen) == 4:
+                break
+        assert seen[0].type == "response.created"
+        response_id = seen[0].response.id
+        stalled = [e for e in _journal(balanced.replicas[1]) if e["response_id"] == response_id]
+        assert len(stalled) == 1 and stalled[0]["finished_at"] is None, stalled
+    assert [e.type for e in seen] == ["response.created", "response.in_progress",
+                                      "response.output_item.added", "response.content_part.added"]
+    deadline = time.monotonic() + 10
+    while True:  # the client left: nginx closes its connection, the replica ends the answer
+        entry = next(e for e in _journal(balanced.replicas[0]) if e["response_id"] == response_id)
+        if entry["finished_at"] is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert entry["ended"] == "stalled" and entry["finished_at"] is not None, entry
