@@ -83,14 +83,9 @@ class Measured:
     results: dict[str, list[run.Result]] = field(default_factory=dict)  # by case: every round
     calls: dict[str, Calls] = field(default_factory=dict)  # by kind (stream, json): Redis only
 
-    def best(self, case: str) -> run.Result | None:
-        """The round with the least other load (as run.py keeps it)."""
-        found = self.results.get(case)
-        return min(found, key=lambda r: r.other_load) if found else None
-
 
 def cases_of(config: Config) -> list[run.Case]:
-    out = [run.Case(f"{kind}", config.store, "short", kind == "stream", None, kind)
+    out = [run.Case(kind, config.store, "short", kind == "stream", None, kind)
            for kind in ("stream", "json")]
     if config.server("").key in SEQUENTIAL:
         out += [run.Case(f"{kind}, sequential", config.store, "short", kind == "stream", None,
