@@ -1,8 +1,9 @@
 """The nginx recipe of ``docs/scaling.md``, run as it is written there: Debian's nginx (a process
 of the test's own, as the current user) in front of two ``ormock serve`` replicas on one
 redis-server, driven through the openai SDK. A chain lands on both replicas and each one's
-journal shows it; a paced stream reaches the client event by event, not buffered; a WebSocket
-turn passes through."""
+journal shows it; a paced stream and a stalled one reach the client event by event while the
+replica is still writing them (nothing held back until the end); a WebSocket turn passes
+through."""
 
 from __future__ import annotations
 
@@ -181,35 +182,39 @@ def test_a_chain_lands_on_both_replicas_and_each_journal_shows_it(balanced: Bala
     assert refused.status_code == 403
 
 
-def test_a_stream_passes_event_by_event(balanced: Balanced) -> None:
-    """The catalogue's ``slow`` scenario paces its events (1 s, then 20 tokens a second): the
-    first delta reaches the client while the replica is still writing the stream (its journal
-    entry not finished), which a buffering proxy would not allow."""
+def _finished(replica: str, response_id: str) -> dict[str, Any]:
+    """The journal entry of ``response_id`` once the replica that wrote it recorded its end
+    (after its last write, or once it saw the client leave)."""
+    deadline = time.monotonic() + 15
+    while True:
+        entry = next(e for e in _journal(replica) if e["response_id"] == response_id)
+        if entry["finished_at"] is not None:
+            return entry
+        assert time.monotonic() < deadline, f"the answer never ended: {entry}"
+        time.sleep(0.05)
+
+
+def test_a_paced_stream_passes_event_by_event(balanced: Balanced) -> None:
+    """The catalogue's ``long-text`` paces its deltas (200 tokens a second, some 20 s in all):
+    the client has read 30 of them while the replica is still writing (its journal entry not
+    finished), then leaves, and the replica's journal says it saw the client go."""
     seen: list[str] = []
     response_id = ""
-    unfinished: dict[str, Any] | None = None
     with _sdk(balanced.url) as sdk, sdk.responses.create(
-            model="ormock:slow", input="Take your time.", stream=True) as stream:
+            model="ormock:long-text", input="Tell me everything.", stream=True) as stream:
         for event in stream:
             seen.append(event.type)
             if event.type == "response.created":
                 response_id = event.response.id
-            if event.type == "response.output_text.delta" and unfinished is None:
-                entries = [e for e in _journal(balanced.replicas[0])
-                           if e["response_id"] == response_id]
-                assert len(entries) == 1, entries
-                unfinished = entries[0]
-    assert unfinished is not None and unfinished["finished_at"] is None, unfinished
-    assert seen[0] == "response.created" and seen[-1] == "response.completed"
-    assert seen.count("response.output_text.delta") > 5
-    deadline = time.monotonic() + 10
-    while True:  # the replica records the end after its last write
-        entry = next(e for e in _journal(balanced.replicas[1]) if e["response_id"] == response_id)
-        if entry["finished_at"] is not None or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert entry["ended"] == "whole" and entry["finished_at"] is not None
-    assert [e["type"] for e in entry["events"]] == seen  # every event it wrote, as it came
+            if seen.count("response.output_text.delta") == 30:
+                break
+        entries = [e for e in _journal(balanced.replicas[0]) if e["response_id"] == response_id]
+        assert len(entries) == 1 and entries[0]["finished_at"] is None, entries
+    entry = _finished(balanced.replicas[1], response_id)
+    assert entry["ended"] == "client gone", entry
+    sent = [e["type"] for e in entry["events"]]
+    assert sent[:len(seen)] == seen  # what the client read is what the replica wrote
+    assert "response.completed" not in sent
 
 
 def test_a_websocket_turn_passes_through(balanced: Balanced) -> None:
@@ -256,10 +261,5 @@ def test_a_stalled_stream_shows_what_came_before_the_stall(balanced: Balanced) -
         assert len(stalled) == 1 and stalled[0]["finished_at"] is None, stalled
     assert [e.type for e in seen] == ["response.created", "response.in_progress",
                                       "response.output_item.added", "response.content_part.added"]
-    deadline = time.monotonic() + 10
-    while True:  # the client left: nginx closes its connection, the replica ends the answer
-        entry = next(e for e in _journal(balanced.replicas[0]) if e["response_id"] == response_id)
-        if entry["finished_at"] is not None or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert entry["ended"] == "stalled" and entry["finished_at"] is not None, entry
+    entry = _finished(balanced.replicas[0], response_id)  # the client left: nginx closes
+    assert entry["ended"] == "stalled", entry  # its connection, the replica ends the answer
