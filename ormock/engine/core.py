@@ -37,7 +37,7 @@ from ormock.engine.settings import Settings, settings_from
 from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.wire import Transport, Wire
-from ormock.faults import Fault, apply_faults, parse_fault
+from ormock.faults import Fault, parse_fault, strike_faults
 from ormock.faults.chaos import Chaos
 from ormock.protocol.ids import Clock, IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
@@ -293,8 +293,9 @@ class Engine:
                unfit: Callable[[Fault], bool] | None = None) -> Reply | RawReply:
         if not faults:
             return reply
-        result, applied = apply_faults(reply, faults, self.fault_counts, self.rng, unfit)
-        entry.faults = applied
+        result, strikes = strike_faults(reply, faults, self.fault_counts, self.rng, unfit)
+        entry.faults = [strike.fault for strike in strikes]
+        entry.struck = [strike.to_dict() for strike in strikes]
         return result
 
 

@@ -22,10 +22,6 @@ from ormock.protocol.sse import parse_sse
 
 __all__ = ["answered_by", "api_path", "curl", "exchange", "summary"]
 
-# event types a fault makes (the point where it struck is the first one of them)
-_FAULT_EVENTS = ("error", "response.failed")
-
-
 def summary(entry: JournalEntry) -> dict[str, Any]:
     """The entry as ``GET /_ormock/journal`` gives it, masked for a page."""
     data = entry.to_dict()
@@ -97,30 +93,20 @@ def _planned(entry: JournalEntry) -> list[dict[str, Any]]:
     return [{"index": i, **e} for i, e in enumerate(entry.events)]
 
 
-def _struck(entry: JournalEntry, timeline: list[dict[str, Any]],
-            findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Where the answer's faults struck: at the first event a fault makes (an error event, a
-    ``response.failed``), after the last event for an answer cut short, at the first event of
-    a type the protocol does not know (a vendor event), or at the first event the checker
-    flags (a sequence broken on purpose); for an HTTP error, on the answer itself (None)."""
-    if not entry.faults:
-        return []
-    at: int | None = None
-    what = f"HTTP {entry.status}"
-    if timeline:
-        at = next((row["index"] for row in timeline if row.get("type") in _FAULT_EVENTS), None)
-        what = "error event"
-        if at is None and entry.ended != "whole":
-            at, what = len(timeline), f"answer {entry.ended}"
-        if at is None:
-            at = next((row["index"] for row in timeline
-                       if isinstance(row.get("type"), str) and row["type"] != "[DONE]"
-                       and not row["type"].startswith(("response.", "error", "("))), None)
-            what = "unknown event"
-        if at is None:
-            at = next((f["index"] for f in findings if f["index"] is not None), None)
-            what = findings[0]["rule"] if at is not None else "the answer"
-    return [{"fault": name, "index": at, "what": what} for name in entry.faults]
+def _struck(entry: JournalEntry, timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the answer's faults struck, as the fault machinery recorded it (``entry.struck``:
+    the event index, frame and byte offset), with ``index`` the timeline row of that event (a
+    timeline also has rows that are not events: a broken message, ``[DONE]``); None for a fault
+    on the answer itself (an HTTP error)."""
+    rows = [row["index"] for row in timeline if "data" in row]
+    out = []
+    for strike in entry.struck:
+        shown = dict(strike)
+        event = strike.get("index")
+        if event is not None and rows and len(rows) != len(timeline):
+            shown["index"] = rows[event] if event < len(rows) else rows[-1] + 1
+        out.append(shown)
+    return out
 
 
 def _findings(body: bytes | None, timeline: list[dict[str, Any]], kind: str
@@ -173,6 +159,6 @@ def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[st
     data["timeline"] = timeline
     data["findings"] = _findings(body, timeline, "sse" if entry.stream else
                                  (sent.kind if sent is not None else "json"))
-    data["struck"] = _struck(entry, timeline, data["findings"])
+    data["struck"] = _struck(entry, timeline)
     data["curl"] = curl(entry, base)
     return data
