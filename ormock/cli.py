@@ -39,7 +39,7 @@ def _scenarios(args: argparse.Namespace) -> int:
         return 0
     entries = catalogue()
     width = max((len(n) for n in entries), default=0)
-    status, listed = 0, []
+    status, listed = 0, list[dict[str, object]]()
     for name, path in entries.items():
         try:
             loaded = load_file(path)
