@@ -258,6 +258,8 @@ class Engine:
                 reply = building.respond(self, parsed or parse_request(body), headers, entry,
                                          forced=forced, local=local, transport=transport)
             record(entry, reply)
+        if transport is None:  # a Python caller's: kept by reference for the inspector
+            self.feed.planned(entry, reply)
         for hook in self.on_reply:
             hook(entry, reply)
         return reply, entry

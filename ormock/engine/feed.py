@@ -30,6 +30,7 @@ from ormock.protocol.types import Send
 
 if TYPE_CHECKING:
     from ormock.engine.journal import JournalEntry
+    from ormock.engine.reply import RawReply, Reply
 
 __all__ = ["Feed", "SentFrames", "Watcher"]
 
@@ -121,7 +122,10 @@ class Feed:
         self._ids = itertools.count(1)
         self.watchers: set[Watcher] = set()
         self.keep_count, self.keep_bytes = keep, keep_bytes
-        self._sent: OrderedDict[str, SentFrames] = OrderedDict()
+        # each kept answer with its size in bytes: the frames a writer sent (references to the
+        # bytes it wrote, never copies), or a Python caller's reply (never written: rendered
+        # only when the page asks, counted as no bytes until then)
+        self._sent: OrderedDict[str, tuple[SentFrames | Reply | RawReply, int]] = OrderedDict()
         self._sent_bytes = 0
         self._lock = threading.Lock()
         # the server is stopping: live streams end (within a tick), so that they never hold
@@ -154,26 +158,40 @@ class Feed:
 
     def sent(self, entry: JournalEntry, status: int,
              headers: tuple[tuple[bytes, bytes], ...], written: Written) -> None:
-        """Keep what a writer really sent (``keep``)."""
-        self.keep(entry, SentFrames(written.kind, status, headers, written.sent))
+        """Keep what a writer really sent (``keep``): its frames as the writer reported them,
+        by reference (``written.bytes`` is their size, counted by the writer already)."""
+        self._keep(entry, SentFrames(written.kind, status, headers, written.sent), written.bytes)
 
     def keep(self, entry: JournalEntry, kept: SentFrames) -> None:
         """Keep what an answer sent (the newest ones, bounded), and say it finished."""
+        self._keep(entry, kept, kept.size)
+
+    def planned(self, entry: JournalEntry, reply: Reply | RawReply) -> None:
+        """A Python caller's answer (``Engine.answer`` with no transport: nothing is written):
+        the reply itself, by reference; ``frames_of`` renders it if the page asks."""
+        self._keep(entry, reply, 0)
+
+    def _keep(self, entry: JournalEntry, kept: SentFrames | Reply | RawReply, size: int) -> None:
         with self._lock:
             old = self._sent.pop(entry.id, None)
             if old is not None:
-                self._sent_bytes -= old.size
-            self._sent[entry.id] = kept
-            self._sent_bytes += kept.size
+                self._sent_bytes -= old[1]
+            self._sent[entry.id] = (kept, size)
+            self._sent_bytes += size
             while len(self._sent) > 1 and (len(self._sent) > self.keep_count
                                            or self._sent_bytes > self.keep_bytes):
-                _, dropped = self._sent.popitem(last=False)
-                self._sent_bytes -= dropped.size
-        self.changed(entry)
+                _, (_, dropped) = self._sent.popitem(last=False)
+                self._sent_bytes -= dropped
+        if self.watchers:
+            self.changed(entry)
 
     def frames_of(self, entry_id: str) -> SentFrames | None:
         with self._lock:
-            return self._sent.get(entry_id)
+            kept = self._sent.get(entry_id)
+        if kept is None:
+            return None
+        answer = kept[0]
+        return answer if isinstance(answer, SentFrames) else _rendered(answer)
 
     def watch(self, entry: JournalEntry, send: Send, kind: Kind) -> Send:
         """``send`` itself when nobody watches; else a ``send`` that also tells the watchers
@@ -197,3 +215,19 @@ class Feed:
                               "events": events})
 
         return watched
+
+
+def _rendered(reply: Reply | RawReply) -> SentFrames | None:
+    """A reply as a writer would send it over HTTP (None: a reply that cannot be folded into
+    the JSON body its request asked for)."""
+    from ormock.engine.render import render
+    from ormock.engine.reply import Reply
+    from ormock.protocol.checker import ProtocolError
+
+    try:
+        wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream else "json")
+    except ProtocolError:
+        return None
+    return SentFrames(wire.kind, wire.status, wire.headers,
+                      tuple((frame.delay, frame) for frame in wire.frames
+                            if frame.action is None))

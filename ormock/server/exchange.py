@@ -58,19 +58,26 @@ def answered_by(entry: JournalEntry) -> dict[str, Any]:
     return {"kind": "default"}
 
 
+def _messages(sent: SentFrames, data: bytes) -> list[tuple[str | None, str, bool]]:
+    """The messages of one frame: ``(sse event name, data, is [DONE])``; a WebSocket frame is
+    one message, its text."""
+    if sent.kind == "socket":
+        return [(None, data.decode("utf-8", "replace"), False)] if data else []
+    return [(m.event, m.data, m.is_done) for m in parse_sse(data)]
+
+
 def _timeline(sent: SentFrames) -> tuple[list[dict[str, Any]], bytes]:
     """Each message sent, with its offset (ms from the first frame) and its indexes."""
     out: list[dict[str, Any]] = []
     offset = 0.0
     for wait, frame in sent.frames:
         offset += wait
-        for message in parse_sse(frame.data) if sent.kind == "sse" else ():
+        for name, text, done in _messages(sent, frame.data):
             row: dict[str, Any] = {"index": len(out), "offset_ms": round(offset * 1000, 3)}
             try:
-                event = json.loads(message.data)
+                event = json.loads(text)
             except ValueError:
-                row.update(type="[DONE]" if message.is_done else "(not JSON)",
-                           raw=mask_text(message.data[:2000]))
+                row.update(type="[DONE]" if done else "(not JSON)", raw=mask_text(text[:2000]))
             else:
                 if isinstance(event, dict):
                     row.update(type=event.get("type"),
@@ -79,8 +86,8 @@ def _timeline(sent: SentFrames) -> tuple[list[dict[str, Any]], bytes]:
                                content_index=event.get("content_index",
                                                        event.get("summary_index")),
                                item_id=event.get("item_id"), data=mask_json(event))
-                    if message.event is not None and message.event != event.get("type"):
-                        row["sse_event"] = message.event
+                    if name is not None and name != event.get("type"):
+                        row["sse_event"] = name
                 else:
                     row.update(type="(not an object)", data=mask_json(event))
             out.append(row)
@@ -112,9 +119,10 @@ def _struck(entry: JournalEntry, timeline: list[dict[str, Any]]) -> list[dict[st
 def _findings(body: bytes | None, timeline: list[dict[str, Any]], kind: str
               ) -> list[dict[str, Any]]:
     events = [row["data"] for row in timeline if "data" in row]
-    if kind != "sse" or (body is None and not events):
+    if kind not in ("sse", "socket") or (body is None and not events):
         return []
-    report = check_stream(body if body is not None else events, schema=False)
+    # a WebSocket turn is its events (no SSE framing, no [DONE]): checked as a list
+    report = check_stream(body if body is not None and kind == "sse" else events, schema=False)
     return [{"rule": v.rule, "index": v.index, "message": mask_text(v.message)}
             for v in report.violations]
 
@@ -141,7 +149,7 @@ def curl(entry: JournalEntry, base: str) -> str:
 def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[str, Any]:
     """Everything the page shows of one exchange."""
     data = summary(entry)
-    if sent is not None and sent.kind == "sse":
+    if sent is not None and sent.kind in ("sse", "socket"):
         timeline, body = _timeline(sent)
         data["frames_kept"] = True
     else:
@@ -157,8 +165,10 @@ def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[st
         data["response_headers"] = {k.decode("latin-1"): mask_text(v.decode("latin-1"))
                                     for k, v in sent.headers}
     data["timeline"] = timeline
-    data["findings"] = _findings(body, timeline, "sse" if entry.stream else
-                                 (sent.kind if sent is not None else "json"))
+    data["findings"] = _findings(body, timeline, sent.kind if sent is not None else
+                                 "sse" if entry.stream else "json")
     data["struck"] = _struck(entry, timeline)
-    data["curl"] = curl(entry, base)
+    data["transport"] = sent.kind if sent is not None else "sse" if entry.stream else "json"
+    # a WebSocket turn is no HTTP request: no curl for it
+    data["curl"] = curl(entry, base) if data["transport"] != "socket" else None
     return data

@@ -256,8 +256,10 @@ class _Connection:
             generating(self.engine, entry)
             written: Written | None = None
             try:
-                written, open_ = await send_turn(self.socket, render_socket(reply), self.ends)
+                wire = render_socket(reply)
+                written, open_ = await send_turn(self.socket, wire, self.ends)
                 wrote(entry, written)
+                self.engine.feed.sent(entry, wire.status, wire.headers, written)  # inspector
             finally:
                 settle(self.engine, entry, written, None)
                 entry.finished_at = self.engine.elapsed()

@@ -276,7 +276,7 @@
   }
 
   function copyCurl() {
-    if (detail && navigator.clipboard) navigator.clipboard.writeText(detail.curl).catch(() => {});
+    if (detail && detail.curl && navigator.clipboard) navigator.clipboard.writeText(detail.curl).catch(() => {});
     const button = $("copy-curl");
     if (button) button.textContent = "copied";
   }
