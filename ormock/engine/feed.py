@@ -21,8 +21,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import MutableMapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ormock.engine.wire import Frame, Kind, Written
 from ormock.protocol.sse import json_events, parse_sse
@@ -37,10 +36,10 @@ __all__ = ["Feed", "SentFrames", "Watcher"]
 Message = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class SentFrames:
+class SentFrames(NamedTuple):
     """What one answer really sent: its kind, status and headers, and each frame with the wait
-    before it (seconds), as the writer reported them."""
+    before it (seconds), as the writer reported them (references to the writer's frames).
+    Immutable; a named tuple, as ``Written`` is: one is made for every answer, cheaply."""
 
     kind: Kind
     status: int
