@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from ormock import OrmockServer
+from ormock.engine.core import Engine
 from ormock.engine.reply import Reply
 from ormock.faults import FailMidstream, HttpError, Stall, VendorEvent, strike_faults
 from ormock.protocol.sse import json_events, parse_sse
@@ -90,3 +91,26 @@ def test_each_fault_applied_records_its_own_strike() -> None:
     # an http_error ends the walk: it struck the answer itself
     _, hit = strike_faults(reply, [HttpError(status=503)], {}, random.Random(0))
     assert [(s.fault, s.event, s.what) for s in hit] == [("http_error", None, "HTTP 503")]
+
+
+@pytest.mark.parametrize(("scenario", "stream", "strike"), [
+    ("incomplete", True, {"fault": "incomplete", "index": 8, "frame": None, "byte": None,
+                          "what": "cut short (max_output_tokens)"}),
+    ("malformed-json", False, {"fault": "malformed", "index": None, "frame": None,
+                               "byte": None, "what": "body replaced (HTTP 200)"}),
+    ("slow", True, {"fault": "slow", "index": 0, "frame": None, "byte": None,
+                    "what": "paced from the first event"}),
+])
+def test_the_journal_keeps_each_strike(scenario: str, stream: bool,
+                                       strike: dict[str, object]) -> None:
+    engine = Engine(seed=0)
+    engine.use(scenario)
+    _, entry = engine.answer({"model": "m", "input": "hello", "stream": stream}, {})
+    assert entry.struck == [strike]
+    assert entry.to_dict()["struck"] == [strike]
+
+
+def test_a_reply_with_no_fault_records_no_strike() -> None:
+    engine = Engine(seed=0)
+    _, entry = engine.answer({"model": "m", "input": "hello", "stream": True}, {})
+    assert entry.struck == [] and entry.faults == []
