@@ -1,5 +1,6 @@
 """What the inspector's feed costs an answer: ``Feed.sent`` (keep what a writer sent, the
-newest 500, one dropped each time once full), timed alone with no page watching, in µs.
+newest 500, one dropped each time once full) and ``Feed.planned`` (a Python caller's reply,
+kept by reference), timed alone with no page watching, in µs.
 
     python bench/feed.py            # the cost per answer
     python bench/feed.py --frames 200
@@ -16,6 +17,7 @@ import timeit
 
 from ormock.engine.feed import Feed
 from ormock.engine.journal import JournalEntry
+from ormock.engine.reply import Reply
 from ormock.engine.wire import Frame, Written
 
 
@@ -33,12 +35,18 @@ def main() -> None:
         entry.id = f"e{number}"
     cycle = itertools.cycle(entries)
 
-    def one() -> None:
+    reply = Reply(events=[], stream=True)
+
+    def sent() -> None:
         feed.sent(next(cycle), 200, (), written)
 
-    best = min(timeit.repeat(one, number=args.number, repeat=args.repeat)) / args.number
-    print(f"Feed.sent: {best * 1e6:.2f} µs per answer ({args.frames} frames, "
-          f"{feed.keep_count} kept)")
+    def planned() -> None:
+        feed.planned(next(cycle), reply)
+
+    for name, call in (("Feed.sent", sent), ("Feed.planned", planned)):
+        best = min(timeit.repeat(call, number=args.number, repeat=args.repeat)) / args.number
+        print(f"{name}: {best * 1e6:.2f} µs per answer ({args.frames} frames, "
+              f"{feed.keep_count} kept)")
 
 
 if __name__ == "__main__":
