@@ -137,3 +137,11 @@ def test_a_python_callers_reply_is_kept_by_reference_and_shown() -> None:
     _, folded = engine.answer({"model": "m", "input": "weather?"}, {})
     body = exchange(folded, engine.feed.frames_of(folded.id), "")["response_body"]
     assert body["object"] == "response" and body["output"][0]["type"] == "function_call"
+
+
+def test_python_callers_replies_count_against_the_bytes_kept() -> None:
+    engine = Engine(seed=0)
+    engine.feed.keep_bytes = 1000  # less than one reply's estimate: only the newest stays
+    entries = [engine.answer({"model": "m", "input": f"hi {n}", "stream": True}, {})[1]
+               for n in range(3)]
+    assert [engine.feed.frames_of(e.id) is not None for e in entries] == [False, False, True]

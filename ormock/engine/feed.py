@@ -117,6 +117,8 @@ class Watcher:
 class Feed:
     """Entry ids, the frames the newest answers sent, and the watchers of a server."""
 
+    PER_EVENT = 256  # bytes an event of a kept reply is counted as, before it is rendered
+
     def __init__(self, keep: int = 500, keep_bytes: int = 32 * 1024 * 1024) -> None:
         self._ids = itertools.count(1)
         self.watchers: set[Watcher] = set()
@@ -167,8 +169,11 @@ class Feed:
 
     def planned(self, entry: JournalEntry, reply: Reply | RawReply) -> None:
         """A Python caller's answer (``Engine.answer`` with no transport: nothing is written):
-        the reply itself, by reference; ``frames_of`` renders it if the page asks."""
-        self._keep(entry, reply, 0)
+        the reply itself, by reference; ``frames_of`` renders it if the page asks. Its size
+        is its bytes when it has them, else estimated (``PER_EVENT`` bytes an event)."""
+        body = reply.body
+        self._keep(entry, reply, len(body) if body is not None
+                   else self.PER_EVENT * len(getattr(reply, "events", ())))
 
     def _keep(self, entry: JournalEntry, kept: SentFrames | Reply | RawReply, size: int) -> None:
         with self._lock:
