@@ -17,6 +17,7 @@ import yaml
 from ormock import OrmockServer
 from ormock.engine.core import Engine
 from ormock.server.exchange import exchange
+from tests.inspector_helpers import StreamReader
 
 _names = itertools.count()
 
@@ -145,3 +146,16 @@ def test_python_callers_replies_count_against_the_bytes_kept() -> None:
     entries = [engine.answer({"model": "m", "input": f"hi {n}", "stream": True}, {})[1]
                for n in range(3)]
     assert [engine.feed.frames_of(e.id) is not None for e in entries] == [False, False, True]
+
+
+def test_a_websocket_turn_grows_on_the_live_journal(server: OrmockServer) -> None:
+    ns = _open(server)
+    reader = StreamReader(f"{server.url}/{ns}/_ormock/journal/stream")
+    events = _turn(server, ns, model="ormock:text", input="hi")
+    reader.wait_for(lambda ms: [d for e, d in ms if e == "entry" and d["finished_at"]])
+
+    def pushed(messages: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+        return [x for e, d in messages if e == "events" for x in d["events"]]
+
+    assert reader.wait_for(lambda ms: len(pushed(ms)) == len(events) and pushed(ms)) == events
+    reader.close()

@@ -20,7 +20,7 @@ import itertools
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ormock.engine.wire import Frame, Kind, Written
@@ -196,6 +196,23 @@ class Feed:
             return None
         answer = kept[0]
         return answer if isinstance(answer, SentFrames) else _rendered(answer)
+
+    def told(self, entry: JournalEntry) -> Callable[[Frame], None] | None:
+        """For a WebSocket turn's writer: None when nobody watches; else a function it calls
+        with each text frame once sent, which tells the watchers its event (a paced turn
+        grows on the page as an HTTP stream does)."""
+        if not self.watchers:
+            return None
+        started = time.monotonic()
+
+        def frame_sent(frame: Frame) -> None:
+            events = frame.carried("socket")
+            if events and self.watchers:
+                self.publish({"kind": "events", "namespace": entry.namespace, "id": entry.id,
+                              "offset_ms": round((time.monotonic() - started) * 1000, 3),
+                              "events": list(events)})
+
+        return frame_sent
 
     def watch(self, entry: JournalEntry, send: Send, kind: Kind) -> Send:
         """``send`` itself when nobody watches; else a ``send`` that also tells the watchers
