@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ormock.commands import check as check_command
 from ormock.commands import demo as demo_command
 from ormock.commands import journal as journal_command
 from ormock.commands import record as record_command
@@ -38,13 +39,21 @@ def _scenarios(args: argparse.Namespace) -> int:
         return 0
     entries = catalogue()
     width = max((len(n) for n in entries), default=0)
-    status = 0
+    status, listed = 0, list[dict[str, object]]()
     for name, path in entries.items():
         try:
-            description = load_file(path).description
+            loaded = load_file(path)
         except ScenarioError as error:
             description, status = f"DOES NOT LOAD: {error}", 1
-        print(f"{name.ljust(width)}  {description}")
+            listed.append({"name": name, "path": str(path), "error": str(error)})
+        else:
+            description = loaded.description
+            listed.append({"name": name, "path": str(path), "description": description,
+                           "steps": len(loaded.steps)})
+        if not args.json:
+            print(f"{name.ljust(width)}  {description}")
+    if args.json:
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
     return status
 
 
@@ -118,6 +127,18 @@ def _show(args: argparse.Namespace) -> int:
         param = f" (param {error.param})" if error.param else ""
         print(f"ormock: --request: {error.message}{param}", file=sys.stderr)
         return 2
+    if args.json:  # everything below, as data
+        from ormock.commands.timeline import reply_data
+
+        try:
+            shown = reply_data(engine.journal[-1], reply)
+        except ProtocolError as error:
+            print(f"ormock: this reply can only be streamed ({error})", file=sys.stderr)
+            return 2
+        print(json.dumps({"scenario": scenario.name, "step": step.index,
+                          "steps": len(scenario.steps), "seed": args.seed, "request": body,
+                          **shown}, indent=2, ensure_ascii=False))
+        return 0
     print(f"--- scenario {scenario.name}, step {step.index} of {len(scenario.steps)}, "
           f"seed {args.seed}")
     print(f"--- request {json.dumps(body, ensure_ascii=False)}")
@@ -150,90 +171,6 @@ def _show(args: argparse.Namespace) -> int:
         print(f"--- +{offset * 1000:.1f} ms{label}")
         sys.stdout.write(frame.data.decode("utf-8", "replace"))
     return 0
-
-
-def _check(args: argparse.Namespace) -> int:
-    from ormock.protocol.checker import check_stream
-    from ormock.scenario import ScenarioError, load_scenario
-
-    failed = False
-    for path in args.files:
-        if _is_cassette(path):
-            failed = _check_cassette(path, args) or failed
-            continue
-        if path.endswith((".yaml", ".yml")):
-            try:
-                scenario = load_scenario(Path(path))
-            except ScenarioError as error:
-                print(str(error))
-                failed = True
-            else:
-                count = len(scenario.steps)
-                print(f"{path}: ok (scenario {scenario.name!r}, {count} "
-                      f"step{'s' if count != 1 else ''})")
-            continue
-        try:
-            with open(path, "rb") as handle:
-                report = check_stream(handle.read(), schema=not args.no_schema,
-                                      profile=args.profile, resumed=args.resumed,
-                                      starting_after=args.starting_after)
-        except OSError as error:
-            print(f"{path}: cannot read ({error.strerror})")
-            failed = True
-            continue
-        for violation in report.violations:
-            line = f":{violation.line}" if violation.line else ""
-            print(f"{path}{line}: {violation.rule}: {violation.message} "
-                  f"(event {violation.index})")
-        failed = failed or not report.ok
-        if report.ok:
-            print(f"{path}: ok ({len(report.events)} events)")
-    return 1 if failed else 0
-
-
-def _is_cassette(path: str) -> bool:
-    """A ``.yaml``/``.yml``/``.json`` file shaped like a cassette (ormock's or vcrpy's)."""
-    from ormock.cassette.shape import shape_of
-    from ormock.scenario.source import ScenarioError, safe_document
-
-    if not path.endswith((".yaml", ".yml", ".json")):
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, ValueError):
-        return False  # the scenario reader says what is wrong with it
-    try:
-        if path.endswith(".json"):
-            return shape_of(json.loads(text)) is not None
-        return shape_of(safe_document(text, path)) is not None
-    except (ValueError, ScenarioError):
-        return "!!python/" in text  # the tags vcrpy writes, which the safe loader refuses
-
-
-def _check_cassette(path: str, args: argparse.Namespace) -> bool:
-    """Print the findings of each recorded stream of a cassette; True when any rule broke."""
-    from ormock.cassette.fileformat import CassetteError
-    from ormock.cassette.lint import check_cassette
-    from ormock.cassette.shape import load
-
-    try:
-        cassette = load(path)
-    except CassetteError as error:
-        print(str(error))
-        return True
-    failed, streams = False, 0
-    for checked in check_cassette(cassette, args.profile, schema=not args.no_schema):
-        streams += 1
-        line = checked.interaction.line
-        for violation in checked.report.violations:
-            print(f"{path}:{line}: interaction {checked.number}: {violation.rule}: "
-                  f"{violation.message} (event {violation.index})")
-        failed = failed or not checked.report.ok
-    if not failed:
-        print(f"{path}: ok (cassette, {len(cassette.interactions)} interactions, {streams} "
-              f"streams checked under profile {args.profile or cassette.profile!r})")
-    return failed
 
 
 def _verdict(args: argparse.Namespace) -> int:
@@ -291,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("scenarios", help="list the built-in scenarios")
     listing.add_argument("--schema", action="store_true",
                          help="print the JSON Schema of scenario files instead")
+    listing.add_argument("--json", action="store_true",
+                         help="print the catalogue as JSON (name, path, description, steps)")
     listing.set_defaults(func=_scenarios)
 
     show = commands.add_parser(
@@ -318,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="one line per event (offset, sequence number, type, indexes, a "
                       "glimpse of it), faults and checker findings where they strike, "
                       "instead of the bytes")
+    show.add_argument("--json", action="store_true",
+                      help="print it all as JSON: the frames with their offsets, the timeline, "
+                      "the faults where they struck, the checker's findings")
     show.set_defaults(func=_show)
 
     check = commands.add_parser(
@@ -336,7 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--starting-after", type=int, default=None, metavar="N",
                        help="a resumed tail whose first sequence_number is N+1 (implies "
                        "--resumed)")
-    check.set_defaults(func=_check)
+    check.add_argument("--json", action="store_true",
+                       help="print each file's result and findings as JSON")
+    check.set_defaults(func=check_command.run)
 
     verdict = commands.add_parser(
         "verdict", help="judge how a client coped with the faults, from a journal",

@@ -61,7 +61,7 @@ def test_demo_prints_timelines_and_the_inspector_url(capsys: pytest.CaptureFixtu
     code, out, _ = run(capsys, "demo", "failed-midstream", "broken-sequence")
     assert code == 0
     assert "== failed-midstream:" in out and "== broken-sequence:" in out
-    assert "!! fault fail_midstream (error event)" in out
+    assert "!! fault fail_midstream (error sent)" in out
     assert "?? sequence-number: sequence_number is 6, expected 5" in out
     assert "client raised openai.APIError" in out
     assert "response.output_text.delta x" in out  # a run of deltas on one line
@@ -106,7 +106,7 @@ def test_show_timeline_marks_the_faults_and_findings(capsys: pytest.CaptureFixtu
     lines = out.splitlines()
     assert lines[0].startswith("--- scenario disconnect")
     assert any("response.created" in line and "#0" in line for line in lines)
-    assert "!! fault disconnect (answer reset)" in out
+    assert "!! fault disconnect (connection reset)" in out
     assert "?? terminal-count:" in out and lines[-1].strip().endswith("[reset]")
     code, out, _ = run(capsys, "show", "rate-limited", "--timeline")
     assert code == 0 and "HTTP 429 (fault http_error)" in out

@@ -118,8 +118,10 @@ def test_an_exchange_shows_its_timeline_answer_and_fault(server: OrmockServer,
     assert deltas and all(r["output_index"] == 0 and r["content_index"] == 0 for r in deltas)
     assert all("data" in r for r in timeline if r["type"] != "[DONE]")
     error_at = next(r["index"] for r in timeline if r["type"] == "error")
-    assert detail["struck"] == [{"fault": "fail_midstream", "index": error_at,
-                                 "what": "error event"}]
+    assert detail["struck"] == [{"fault": "fail_midstream", "index": error_at, "frame": None,
+                                 "byte": None, "what": "error sent"}]
+    # recorded where the fault was applied, and so in the journal too
+    assert entry["struck"] == detail["struck"]
     assert detail["findings"] == []  # a failed stream breaks no rule
 
 
@@ -131,7 +133,8 @@ def test_the_checker_findings_name_the_events_they_concern(server: OrmockServer,
     assert detail["findings"] == [{"rule": "sequence-number", "index": 5,
                                    "message": "sequence_number is 6, expected 5"}]
     assert detail["timeline"][5]["sequence_number"] == 6
-    assert detail["struck"] == [{"fault": "sequence", "index": 5, "what": "sequence-number"}]
+    assert detail["struck"] == [{"fault": "sequence", "index": 5, "frame": None, "byte": None,
+                                 "what": "sequence_number 6, was 5"}]
 
 
 def test_a_miss_shows_the_near_misses(server: OrmockServer, admin: httpx.Client,

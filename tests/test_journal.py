@@ -64,7 +64,9 @@ def test_to_dict_is_plain_json_data() -> None:
                          status=200, stream=True, response_id="resp_1",
                          response_status="completed", scenario="text", step=1,
                          faults=["slow"], reply_headers={"retry-after": "1"},
-                         sent_bytes=4096, finished_at=1.5)
+                         sent_bytes=4096, finished_at=1.5,
+                         struck=[{"fault": "slow", "index": 0, "frame": None, "byte": None,
+                                  "what": "paced from the first event"}])
     entry.sent = summarize(_stream(), None)
     data = entry.to_dict()
     assert json.loads(json.dumps(data)) == data
@@ -76,13 +78,17 @@ def test_to_dict_is_plain_json_data() -> None:
         "response_id": "resp_1", "response_status": "completed", "error": None,
         "scenario": "text", "step": 1, "cassette": None, "interaction": None,
         "faults": ["slow"], "skipped": [],
+        "struck": [{"fault": "slow", "index": 0, "frame": None, "byte": None,
+                    "what": "paced from the first event"}],
         "reply_headers": {"retry-after": "1"}, "ended": "whole", "sent_bytes": 4096,
         "finished_at": 1.5,
         "events": entry.events, "output_ids": ["msg_1", "fc_1", "call_1"],
     }
     data["headers"]["x-trace"] = "changed"
     data["faults"].append("other")
+    data["struck"][0]["index"] = 9
     assert entry.headers == {"x-trace": "t"} and entry.faults == ["slow"]  # copies
+    assert entry.struck[0]["index"] == 0
     assert entry.json is body
 
 

@@ -67,6 +67,43 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _list(args: argparse.Namespace) -> int:
+    import json
+
+    from ormock.cassette import CassetteError, load
+
+    try:
+        cassette = load(args.file)
+    except CassetteError as error:
+        print(f"ormock cassette list: {error}", file=sys.stderr)
+        return 2
+    rows = []
+    for number, interaction in enumerate(cassette.interactions, 1):
+        request, response, socket = interaction.request, interaction.response, interaction.socket
+        row: dict[str, Any] = {"interaction": number, "line": interaction.line,
+                               "method": request.method, "path": request.path,
+                               "model": request.body.get("model")
+                               if isinstance(request.body, dict) else None}
+        if response is not None:
+            row.update(kind="sse" if response.streamed else "http", status=response.status,
+                       events=len(response.messages or ()), ended=response.ended)
+        if socket is not None:
+            row.update(kind="websocket", frames=len(socket.frames),
+                       events=sum(1 for f in socket.frames if f.sender == "server"))
+        rows.append(row)
+    if args.json:
+        print(json.dumps({"file": args.file, "profile": cassette.profile,
+                          "upstream": cassette.upstream, "interactions": rows}, indent=2,
+                         ensure_ascii=False))
+        return 0
+    for row in rows:
+        what = f"HTTP {row['status']}" if "status" in row else "WebSocket"
+        print(f"{row['interaction']:>3}  {row['method']} {row['path']}  {what}  "
+              f"{row.get('kind')}  {row.get('events', 0)} events  {row.get('ended', '')}"
+              .rstrip())
+    return 0
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ormock.cassette.schema import schema_text
 
@@ -89,7 +126,7 @@ def add_redaction_options(parser: argparse.ArgumentParser) -> None:
 def add_parser(commands: Any) -> None:
     """Register ``ormock cassette`` on the subparsers of the ``ormock`` command."""
     cassette = commands.add_parser(
-        "cassette", help="convert cassettes to and from vcrpy's, print their schema")
+        "cassette", help="list cassettes, convert them to and from vcrpy's, print their schema")
     actions = cassette.add_subparsers(dest="action", required=True)
 
     export = actions.add_parser(
@@ -117,6 +154,11 @@ def add_parser(commands: Any) -> None:
                           help="where to write (default FILE.ormock.yaml)")
     add_redaction_options(imported)
     imported.set_defaults(func=_import)
+
+    listing = actions.add_parser("list", help="one line per interaction of a cassette")
+    listing.add_argument("file", help="a cassette file (ormock's or vcrpy's)")
+    listing.add_argument("--json", action="store_true", help="print the interactions as JSON")
+    listing.set_defaults(func=_list)
 
     schema = actions.add_parser("schema", help="print the JSON Schema of cassette files")
     schema.set_defaults(func=_schema)

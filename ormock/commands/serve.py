@@ -5,6 +5,7 @@ command line."""
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import sys
 from dataclasses import fields
@@ -90,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
         loaded += f"; {args.workers} workers on --store {shown(args.store)}"
     print(f"ormock serving Open Responses on {server.base_url} "
           f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
+    if args.json:  # one line for a script that started it (with --port 0, the port it got)
+        print(json.dumps({"base_url": server.base_url, "seed": args.seed,
+                          "workers": args.workers, "scenarios": args.scenario,
+                          "cassettes": args.cassette}), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:  # Ctrl-C: uvicorn re-raises it once stopped
@@ -183,4 +188,7 @@ def add_parser(commands: Any) -> None:
                        "schema before sending it (slower; a violation answers 500)")
     serve.add_argument("--log-level", default="warning")
     serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument("--json", action="store_true",
+                       help="once listening, print one JSON line on stdout: base_url, seed, "
+                       "workers, scenarios, cassettes")
     serve.set_defaults(func=run)

@@ -18,7 +18,7 @@ from ormock.engine.reply import RawReply, Reply
 from ormock.engine.wire import Frame, Kind
 from ormock.server.exchange import exchange
 
-__all__ = ["format_timeline", "reply_timeline", "rows_of_frames"]
+__all__ = ["format_timeline", "reply_data", "reply_timeline", "rows_of_frames"]
 
 _GLIMPSE = 48
 
@@ -134,3 +134,29 @@ def reply_timeline(entry: JournalEntry, reply: Reply | RawReply) -> str:
     shown = exchange(entry, sent, "")
     rows = rows_of_frames(frames, sent.kind) if sent.kind == "sse" else shown["timeline"]
     return format_timeline(rows, shown["struck"], shown["findings"])
+
+
+def reply_data(entry: JournalEntry, reply: Reply | RawReply) -> dict[str, Any]:
+    """A reply made but not sent, as data (``ormock show --json``): its status and headers,
+    each frame with its planned offset, action and text, the timeline with the faults where
+    they struck and the checker's findings (as ``GET /_ormock/journal/{id}`` gives them)."""
+    if isinstance(reply, RawReply):
+        return {"status": reply.status, "headers": dict(reply.headers),
+                "delay_ms": round(reply.delay * 1000, 3),
+                "body": reply.body.decode("utf-8", "replace"), "frames": [], "timeline": [],
+                "struck": list(entry.struck), "findings": []}
+    frames = reply.wire() if reply.stream or reply.frames is not None else [
+        Frame(reply.json_body(), reply.json_delay())]
+    kind: Kind = "sse" if reply.stream else "json"
+    sent = SentFrames(kind, 200, (), tuple((f.delay, f) for f in frames if f.action is None))
+    shown = exchange(entry, sent, "")
+    listed, offset = [], 0.0
+    for frame in frames:
+        offset += frame.delay if frame.delay != float("inf") else 0.0
+        listed.append({"offset_ms": round(offset * 1000, 3), "action": frame.action,
+                       "stall_ms": None if frame.action != "stall" or frame.delay == float("inf")
+                       else round(frame.delay * 1000, 3),
+                       "data": frame.data.decode("utf-8", "replace")})
+    return {"status": 200, "headers": dict(reply.headers), "frames": listed,
+            "timeline": shown["timeline"], "struck": shown["struck"],
+            "findings": shown["findings"]}

@@ -41,7 +41,7 @@ from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.sync import Sync
 from ormock.engine.wire import Transport, Wire
-from ormock.faults import Fault, apply_faults, parse_fault
+from ormock.faults import Fault, parse_fault, strike_faults
 from ormock.faults.chaos import Chaos
 from ormock.protocol.ids import Clock, IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
@@ -327,6 +327,8 @@ class Engine:
             record(entry, reply)
             if self.sink is not None:
                 self.sink.publish(entry)
+        if transport is None:  # a Python caller's: kept by reference for the inspector
+            self.feed.planned(entry, reply)
         for hook in self.on_reply:
             hook(entry, reply)
         return reply, entry
@@ -403,8 +405,9 @@ class Engine:
         if not faults:
             return reply
         counts = self.fault_counts if self.sync is None else self._count_fault
-        result, applied = apply_faults(reply, faults, counts, self.rng, unfit)
-        entry.faults = applied
+        result, strikes = strike_faults(reply, faults, counts, self.rng, unfit)
+        entry.faults = [strike.fault for strike in strikes]
+        entry.struck = [strike.to_dict() for strike in strikes]
         return result
 
 

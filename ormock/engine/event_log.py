@@ -36,7 +36,7 @@ from ormock.protocol.types import Json
 
 __all__ = ["BEAT", "LEASE", "LEASE_KIND", "LOG_END", "RUNNING", "advance", "alive", "append",
            "background_events", "beat", "close", "decode", "entry_numbers", "reap",
-           "start_of"]
+           "start_of", "stored_groups"]
 
 RUNNING = ("queued", "in_progress")  # the statuses a background response runs in
 LEASE_KIND = "lease"
@@ -146,6 +146,11 @@ def reap(store: ResponseStore, response_id: str) -> bool:
     close(store, response_id, [{"type": ev.FAILED, "sequence_number": last + 1,
                                 "response": failed[0]}])
     return True
+
+
+def stored_groups(store: ResponseStore, response_id: str) -> list[list[Json]]:
+    """A response's stored events so far, a list per entry (the events sent at one moment)."""
+    return [decode(value) for _, value in _all_entries(store, response_id)]
 
 
 def _all_entries(store: ResponseStore, response_id: str) -> list[tuple[int, bytes]]:

@@ -20,9 +20,8 @@ import itertools
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import MutableMapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ormock.engine.wire import Frame, Kind, Written
 from ormock.protocol.sse import json_events, parse_sse
@@ -30,16 +29,17 @@ from ormock.protocol.types import Send
 
 if TYPE_CHECKING:
     from ormock.engine.journal import JournalEntry
+    from ormock.engine.reply import RawReply, Reply
 
 __all__ = ["Feed", "SentFrames", "Watcher"]
 
 Message = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class SentFrames:
+class SentFrames(NamedTuple):
     """What one answer really sent: its kind, status and headers, and each frame with the wait
-    before it (seconds), as the writer reported them."""
+    before it (seconds), as the writer reported them (references to the writer's frames).
+    Immutable; a named tuple, as ``Written`` is: one is made for every answer, cheaply."""
 
     kind: Kind
     status: int
@@ -117,11 +117,16 @@ class Watcher:
 class Feed:
     """Entry ids, the frames the newest answers sent, and the watchers of a server."""
 
+    PER_EVENT = 256  # bytes an event of a kept reply is counted as, before it is rendered
+
     def __init__(self, keep: int = 500, keep_bytes: int = 32 * 1024 * 1024) -> None:
         self._ids = itertools.count(1)
         self.watchers: set[Watcher] = set()
         self.keep_count, self.keep_bytes = keep, keep_bytes
-        self._sent: OrderedDict[str, SentFrames] = OrderedDict()
+        # each kept answer with its size in bytes: the frames a writer sent (references to the
+        # bytes it wrote, never copies), or a Python caller's reply (never written: rendered
+        # only when the page asks, counted as no bytes until then)
+        self._sent: OrderedDict[str, tuple[SentFrames | Reply | RawReply, int]] = OrderedDict()
         self._sent_bytes = 0
         self._lock = threading.Lock()
         # the server is stopping: live streams end (within a tick), so that they never hold
@@ -154,26 +159,60 @@ class Feed:
 
     def sent(self, entry: JournalEntry, status: int,
              headers: tuple[tuple[bytes, bytes], ...], written: Written) -> None:
-        """Keep what a writer really sent (``keep``)."""
-        self.keep(entry, SentFrames(written.kind, status, headers, written.sent))
+        """Keep what a writer really sent (``keep``): its frames as the writer reported them,
+        by reference (``written.bytes`` is their size, counted by the writer already)."""
+        self._keep(entry, SentFrames(written.kind, status, headers, written.sent), written.bytes)
 
     def keep(self, entry: JournalEntry, kept: SentFrames) -> None:
         """Keep what an answer sent (the newest ones, bounded), and say it finished."""
+        self._keep(entry, kept, kept.size)
+
+    def planned(self, entry: JournalEntry, reply: Reply | RawReply) -> None:
+        """A Python caller's answer (``Engine.answer`` with no transport: nothing is written):
+        the reply itself, by reference; ``frames_of`` renders it if the page asks. Its size
+        is its bytes when it has them, else estimated (``PER_EVENT`` bytes an event)."""
+        body = reply.body
+        self._keep(entry, reply, len(body) if body is not None
+                   else self.PER_EVENT * len(getattr(reply, "events", ())))
+
+    def _keep(self, entry: JournalEntry, kept: SentFrames | Reply | RawReply, size: int) -> None:
         with self._lock:
             old = self._sent.pop(entry.id, None)
             if old is not None:
-                self._sent_bytes -= old.size
-            self._sent[entry.id] = kept
-            self._sent_bytes += kept.size
+                self._sent_bytes -= old[1]
+            self._sent[entry.id] = (kept, size)
+            self._sent_bytes += size
             while len(self._sent) > 1 and (len(self._sent) > self.keep_count
                                            or self._sent_bytes > self.keep_bytes):
-                _, dropped = self._sent.popitem(last=False)
-                self._sent_bytes -= dropped.size
-        self.changed(entry)
+                _, (_, dropped) = self._sent.popitem(last=False)
+                self._sent_bytes -= dropped
+        if self.watchers:
+            self.changed(entry)
 
     def frames_of(self, entry_id: str) -> SentFrames | None:
         with self._lock:
-            return self._sent.get(entry_id)
+            kept = self._sent.get(entry_id)
+        if kept is None:
+            return None
+        answer = kept[0]
+        return answer if isinstance(answer, SentFrames) else _rendered(answer)
+
+    def told(self, entry: JournalEntry) -> Callable[[Frame], None] | None:
+        """For a WebSocket turn's writer: None when nobody watches; else a function it calls
+        with each text frame once sent, which tells the watchers its event (a paced turn
+        grows on the page as an HTTP stream does)."""
+        if not self.watchers:
+            return None
+        started = time.monotonic()
+
+        def frame_sent(frame: Frame) -> None:
+            events = frame.carried("socket")
+            if events and self.watchers:
+                self.publish({"kind": "events", "namespace": entry.namespace, "id": entry.id,
+                              "offset_ms": round((time.monotonic() - started) * 1000, 3),
+                              "events": list(events)})
+
+        return frame_sent
 
     def watch(self, entry: JournalEntry, send: Send, kind: Kind) -> Send:
         """``send`` itself when nobody watches; else a ``send`` that also tells the watchers
@@ -197,3 +236,19 @@ class Feed:
                               "events": events})
 
         return watched
+
+
+def _rendered(reply: Reply | RawReply) -> SentFrames | None:
+    """A reply as a writer would send it over HTTP (None: a reply that cannot be folded into
+    the JSON body its request asked for)."""
+    from ormock.engine.render import render
+    from ormock.engine.reply import Reply
+    from ormock.protocol.checker import ProtocolError
+
+    try:
+        wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream else "json")
+    except ProtocolError:
+        return None
+    return SentFrames(wire.kind, wire.status, wire.headers,
+                      tuple((frame.delay, frame) for frame in wire.frames
+                            if frame.action is None))

@@ -121,6 +121,9 @@ class JournalEntry:
     cassette: str | None = None
     interaction: int | None = None
     faults: list[str] = field(default_factory=list)
+    # where each of them took effect, as the fault machinery recorded it when applying it
+    # (``ormock.faults.Strike.to_dict``: fault, event index, frame, byte offset, what)
+    struck: list[dict[str, Any]] = field(default_factory=list)
     # server-wide faults left out of this answer because they cannot exist on its transport
     # (an SSE framing fault drawn for a WebSocket turn)
     skipped: list[str] = field(default_factory=list)
@@ -153,6 +156,7 @@ class JournalEntry:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sent"}
         data["headers"], data["faults"] = dict(self.headers), list(self.faults)
         data["skipped"] = list(self.skipped)
+        data["struck"] = [dict(strike) for strike in self.struck]
         data["events"] = self.events
         data["output_ids"] = self.output_ids
         return data

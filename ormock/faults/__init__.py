@@ -46,12 +46,14 @@ from ormock.faults.base import (
     Trigger,
     apply_faults,
     register,
+    strike_faults,
 )
 from ormock.faults.endings import FailMidstream, Incomplete
 from ormock.faults.extensions import BrokenSequence, VendorEvent, VendorItem
 from ormock.faults.framing import Malformed
 from ormock.faults.http import HttpError
 from ormock.faults.spec import TRIGGER_SCHEMA, fault_schema, parse_fault, parse_trigger
+from ormock.faults.strikes import Strike
 from ormock.faults.transport import Disconnect, NoDone, Slow, Stall, Truncate
 
 __all__ = [
@@ -75,6 +77,7 @@ __all__ = [
     "Param",
     "Slow",
     "Stall",
+    "Strike",
     "Trigger",
     "Truncate",
     "VendorEvent",
@@ -84,6 +87,7 @@ __all__ = [
     "parse_fault",
     "parse_trigger",
     "register",
+    "strike_faults",
 ]
 
 # The schema of the built-in faults; call fault_schema() again after a plugin registers more.

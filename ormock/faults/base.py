@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar
 
 from ormock.engine.reply import RawReply, Reply
+from ormock.faults.strikes import Strike, strike_between
 from ormock.protocol.events import is_vendor_type
 from ormock.protocol.hints import suggest
 from ormock.protocol.sse import encode_json
@@ -33,6 +34,7 @@ __all__ = [
     "Trigger",
     "apply_faults",
     "register",
+    "strike_faults",
 ]
 
 # The stages faults are applied in, whatever order a scenario lists them: the HTTP answer, the
@@ -266,6 +268,11 @@ class Fault:
         """This fault on an answer already replaced (by ``http_error``): most do nothing."""
         return raw
 
+    def struck(self, before: Reply | RawReply, after: Reply | RawReply) -> Strike:
+        """Where this fault took effect, given the reply before and after it (recorded as it
+        is applied, only for a fault that fired): by default, where the two first differ."""
+        return strike_between(self.name, before, after)
+
     def not_on_socket(self) -> str | None:
         """Why this fault cannot exist on a WebSocket (it belongs to SSE framing), or None when
         it applies there. A step's fault that cannot is refused on a socket; a server-wide one
@@ -322,7 +329,21 @@ def apply_faults(
     rng: random.Random,
     unfit: Callable[[Fault], bool] | None = None,
 ) -> tuple[Reply | RawReply, list[str]]:
-    """Apply the faults whose trigger fires; return the reply and the names of those applied.
+    """Apply the faults whose trigger fires; return the reply and the names of those applied
+    (``strike_faults`` without where they struck)."""
+    out, strikes = strike_faults(reply, faults, counts, rng, unfit)
+    return out, [strike.fault for strike in strikes]
+
+
+def strike_faults(
+    reply: Reply,
+    faults: Sequence[Fault],
+    counts: MutableMapping[int, int] | Callable[[Fault], int],
+    rng: random.Random,
+    unfit: Callable[[Fault], bool] | None = None,
+) -> tuple[Reply | RawReply, list[Strike]]:
+    """Apply the faults whose trigger fires; return the reply and, for each fault applied (in
+    the order listed), where it took effect (``Fault.struck``).
 
     Each fault reached counts one more request in ``counts[fault.key]`` (keep one mapping per
     namespace; or a function that counts one more for the fault and answers the new count, as
@@ -349,19 +370,19 @@ def apply_faults(
             if not isinstance(raw, RawReply):
                 raise TypeError(f"fault {fault.name!r} has the HTTP stage, so its apply() must "
                                 f"return a RawReply, not {type(raw).__name__}")
-            hit = {fault.key}
+            hit = {fault.key: fault.struck(reply, raw)}
             for earlier in sorted(fired, key=lambda f: f.stage):
                 changed = earlier.apply_raw(raw)
                 if changed is not raw:
-                    hit.add(earlier.key)
+                    hit[earlier.key] = earlier.struck(raw, changed)
                 raw = changed
-            return raw, [f.name for f in [*fired, fault] if f.key in hit]
+            return raw, [hit[f.key] for f in [*fired, fault] if f.key in hit]
         fired.append(fault)
     out: Reply | RawReply = reply
-    applied: set[int] = set()
+    applied: dict[int, Strike] = {}
     for fault in sorted(fired, key=lambda f: f.stage):
         new = fault.apply(out, rng) if isinstance(out, Reply) else fault.apply_raw(out)
         if new is not out:
-            applied.add(fault.key)
+            applied[fault.key] = fault.struck(out, new)
         out = new
-    return out, [f.name for f in fired if f.key in applied]
+    return out, [applied[f.key] for f in fired if f.key in applied]

@@ -13,6 +13,7 @@ from typing import Any
 
 from ormock.engine.reply import RawReply, Reply
 from ormock.faults.base import Fault, Param, register
+from ormock.faults.strikes import Strike
 from ormock.protocol import events as ev
 from ormock.protocol.errors import ERROR_STATUS, OpenResponsesError
 from ormock.protocol.response import usage_object
@@ -135,6 +136,10 @@ class Incomplete(Fault):
     reason: str = "max_output_tokens"
     item: int = -1
     deltas: int | None = None
+
+    def struck(self, before: Reply | RawReply, after: Reply | RawReply) -> Strike:
+        """Where the answer was cut, and why (``Fault.struck`` says where)."""
+        return replace(super().struck(before, after), what=f"cut short ({self.reason})")
 
     def apply(self, reply: Reply, rng: random.Random) -> Reply:
         events = reply.events

@@ -22,9 +22,6 @@ from ormock.protocol.sse import parse_sse
 
 __all__ = ["answered_by", "api_path", "curl", "exchange", "summary"]
 
-# event types a fault makes (the point where it struck is the first one of them)
-_FAULT_EVENTS = ("error", "response.failed")
-
 
 def summary(entry: JournalEntry | dict[str, Any]) -> dict[str, Any]:
     """The entry as ``GET /_ormock/journal`` gives it, masked for a page (an entry another
@@ -64,19 +61,26 @@ def answered_by(entry: JournalEntry) -> dict[str, Any]:
     return {"kind": "default"}
 
 
+def _messages(sent: SentFrames, data: bytes) -> list[tuple[str | None, str, bool]]:
+    """The messages of one frame: ``(sse event name, data, is [DONE])``; a WebSocket frame is
+    one message, its text."""
+    if sent.kind == "socket":
+        return [(None, data.decode("utf-8", "replace"), False)] if data else []
+    return [(m.event, m.data, m.is_done) for m in parse_sse(data)]
+
+
 def _timeline(sent: SentFrames) -> tuple[list[dict[str, Any]], bytes]:
     """Each message sent, with its offset (ms from the first frame) and its indexes."""
     out: list[dict[str, Any]] = []
     offset = 0.0
     for wait, frame in sent.frames:
         offset += wait
-        for message in parse_sse(frame.data) if sent.kind == "sse" else ():
+        for name, text, done in _messages(sent, frame.data):
             row: dict[str, Any] = {"index": len(out), "offset_ms": round(offset * 1000, 3)}
             try:
-                event = json.loads(message.data)
+                event = json.loads(text)
             except ValueError:
-                row.update(type="[DONE]" if message.is_done else "(not JSON)",
-                           raw=mask_text(message.data[:2000]))
+                row.update(type="[DONE]" if done else "(not JSON)", raw=mask_text(text[:2000]))
             else:
                 if isinstance(event, dict):
                     row.update(type=event.get("type"),
@@ -85,8 +89,8 @@ def _timeline(sent: SentFrames) -> tuple[list[dict[str, Any]], bytes]:
                                content_index=event.get("content_index",
                                                        event.get("summary_index")),
                                item_id=event.get("item_id"), data=mask_json(event))
-                    if message.event is not None and message.event != event.get("type"):
-                        row["sse_event"] = message.event
+                    if name is not None and name != event.get("type"):
+                        row["sse_event"] = name
                 else:
                     row.update(type="(not an object)", data=mask_json(event))
             out.append(row)
@@ -99,38 +103,29 @@ def _planned(entry: JournalEntry) -> list[dict[str, Any]]:
     return [{"index": i, **e} for i, e in enumerate(entry.events)]
 
 
-def _struck(entry: JournalEntry, timeline: list[dict[str, Any]],
-            findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Where the answer's faults struck: at the first event a fault makes (an error event, a
-    ``response.failed``), after the last event for an answer cut short, at the first event of
-    a type the protocol does not know (a vendor event), or at the first event the checker
-    flags (a sequence broken on purpose); for an HTTP error, on the answer itself (None)."""
-    if not entry.faults:
-        return []
-    at: int | None = None
-    what = f"HTTP {entry.status}"
-    if timeline:
-        at = next((row["index"] for row in timeline if row.get("type") in _FAULT_EVENTS), None)
-        what = "error event"
-        if at is None and entry.ended != "whole":
-            at, what = len(timeline), f"answer {entry.ended}"
-        if at is None:
-            at = next((row["index"] for row in timeline
-                       if isinstance(row.get("type"), str) and row["type"] != "[DONE]"
-                       and not row["type"].startswith(("response.", "error", "("))), None)
-            what = "unknown event"
-        if at is None:
-            at = next((f["index"] for f in findings if f["index"] is not None), None)
-            what = findings[0]["rule"] if at is not None else "the answer"
-    return [{"fault": name, "index": at, "what": what} for name in entry.faults]
+def _struck(entry: JournalEntry, timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the answer's faults struck, as the fault machinery recorded it (``entry.struck``:
+    the event index, frame and byte offset), with ``index`` the timeline row of that event (a
+    timeline also has rows that are not events: a broken message, ``[DONE]``); None for a fault
+    on the answer itself (an HTTP error)."""
+    rows = [row["index"] for row in timeline if "data" in row]
+    out = []
+    for strike in entry.struck:
+        shown = dict(strike)
+        event = strike.get("index")
+        if event is not None and rows and len(rows) != len(timeline):
+            shown["index"] = rows[event] if event < len(rows) else rows[-1] + 1
+        out.append(shown)
+    return out
 
 
 def _findings(body: bytes | None, timeline: list[dict[str, Any]], kind: str
               ) -> list[dict[str, Any]]:
     events = [row["data"] for row in timeline if "data" in row]
-    if kind != "sse" or (body is None and not events):
+    if kind not in ("sse", "socket") or (body is None and not events):
         return []
-    report = check_stream(body if body is not None else events, schema=False)
+    # a WebSocket turn is its events (no SSE framing, no [DONE]): checked as a list
+    report = check_stream(body if body is not None and kind == "sse" else events, schema=False)
     return [{"rule": v.rule, "index": v.index, "message": mask_text(v.message)}
             for v in report.violations]
 
@@ -157,7 +152,7 @@ def curl(entry: JournalEntry, base: str) -> str:
 def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[str, Any]:
     """Everything the page shows of one exchange."""
     data = summary(entry)
-    if sent is not None and sent.kind == "sse":
+    if sent is not None and sent.kind in ("sse", "socket"):
         timeline, body = _timeline(sent)
         data["frames_kept"] = True
     else:
@@ -173,8 +168,10 @@ def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[st
         data["response_headers"] = {k.decode("latin-1"): mask_text(v.decode("latin-1"))
                                     for k, v in sent.headers}
     data["timeline"] = timeline
-    data["findings"] = _findings(body, timeline, "sse" if entry.stream else
-                                 (sent.kind if sent is not None else "json"))
-    data["struck"] = _struck(entry, timeline, data["findings"])
-    data["curl"] = curl(entry, base)
+    data["findings"] = _findings(body, timeline, sent.kind if sent is not None else
+                                 "sse" if entry.stream else "json")
+    data["struck"] = _struck(entry, timeline)
+    data["transport"] = sent.kind if sent is not None else "sse" if entry.stream else "json"
+    # a WebSocket turn is no HTTP request: no curl for it
+    data["curl"] = curl(entry, base) if data["transport"] != "socket" else None
     return data

@@ -6,6 +6,9 @@
   every byte and each frame's offset; replayed, it sends the same bytes at the same offsets.
 - ``scenario``: a scenario of one step whose reply is the literal ``sse:`` body that went out,
   byte for byte (a streamed exchange only; a JSON answer is exported as a cassette).
+- A WebSocket turn: a cassette's WebSocket interaction (the client's ``response.create``, then
+  the server's text frames at their offsets), or a step whose literal ``events:`` are the ones
+  sent.
 
 The request is kept masked (secret headers and key-shaped values, as on the page), so are
 key-shaped values in the bytes sent (a secret the response echoed: only then do the bytes
@@ -14,12 +17,20 @@ differ), and the text is scanned like every cassette before it is given out.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
 
 from ormock.cassette.fileformat import dump_cassette
-from ormock.cassette.model import Cassette, RecordedRequest
+from ormock.cassette.framing import event_text
+from ormock.cassette.model import (
+    Cassette,
+    Interaction,
+    RecordedRequest,
+    SocketFrame,
+    SocketSession,
+)
 from ormock.cassette.model import Ended as CassetteEnded
 from ormock.cassette.recording import Recording
 from ormock.cassette.redact import SecretFound, scan
@@ -56,7 +67,34 @@ def _request(entry: JournalEntry) -> RecordedRequest:
     return RecordedRequest(entry.method, path, query, headers, mask_json(entry.body))
 
 
+def _socket_cassette(entry: JournalEntry, sent: SentFrames) -> str:
+    """A WebSocket turn as a cassette's WebSocket interaction: the client's ``response.create``
+    (the request as journaled, without the ``stream`` the server adds), then each text frame
+    the server sent at its offset (ms). Replayed, a client sending the same message gets the
+    same frames."""
+    body = mask_json(entry.body) if isinstance(entry.body, dict) else {}
+    create = {"type": "response.create", **{k: v for k, v in body.items() if k != "stream"}}
+    frames = [SocketFrame(0.0, "client", create)]
+    at = 0.0
+    for wait, frame in sent.frames:
+        at += wait
+        text = _masked(frame.data).decode("utf-8", "replace")
+        try:
+            event = json.loads(text)
+        except ValueError:
+            event = None
+        exact = None if event is not None and event_text(event) == text else text
+        frames.append(SocketFrame(round(at * 1000, 3), "server", event, exact))
+    request = _request(entry)
+    interaction = Interaction(RecordedRequest("GET", request.path, request.query,
+                                              request.headers),
+                              socket=SocketSession(tuple(frames)))
+    return dump_cassette(Cassette((interaction,), recorded_with="ormock journal export"))
+
+
 def _cassette(entry: JournalEntry, sent: SentFrames) -> str:
+    if sent.kind == "socket":
+        return _socket_cassette(entry, sent)
     recording = Recording(_request(entry), started=0.0)
     recording.answer(sent.status, [(k.decode("latin-1"), v.decode("latin-1"))
                                    for k, v in sent.headers], now=0.0)
@@ -74,7 +112,7 @@ def _cassette(entry: JournalEntry, sent: SentFrames) -> str:
 
 
 def _scenario(entry: JournalEntry, sent: SentFrames) -> str:
-    if sent.kind != "sse" or sent.status != 200:
+    if sent.kind not in ("sse", "socket") or sent.status != 200:
         what = "a JSON body" if sent.kind == "json" else f"a {sent.kind} answer"
         raise _unexportable(
             f"Entry {entry.id} was answered with {what} (HTTP {sent.status}), which a "
@@ -85,8 +123,13 @@ def _scenario(entry: JournalEntry, sent: SentFrames) -> str:
     step: dict[str, Any] = {"times": "forever"}
     if match:
         step["match"] = match
-    step["reply"] = {"sse": _masked(sent.body).decode("utf-8", "replace")}
-    broken = sorted(check_stream(sent.body, schema=False).rules)
+    if sent.kind == "socket":  # a WebSocket turn: its events, sent as written
+        events = [json.loads(_masked(frame.data)) for _, frame in sent.frames if frame.data]
+        step["reply"] = {"events": events}
+        broken = sorted(check_stream(events, schema=False).rules)
+    else:
+        step["reply"] = {"sse": _masked(sent.body).decode("utf-8", "replace")}
+        broken = sorted(check_stream(sent.body, schema=False).rules)
     if broken:
         step["reply"] = {"breaks": broken, **step["reply"]}
     document = {"name": f"exported-{entry.id}",

@@ -37,6 +37,7 @@ from ormock.protocol.sse import encode_json
 from ormock.server.exchange import exchange, summary
 from ormock.server.export import export_entry
 from ormock.server.guard import address, refusal
+from ormock.server.kept import kept_frames
 
 __all__ = ["CSP", "inspector_routes"]
 
@@ -115,14 +116,14 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
         return Response(data, media_type=kind, headers=_SECURITY)
 
     async def detail(request: Request, namespace: str | None) -> Response:
-        _, entry = find_entry(namespaces, request.path_params["id"], namespace)
+        engine, entry = find_entry(namespaces, request.path_params["id"], namespace)
         base = str(request.base_url).rstrip("/")
-        return _json(exchange(entry, feed.frames_of(entry.id), base))
+        return _json(exchange(entry, kept_frames(engine, entry), base))
 
     async def export(request: Request, namespace: str | None) -> Response:
-        _, entry = find_entry(namespaces, request.path_params["id"], namespace)
+        engine, entry = find_entry(namespaces, request.path_params["id"], namespace)
         kind = request.query_params.get("as", "scenario")
-        text, filename = export_entry(entry, feed.frames_of(entry.id), kind)
+        text, filename = export_entry(entry, kept_frames(engine, entry), kind)
         return Response(text, media_type="application/yaml", headers={
             **_SECURITY, "content-disposition": f'attachment; filename="{filename}"'})
 

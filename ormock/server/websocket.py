@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import math
 import traceback
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
@@ -41,7 +41,7 @@ from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
 from ormock.engine.replays import Replayed
 from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Wire, Written
+from ormock.engine.wire import Frame, Wire, Written
 from ormock.engine.writer import Tally
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
@@ -262,8 +262,11 @@ class _Connection:
             generating(self.engine, entry)
             written: Written | None = None
             try:
-                written, open_ = await send_turn(self.socket, render_socket(reply), self.ends)
+                wire = render_socket(reply)
+                written, open_ = await send_turn(self.socket, wire, self.ends,
+                                                 self.engine.feed.told(entry))
                 wrote(entry, written)
+                self.engine.feed.sent(entry, wire.status, wire.headers, written)  # inspector
             finally:
                 settle(self.engine, entry, written, None)
                 self.engine.finished(entry)
@@ -296,14 +299,15 @@ async def _left_during(gone: asyncio.Event, seconds: float) -> bool:
     return True
 
 
-async def send_turn(socket: WebSocket, wire: Wire,
-                    ends: _Ends | None = None) -> tuple[Written, bool]:
+async def send_turn(socket: WebSocket, wire: Wire, ends: _Ends | None = None,
+                    told: Callable[[Frame], None] | None = None) -> tuple[Written, bool]:
     """Write a turn's wire (``render_socket``): each frame a text frame after its delay;
     ``close``/``reset`` close the connection with 1011; ``stall`` sends nothing for its time,
     or (``inf``) until the client leaves or the connection's time is up; ``end`` ends the turn
     there. Returns what was sent, and whether the connection is still open. ``ends`` is what
     the connection's receive loop tells the writer (without it, an endless stall reads the
-    socket itself until the client leaves)."""
+    socket itself until the client leaves). ``told``: called with each frame once sent (the
+    inspector's live feed, only while a page watches: ``Feed.told``)."""
     tally = Tally()
     try:
         for frame in wire.frames:
@@ -333,6 +337,8 @@ async def send_turn(socket: WebSocket, wire: Wire,
             if frame.action is None:
                 await socket.send_text(frame.data.decode())
                 tally.add(frame)
+                if told is not None:
+                    told(frame)
     except WebSocketDisconnect:  # the client left part way
         return tally.written("socket", "client gone"), False
     return tally.written("socket", wire.ending), True

@@ -193,7 +193,7 @@
         "data-index": r.index, onclick: (event) => toggle(event.currentTarget) },
       el("td", { class: "num", text: r.index }),
       el("td", { class: "num", text: r.offset_ms ?? "" }),
-      el("td", {}, r.type ?? "", struck ? el("span", { class: "badge fault", text: `⚡ ${struck.fault}` }) : null, notes),
+      el("td", {}, r.type ?? "", struck ? el("span", { class: "badge fault", text: `⚡ ${struck.fault}: ${struck.what}`, title: where(struck) }) : null, notes),
       el("td", { class: "num", text: r.sequence_number ?? "" }),
       el("td", { class: "num", text: r.output_index ?? "" }),
       el("td", { class: "num", text: r.content_index ?? "" }),
@@ -204,10 +204,18 @@
     const after = (d.struck || []).filter((s) => s.index !== null && s.index >= d.timeline.length);
     for (const s of after) {
       body.append(el("tr", { class: "struck" }, el("td", { colspan: 7 },
-        el("span", { class: "badge fault", text: `⚡ ${s.fault}` }), ` ${s.what}`)));
+        el("span", { class: "badge fault", text: `⚡ ${s.fault}`, title: where(s) }), ` ${s.what}`)));
     }
     return el("table", { class: "timeline" }, el("thead", {}, el("tr", {},
       ["#", "ms", "type", "seq", "output", "part", "item"].map((h) => el("th", { text: h })))), body);
+  }
+
+  // where a fault struck, as the server recorded it: event, planned frame, byte offset
+  function where(s) {
+    const parts = [s.index === null ? "the whole answer" : `event ${s.index}`];
+    if (s.frame !== null && s.frame !== undefined) parts.push(`frame ${s.frame}`);
+    if (s.byte !== null && s.byte !== undefined) parts.push(`byte ${s.byte}`);
+    return parts.join(", ");
   }
 
   function card(label, value, cls) {
@@ -268,7 +276,7 @@
   }
 
   function copyCurl() {
-    if (detail && navigator.clipboard) navigator.clipboard.writeText(detail.curl).catch(() => {});
+    if (detail && detail.curl && navigator.clipboard) navigator.clipboard.writeText(detail.curl).catch(() => {});
     const button = $("copy-curl");
     if (button) button.textContent = "copied";
   }
