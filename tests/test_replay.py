@@ -64,11 +64,14 @@ def test_a_recorded_stream_replays_the_same_events_at_the_recorded_pace(
     assert entry.cassette == str(tmp_path / "c.yaml") and entry.interaction == 1
     assert entry.ended == "whole" and entry.sent_bytes == len(response_bytes(response))
     # each event comes when it came in the recording (from the first one: connection set-up
-    # differs): a few ms on a quiet machine, tens on a loaded one
+    # differs): never sooner (a few ms of clock grain), and late only by what a loaded machine
+    # adds (a quiet one: a few ms; the whole stream is allowed half a second)
     recorded_at = [m.at for m in response.messages if m.event is not None]
     for got, want in zip(arrivals, recorded_at, strict=True):
-        assert abs((got - arrivals[0]) - (want - recorded_at[0])) < 75  # a loaded CI machine
-    assert recorded_at[-1] - recorded_at[0] > 100  # the pacing really was recorded
+        assert (got - arrivals[0]) - (want - recorded_at[0]) > -20
+    span = recorded_at[-1] - recorded_at[0]
+    assert span > 100  # the pacing really was recorded
+    assert arrivals[-1] - arrivals[0] < span + 500
 
 
 def test_a_tool_loop_and_a_recorded_error_replay_with_no_rewriting(upstream: OrmockServer,
