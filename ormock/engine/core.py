@@ -24,7 +24,7 @@ from ormock.engine.capped import Capped
 from ormock.engine.choose import set_of
 from ormock.engine.feed import Feed
 from ormock.engine.journal import Journal, JournalEntry, answering, record
-from ormock.engine.journal_sink import JournalSink, SharedJournal
+from ormock.engine.journal_sink import JournalSink, SharedJournal, written_at_once
 from ormock.engine.replays import (
     Forward,
     Replayed,
@@ -325,8 +325,8 @@ class Engine:
                 reply = building.respond(self, parsed or parse_request(body), headers, entry,
                                          forced=forced, local=local, transport=transport)
             record(entry, reply)
-            if self.sink is not None:
-                self.sink.publish(entry)
+            if self.sink is not None and not written_at_once(reply, body, transport):
+                self.sink.publish(entry)  # seen by other workers while it is written
         if transport is None:  # a Python caller's: kept by reference for the inspector
             self.feed.planned(entry, reply)
         for hook in self.on_reply:

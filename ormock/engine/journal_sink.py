@@ -1,11 +1,13 @@
 """Where a journal's entries go besides the engine's own ``journal`` (a capped list of this
 process): a ``JournalSink``. With a store several processes share, ``SharedJournal`` writes each
-entry to it (kind ``journal``), when the reply is planned and again when it was written, so
-that ``GET /_ormock/journal`` and the verdict on any worker or replica see the requests every
-one of them served. The store caps the kind like any other (its ``store_responses`` keys and
-``store_bytes`` bytes per namespace: the oldest go first), and a read takes the newest
-``journal_entries`` of them, in the order the requests arrived (``at``, on the namespace's
-shared clock)."""
+entry to it (kind ``journal``) when it was written, and also when the reply is planned if the
+reply takes a while to write (``written_at_once``: paced, a stall, a background job, a
+WebSocket turn), so that ``GET /_ormock/journal`` and the verdict on any worker or replica see
+the requests every one of them served, those still running too. A reply that goes out in one
+write costs one journal write (one Redis round trip), not two. The store caps the kind like
+any other (its ``store_responses`` keys and ``store_bytes`` bytes per namespace: the oldest go
+first), and a read takes the newest ``journal_entries`` of them, in the order the requests
+arrived (``at``, on the namespace's shared clock)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ import secrets
 from typing import Any, Protocol
 
 from ormock.engine.journal import JournalEntry
+from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.base import StoreBackend
 
-__all__ = ["JournalSink", "SharedJournal"]
+__all__ = ["JournalSink", "SharedJournal", "written_at_once"]
 
 _KIND = "journal"
 _KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
@@ -54,3 +57,19 @@ class SharedJournal:
         entries = [json.loads(value) for _, value in page]
         entries.sort(key=lambda e: (float(e.get("at") or 0.0)))
         return entries
+
+
+def written_at_once(reply: Reply | RawReply, body: Any, transport: str | None) -> bool:
+    """Whether the server writes ``reply`` in one go, right after planning it: over HTTP, not
+    a background job, with no delay before or between its frames (no pacing, no stall). Its
+    entry is then published once, when the server calls ``Engine.finished``; any other is
+    published when planned too, so that other workers see it while it runs (a Python caller,
+    ``transport`` None, never calls ``finished``: it is published when planned)."""
+    if transport != "http" or (isinstance(body, dict) and body.get("background") is True):
+        return False
+    if isinstance(reply, RawReply):
+        return reply.delay == 0
+    if reply.pacing is not None and reply.pacing.paced:
+        return False
+    return reply.frames is None or all(frame.delay == 0 and frame.action != "stall"
+                                       for frame in reply.frames)
