@@ -142,7 +142,7 @@ class Stored:
             if self.deleted:
                 header["deleted"] = True
             # compact JSON holds no raw line break: the first one ends the header
-            self._encoded = encode_json(header).encode() + b"\n" + self.raw
+            self._encoded = (encode_json(header) + "\n").encode() + self.raw  # one copy of raw
         return self._encoded
 
     @classmethod
