@@ -48,7 +48,8 @@ def owner_of(headers: Mapping[str, str]) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def _owner_hash(token: str) -> str:
-    """The sha256 of a key, once per key (a suite sends the same few keys all along)."""
+    """The sha256 of a key, once per key (a suite sends the same few keys all along; the
+    cache is this process's memory, never a store)."""
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
 
 
