@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import hashlib
 import json
 import threading
@@ -42,7 +43,13 @@ def owner_of(headers: Mapping[str, str]) -> str | None:
     if not value:
         return None
     scheme, _, key = value.partition(" ")
-    token = key.strip() if scheme.lower() == "bearer" else value
+    return _owner_hash(key.strip() if scheme.lower() == "bearer" else value)
+
+
+@functools.lru_cache(maxsize=256)
+def _owner_hash(token: str) -> str:
+    """The sha256 of a key, once per key (a suite sends the same few keys all along; the
+    cache is this process's memory, never a store)."""
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
 
 

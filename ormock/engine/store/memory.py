@@ -142,7 +142,7 @@ class Stored:
             if self.deleted:
                 header["deleted"] = True
             # compact JSON holds no raw line break: the first one ends the header
-            self._encoded = encode_json(header).encode() + b"\n" + self.raw
+            self._encoded = (encode_json(header) + "\n").encode() + self.raw  # one copy of raw
         return self._encoded
 
     @classmethod
@@ -191,11 +191,12 @@ class ResponseStore:
             stored.prior = parent.context + parent.response["output"]
             stored.parent_id, stored._encoded = None, None
         stored.id = response_id
-        self.backend.put(_KIND, response_id, stored.encode(), ttl=self.ttl)
+        value = stored.encode()
+        self.backend.put(_KIND, response_id, value, self.ttl)
         stored._store = self
         if stored.parent_id is not None:
             stored._parent = None  # read through the store from now on
-        self._remember(response_id, stored)
+        self._remember(response_id, stored, len(value))
 
     def get(self, response_id: str, default: Stored | None = None) -> Stored | None:
         value = self.backend.get(_KIND, response_id)
@@ -207,7 +208,7 @@ class ResponseStore:
                 self._decoded.move_to_end(response_id)
                 return found
         stored = Stored.decode(value, response_id, self)
-        self._remember(response_id, stored)
+        self._remember(response_id, stored, len(value))
         return stored
 
     def visible(self, response_id: str, owner: str | None) -> Stored | None:
@@ -268,18 +269,19 @@ class ResponseStore:
         self._forget(response_id)
         return True
 
-    def _remember(self, response_id: str, stored: Stored) -> None:
-        size = stored.size
+    def _remember(self, response_id: str, stored: Stored, size: int) -> None:
+        """Keep ``stored`` (``size``: its bytes in the backend) decoded."""
+        decoded = self._decoded
         with self._lock:
-            old = self._decoded.pop(response_id, None)
+            old = decoded.pop(response_id, None)
             if old is not None:
                 self._decoded_bytes -= old.size
             if size > self.DECODED_BYTES:
                 return
-            self._decoded[response_id] = stored
+            decoded[response_id] = stored
             self._decoded_bytes += size
-            while len(self._decoded) > self.limit or self._decoded_bytes > self.DECODED_BYTES:
-                self._decoded_bytes -= self._decoded.popitem(last=False)[1].size
+            while len(decoded) > self.limit or self._decoded_bytes > self.DECODED_BYTES:
+                self._decoded_bytes -= decoded.popitem(last=False)[1].size
 
     def pop(self, response_id: str, default: Any = None) -> Any:
         found = self.get(response_id)

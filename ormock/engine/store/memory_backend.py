@@ -96,8 +96,10 @@ class MemoryBackend(StoreBackend):
     # -- writes ---------------------------------------------------------------------------------
     def put(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
         check_args(kind, ttl=ttl)
-        with self._m.lock:
-            self._expire()
+        m = self._m
+        with m.lock:
+            if m.expiring:
+                self._expire()
             self._write(kind, key, value, ttl)
 
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
@@ -153,18 +155,21 @@ class MemoryBackend(StoreBackend):
     def _write(self, kind: str, key: str, value: bytes, ttl: float | None) -> None:
         if not isinstance(value, bytes):
             raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
-        m, keys = self._m, self._kind(kind)
-        self._remove(keys, key)  # a write makes the key the newest
+        m = self._m
+        keys = m.kinds.get((self.namespace, kind)) or self._kind(kind)
+        entries = keys.entries
+        old = entries.pop(key, None)  # a write makes the key the newest
+        if old is not None:
+            keys.bytes -= len(old[0])
         expires = None if ttl is None else m.clock() + ttl
-        keys.entries[key] = (value, expires)
+        entries[key] = (value, expires)
         keys.bytes += len(value)
         if expires is not None:
             heapq.heappush(m.expiring, (expires, self.namespace, kind, key))
             if len(m.expiring) > m.expiring_room:
                 self._compact()
-        while len(keys.entries) > 1 and (len(keys.entries) > m.max_keys
-                                         or keys.bytes > m.max_bytes):
-            self._remove(keys, next(iter(keys.entries)))
+        while len(entries) > 1 and (len(entries) > m.max_keys or keys.bytes > m.max_bytes):
+            keys.bytes -= len(entries.popitem(last=False)[1][0])  # the oldest go
 
     @staticmethod
     def _remove(keys: _Kind, key: str) -> bool:
