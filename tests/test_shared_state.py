@@ -3,7 +3,9 @@ Redis, and two replicas on one redis-server, behave as one fake. A scenario's st
 order whichever worker or replica takes a request, ``rate-limited-once`` fails exactly once,
 a chaos seed gives the same faults with one worker and with four, an admin change made on one
 replica is in effect on the other when the call returns, and the journal and the verdict of
-either show every request."""
+either show every request. A cassette's interactions are played once each, in order, across
+workers and replicas, whether it was given with ``--cassette`` or loaded through the admin
+API."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import openai
 import pytest
 from stores import RedisServer, serve, store_spec
 
+from ormock.cassette.fileformat import dump_cassette
+from ormock.cassette.model import Body, Cassette, Interaction, RecordedRequest, RecordedResponse
 from ormock.engine.limits import Limits
 from ormock.engine.shared import StoreCounters
 from ormock.engine.store import SqliteBackend, open_backend
@@ -244,3 +248,68 @@ def test_two_sets_racing_on_one_store_share_out_the_steps(tmp_path: Path) -> Non
 
 def _view() -> RequestView:
     return RequestView(model="gpt-5", input_text="Next.")
+
+
+def _cassette_text(inputs: list[str]) -> str:
+    """An ormock cassette answering ``{"model": "gpt-5", "input": inputs[n]}`` with the text
+    ``played N`` (N from 1), in that order."""
+    interactions = []
+    for n, text in enumerate(inputs, 1):
+        body = {"id": f"resp_played{n}", "object": "response", "status": "completed",
+                "model": "gpt-5", "output": [
+                    {"type": "message", "id": f"msg_played{n}", "role": "assistant",
+                     "status": "completed", "content": [
+                         {"type": "output_text", "text": f"played {n}", "annotations": []}]}]}
+        interactions.append(Interaction(
+            RecordedRequest("POST", "/v1/responses", body={"model": "gpt-5", "input": text}),
+            RecordedResponse(200, {"content-type": "application/json"},
+                             body=Body(json=body, style="compact"))))
+    return dump_cassette(Cassette(tuple(interactions)))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_two_workers_play_a_cassettes_interactions_once_in_order(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    spec = store_spec(kind, request, tmp_path)
+    cassette = tmp_path / "played.yaml"
+    cassette.write_text(_cassette_text(["Next."] * STEPS))  # identical requests: in order
+    with serve("--workers", "2", "--store", spec, "--cassette", str(cassette)) as served:
+        got = _until_both_served(spec, lambda: _text(served.base_url), 8)
+        assert got == [f"played {n}" for n in range(1, len(got) + 1)]
+        with httpx.Client(base_url=_root(served.base_url), timeout=30) as admin:
+            listed = admin.get("/_ormock/cassettes").json()["data"]
+            journal = admin.get("/_ormock/journal").json()["data"]
+    assert [(c["played"], c["unused"]) for c in listed] == [
+        (len(got), list(range(len(got), STEPS)))]
+    assert [e["interaction"] for e in journal] == list(range(1, len(got) + 1))
+
+
+def test_a_cassette_loaded_on_one_replica_is_played_by_both_once(
+        redis_server: RedisServer) -> None:
+    url = redis_server.fresh_url()
+    text = _cassette_text(["a", "b", "c", "d"])
+    yaml = {"Content-Type": "application/yaml"}
+    with serve("--store", url) as first, serve("--store", url) as second:
+        one, other = first.base_url, second.base_url
+        with httpx.Client(base_url=_root(one), timeout=30) as a, \
+                httpx.Client(base_url=_root(other), timeout=30) as b:
+            loaded = a.post("/_ormock/cassettes?order=recorded", content=text, headers=yaml)
+            assert loaded.status_code == 201, loaded.text
+            # in effect on the other replica as soon as the call returned; in recorded order
+            assert [_text(other, "a"), _text(one, "b"), _text(other, "c")] == [
+                "played 1", "played 2", "played 3"]
+            listed = b.get("/_ormock/cassettes").json()["data"]
+            assert [(c["played"], c["unused"]) for c in listed] == [(3, [3])]
+            assert _text(one, "a") == "400"  # played already, on the other replica
+            assert _text(one, "d") == "played 4"
+            # a reload through the admin API plays it afresh, for both
+            assert b.post("/_ormock/cassettes", content=text, headers=yaml).status_code == 201
+            assert [c["played"] for c in a.get("/_ormock/cassettes").json()["data"]] == [
+                4, 0]
+            assert _text(one, "a") == "played 1"
+            assert _text(other, "a") == "400"  # the reload's own "a" was played on one
+            assert _text(other, "b") == "played 2"
+            # dropped on one: the other answers as if it had never had one
+            assert a.delete("/_ormock/cassettes", headers=ADMIN).status_code == 200
+            assert b.get("/_ormock/cassettes").json()["data"] == []
+            assert not _text(other, "c").startswith("played")
