@@ -18,7 +18,8 @@ import openai
 import pytest
 from stores import RedisServer, serve, store_spec
 
-from ormock.cassette.fileformat import dump_cassette
+from ormock.cassette.fileformat import dump_cassette, parse_cassette
+from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Body, Cassette, Interaction, RecordedRequest, RecordedResponse
 from ormock.engine.limits import Limits
 from ormock.engine.shared import StoreCounters
@@ -313,3 +314,37 @@ def test_a_cassette_loaded_on_one_replica_is_played_by_both_once(
             assert a.delete("/_ormock/cassettes", headers=ADMIN).status_code == 200
             assert b.get("/_ormock/cassettes").json()["data"] == []
             assert not _text(other, "c").startswith("played")
+
+
+@pytest.mark.parametrize("order", ["any", "recorded"])
+def test_two_players_racing_on_one_store_play_each_interaction_once(
+        order: Order, tmp_path: Path) -> None:
+    """Two processes' players of one cassette, in threads, each its own SQLite connection and
+    its own knowledge of what was played: every interaction is played once, and a player that
+    lost the race for one (or finds it played by the other) takes the next."""
+    cassette = parse_cassette(_cassette_text(["Next."] * 40))
+    stores = [SqliteBackend(tmp_path / "c.db") for _ in range(2)]
+    players = [Player.of(cassette, order=order, claims=StoreCounters(store),
+                         tag="cassette:raced:0") for store in stores]
+    start = threading.Barrier(2)
+    got: list[list[int]] = [[], []]
+
+    def take(n: int) -> None:
+        start.wait()
+        for _ in range(20):
+            got[n].append(players[n].take("POST", "/v1/responses", "",
+                                          {"model": "gpt-5", "input": "Next."})[0])
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(got[0] + got[1]) == list(range(40))
+    assert got[0] == sorted(got[0]) and got[1] == sorted(got[1])  # in order in each
+    with pytest.raises(CassetteMiss) as caught:  # all played, whichever player is asked
+        players[0].take("POST", "/v1/responses", "", {"model": "gpt-5", "input": "Next."})
+    assert caught.value.used_up
+    assert all(player.refresh() is False and player.unused() == [] for player in players)
+    for store in stores:
+        store.close()
