@@ -345,6 +345,43 @@ def test_two_players_racing_on_one_store_play_each_interaction_once(
     with pytest.raises(CassetteMiss) as caught:  # all played, whichever player is asked
         players[0].take("POST", "/v1/responses", "", {"model": "gpt-5", "input": "Next."})
     assert caught.value.used_up
-    assert all(player.refresh() is False and player.unused() == [] for player in players)
+    assert players[0].refresh() is False  # the miss found out all the other one played
+    players[1].refresh()
+    assert players[0].unused() == players[1].unused() == []
     for store in stores:
         store.close()
+
+
+def _continue(base_url: str, previous: str | None, text: str) -> tuple[str, str]:
+    """A request (continuing ``previous``): the reply's id and text, or its HTTP status."""
+    with openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0) as sdk:
+        try:
+            got = sdk.with_options(timeout=60).responses.create(
+                model="gpt-5", input=text, previous_response_id=previous or openai.omit)
+        except openai.APIStatusError as error:
+            return "", f"{error.status_code} {error.message}"
+    return got.id, got.output_text
+
+
+def test_step_n_is_matched_on_a_replica_other_than_the_one_that_answered_the_step(
+        redis_server: RedisServer, tmp_path: Path) -> None:
+    url = redis_server.fresh_url()
+    scenario = tmp_path / "chained.yaml"
+    scenario.write_text("\n".join([
+        "name: chained", "steps:",
+        "  - match: {input: start}", "    times: 2", "    reply:", "      items:",
+        "        - message: started",
+        "  - match: {previous_response_id: 'step:1'}", "    times: 2", "    reply:", "      items:",
+        "        - message: continued"]) + "\n")
+    with serve("--store", url, "--scenario", str(scenario)) as first, \
+            serve("--store", url, "--scenario", str(scenario)) as second:
+        one, other = first.base_url, second.base_url
+        started, text = _continue(one, None, "start")
+        assert text == "started"
+        assert _continue(other, started, "go on")[1] == "continued"
+        again, text = _continue(other, None, "start")  # step 1 answers again, on the other
+        assert text == "started"
+        assert _continue(one, again, "go on")[1] == "continued"
+        # the first one's response is no longer step 1's last: step 2 does not answer it
+        missed = _continue(other, started, "go on")[1]
+        assert missed.startswith("400") and "No scenario step matches" in missed

@@ -1,9 +1,9 @@
-"""Scenario state every worker and replica on one store shares: ``StoreCounters`` keeps the
-counts of ``ormock.scenario.counters`` (step uses, ``nth`` arrivals, fault triggers, chaos
-draws) in the store (kind ``counter``) through its atomic ``incr``; cassettes' plays are such
-counts too (``Player.claims``), and the cassettes a namespace replays are part of its admin
-state (``ormock.engine.sync``): ``cassettes_state`` writes them, ``apply_cassettes`` takes them
-in on every other worker."""
+"""Scenario state every worker and replica on one store shares: ``StoreCounters`` keeps the counts
+of ``ormock.scenario.counters`` (step uses, ``nth`` arrivals, fault triggers, chaos draws) in
+the store (kind ``counter``) through its atomic ``incr`` (and the response a step produced, for
+``step:N``, kind ``noted``); cassettes' plays are such counts too (``Player.claims``), and the
+cassettes a namespace replays are part of its admin state (``ormock.engine.sync``):
+``cassettes_state`` writes them, ``apply_cassettes`` takes them in on every other worker."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ __all__ = ["StoreCounters", "apply_cassettes", "cassette_hash", "cassette_tag",
            "cassettes_state"]
 
 _KIND = "counter"
+_NOTES = "noted"  # values kept beside the counts: the response a step produced
 
 
 class StoreCounters:
@@ -50,6 +51,13 @@ class StoreCounters:
 
     def forget(self, tag: str) -> None:
         return None
+
+    def note(self, key: CounterKey, value: str) -> None:
+        self.backend.put(_NOTES, self._name(key), value.encode())
+
+    def noted(self, key: CounterKey) -> str | None:
+        found = self.backend.get(_NOTES, self._name(key))
+        return found.decode() if found is not None else None
 
     def clear(self) -> None:
         return None
