@@ -21,9 +21,10 @@ from ormock.scenario.counters import CounterKey
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["StoreCounters", "apply_cassettes", "cassette_hash", "cassette_tag",
+__all__ = ["PRELOADED", "StoreCounters", "apply_cassettes", "cassette_hash", "cassette_tag",
            "cassettes_state"]
 
+PRELOADED = "0"  # the load token of what every replica starts with (--scenario, --cassette)
 _KIND = "counter"
 _NOTES = "noted"  # values kept beside the counts: the response a step produced
 
@@ -98,17 +99,24 @@ def cassettes_state(engine: Engine) -> list[Json]:
 
 def apply_cassettes(engine: Engine, entries: list[Json]) -> None:
     """Take in the cassettes another process's admin state lists (the caller holds the
-    engine's lock); a player already here keeps what it knows of the plays."""
+    engine's lock); a player already here keeps what it knows of the plays. A ``--cassette``
+    file this process was not started with is left out (replicas are started alike)."""
     replays = engine.replays
     if [p.tag for p in replays.players] == [e["tag"] for e in entries]:
         return
     have = {p.tag: p for p in replays.players}
     players, loaded = [], []
+    presets = engine.settings.cassettes
     for entry in entries:
         player = have.get(entry["tag"])
         if player is None:
-            cassette = (engine.settings.cassettes[entry["preset"]] if "preset" in entry
-                        else parse_cassette(entry["text"], entry.get("file")))
+            if "preset" in entry:  # one of the --cassette files: this process has it too,
+                index = entry["preset"]  # unless it was started with other files
+                if index >= len(presets) or cassette_tag(presets[index], PRELOADED) != entry["tag"]:
+                    continue
+                cassette = presets[index]
+            else:
+                cassette = parse_cassette(entry["text"], entry.get("file"))
             order: Order = "recorded" if entry["order"] == "recorded" else "any"
             player = Player.of(cassette, entry["ignore"], order, engine.counters,
                                entry["tag"])

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ormock.engine.shared import apply_cassettes, cassettes_state
+from ormock.engine.shared import PRELOADED, apply_cassettes, cassettes_state
 from ormock.engine.store.base import StoreBackend
 from ormock.faults import parse_fault
 from ormock.faults.chaos import Chaos
@@ -41,7 +41,6 @@ __all__ = ["DROPPED", "PRELOADED", "Sync", "closed_error", "content_hash", "toke
 
 _KIND, _STATE, _STAMP = "admin", "state", "stamp"
 DROPPED = b"dropped"  # the stamp of a namespace dropped by some process
-PRELOADED = "0"  # the load token of the scenarios every replica starts with
 
 
 def content_hash(scenario: Scenario) -> str:
