@@ -3,7 +3,9 @@ Redis, and two replicas on one redis-server, behave as one fake. A scenario's st
 order whichever worker or replica takes a request, ``rate-limited-once`` fails exactly once,
 a chaos seed gives the same faults with one worker and with four, an admin change made on one
 replica is in effect on the other when the call returns, and the journal and the verdict of
-either show every request."""
+either show every request. A cassette's interactions are played once each, in order, across
+workers and replicas, whether it was given with ``--cassette`` or loaded through the admin
+API."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ import openai
 import pytest
 from stores import RedisServer, serve, store_spec
 
+from ormock.cassette.fileformat import dump_cassette, parse_cassette
+from ormock.cassette.matching import CassetteMiss, Order, Player
+from ormock.cassette.model import Body, Cassette, Interaction, RecordedRequest, RecordedResponse
 from ormock.engine.limits import Limits
 from ormock.engine.shared import StoreCounters
 from ormock.engine.store import SqliteBackend, open_backend
@@ -244,3 +249,139 @@ def test_two_sets_racing_on_one_store_share_out_the_steps(tmp_path: Path) -> Non
 
 def _view() -> RequestView:
     return RequestView(model="gpt-5", input_text="Next.")
+
+
+def _cassette_text(inputs: list[str]) -> str:
+    """An ormock cassette answering ``{"model": "gpt-5", "input": inputs[n]}`` with the text
+    ``played N`` (N from 1), in that order."""
+    interactions = []
+    for n, text in enumerate(inputs, 1):
+        body = {"id": f"resp_played{n}", "object": "response", "status": "completed",
+                "model": "gpt-5", "output": [
+                    {"type": "message", "id": f"msg_played{n}", "role": "assistant",
+                     "status": "completed", "content": [
+                         {"type": "output_text", "text": f"played {n}", "annotations": []}]}]}
+        interactions.append(Interaction(
+            RecordedRequest("POST", "/v1/responses", body={"model": "gpt-5", "input": text}),
+            RecordedResponse(200, {"content-type": "application/json"},
+                             body=Body(json=body, style="compact"))))
+    return dump_cassette(Cassette(tuple(interactions)))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_two_workers_play_a_cassettes_interactions_once_in_order(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    spec = store_spec(kind, request, tmp_path)
+    cassette = tmp_path / "played.yaml"
+    cassette.write_text(_cassette_text(["Next."] * STEPS))  # identical requests: in order
+    with serve("--workers", "2", "--store", spec, "--cassette", str(cassette)) as served:
+        got = _until_both_served(spec, lambda: _text(served.base_url), 8)
+        assert got == [f"played {n}" for n in range(1, len(got) + 1)]
+        with httpx.Client(base_url=_root(served.base_url), timeout=30) as admin:
+            listed = admin.get("/_ormock/cassettes").json()["data"]
+            journal = admin.get("/_ormock/journal").json()["data"]
+    assert [(c["played"], c["unused"]) for c in listed] == [
+        (len(got), list(range(len(got), STEPS)))]
+    assert [e["interaction"] for e in journal] == list(range(1, len(got) + 1))
+
+
+def test_a_cassette_loaded_on_one_replica_is_played_by_both_once(
+        redis_server: RedisServer) -> None:
+    url = redis_server.fresh_url()
+    text = _cassette_text(["a", "b", "c", "d"])
+    yaml = {"Content-Type": "application/yaml"}
+    with serve("--store", url) as first, serve("--store", url) as second:
+        one, other = first.base_url, second.base_url
+        with httpx.Client(base_url=_root(one), timeout=30) as a, \
+                httpx.Client(base_url=_root(other), timeout=30) as b:
+            loaded = a.post("/_ormock/cassettes?order=recorded", content=text, headers=yaml)
+            assert loaded.status_code == 201, loaded.text
+            # in effect on the other replica as soon as the call returned; in recorded order
+            assert [_text(other, "a"), _text(one, "b"), _text(other, "c")] == [
+                "played 1", "played 2", "played 3"]
+            listed = b.get("/_ormock/cassettes").json()["data"]
+            assert [(c["played"], c["unused"]) for c in listed] == [(3, [3])]
+            assert _text(one, "a") == "400"  # played already, on the other replica
+            assert _text(one, "d") == "played 4"
+            # a reload through the admin API plays it afresh, for both
+            assert b.post("/_ormock/cassettes", content=text, headers=yaml).status_code == 201
+            assert [c["played"] for c in a.get("/_ormock/cassettes").json()["data"]] == [
+                4, 0]
+            assert _text(one, "a") == "played 1"
+            assert _text(other, "a") == "400"  # the reload's own "a" was played on one
+            assert _text(other, "b") == "played 2"
+            # dropped on one: the other answers as if it had never had one
+            assert a.delete("/_ormock/cassettes", headers=ADMIN).status_code == 200
+            assert b.get("/_ormock/cassettes").json()["data"] == []
+            assert not _text(other, "c").startswith("played")
+
+
+@pytest.mark.parametrize("order", ["any", "recorded"])
+def test_two_players_racing_on_one_store_play_each_interaction_once(
+        order: Order, tmp_path: Path) -> None:
+    """Two processes' players of one cassette, in threads, each its own SQLite connection and
+    its own knowledge of what was played: every interaction is played once, and a player that
+    lost the race for one (or finds it played by the other) takes the next."""
+    cassette = parse_cassette(_cassette_text(["Next."] * 40))
+    stores = [SqliteBackend(tmp_path / "c.db") for _ in range(2)]
+    players = [Player.of(cassette, order=order, claims=StoreCounters(store),
+                         tag="cassette:raced:0") for store in stores]
+    start = threading.Barrier(2)
+    got: list[list[int]] = [[], []]
+
+    def take(n: int) -> None:
+        start.wait()
+        for _ in range(20):
+            got[n].append(players[n].take("POST", "/v1/responses", "",
+                                          {"model": "gpt-5", "input": "Next."})[0])
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(got[0] + got[1]) == list(range(40))
+    assert got[0] == sorted(got[0]) and got[1] == sorted(got[1])  # in order in each
+    with pytest.raises(CassetteMiss) as caught:  # all played, whichever player is asked
+        players[0].take("POST", "/v1/responses", "", {"model": "gpt-5", "input": "Next."})
+    assert caught.value.used_up
+    assert players[0].refresh() is False  # the miss found out all the other one played
+    players[1].refresh()
+    assert players[0].unused() == players[1].unused() == []
+    for store in stores:
+        store.close()
+
+
+def _continue(base_url: str, previous: str | None, text: str) -> tuple[str, str]:
+    """A request (continuing ``previous``): the reply's id and text, or its HTTP status."""
+    with openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0) as sdk:
+        try:
+            got = sdk.with_options(timeout=60).responses.create(
+                model="gpt-5", input=text, previous_response_id=previous or openai.omit)
+        except openai.APIStatusError as error:
+            return "", f"{error.status_code} {error.message}"
+    return got.id, got.output_text
+
+
+def test_step_n_is_matched_on_a_replica_other_than_the_one_that_answered_the_step(
+        redis_server: RedisServer, tmp_path: Path) -> None:
+    url = redis_server.fresh_url()
+    scenario = tmp_path / "chained.yaml"
+    scenario.write_text("\n".join([
+        "name: chained", "steps:",
+        "  - match: {input: start}", "    times: 2", "    reply:", "      items:",
+        "        - message: started",
+        "  - match: {previous_response_id: 'step:1'}", "    times: 2", "    reply:", "      items:",
+        "        - message: continued"]) + "\n")
+    with serve("--store", url, "--scenario", str(scenario)) as first, \
+            serve("--store", url, "--scenario", str(scenario)) as second:
+        one, other = first.base_url, second.base_url
+        started, text = _continue(one, None, "start")
+        assert text == "started"
+        assert _continue(other, started, "go on")[1] == "continued"
+        again, text = _continue(other, None, "start")  # step 1 answers again, on the other
+        assert text == "started"
+        assert _continue(one, again, "go on")[1] == "continued"
+        # the first one's response is no longer step 1's last: step 2 does not answer it
+        missed = _continue(other, started, "go on")[1]
+        assert missed.startswith("400") and "No scenario step matches" in missed

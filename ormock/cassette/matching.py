@@ -8,6 +8,14 @@ again). With ``order="recorded"`` a request must match the next unused interacti
 never rewritten, so a follow-up naming a recorded ``previous_response_id`` or ``call_id``
 matches as it is.
 
+Across workers and replicas on one store (``--workers``, ``--store redis://...``) a player has
+``claims``: "interaction k was played" is a count in the store (``(tag, "played", k)``, moved by
+its atomic ``incr``), and only the request that makes it 1 plays k; one that loses the race
+marks k played and looks again. ``used`` is then what this process knows: an interaction
+another worker played is found out when this one claims it (``order="recorded"`` reads the
+next one's count first), and before a miss is reported. Without ``claims`` (one process) a
+play costs nothing more than before.
+
 A miss names the closest interaction and shows the differences, a JSON diff by path.
 """
 
@@ -21,6 +29,7 @@ from typing import Any, Literal
 from ormock.cassette.model import Cassette, Interaction, RecordedRequest
 from ormock.cassette.redact import parse_path
 from ormock.protocol.hints import short
+from ormock.scenario.counters import Counters
 
 __all__ = ["CassetteMiss", "Player", "json_diff"]
 
@@ -127,13 +136,37 @@ class Player:
     ignore: tuple[tuple[str, ...], ...] = ()
     order: Order = "any"
     used: list[bool] = field(default_factory=list)
+    claims: Counters | None = None  # shared across processes: who played what
+    tag: str = ""  # the claims' name: the cassette's content hash and its load
+    paths: tuple[str, ...] = ()  # ``ignore`` as given
 
     def __post_init__(self) -> None:
         self.used = [False] * len(self.cassette.interactions)
 
     @classmethod
-    def of(cls, cassette: Cassette, ignore: Iterable[str] = (), order: Order = "any") -> Player:
-        return cls(cassette, tuple(parse_path(p) for p in ignore), order)
+    def of(cls, cassette: Cassette, ignore: Iterable[str] = (), order: Order = "any",
+           claims: Counters | None = None, tag: str = "") -> Player:
+        paths = tuple(ignore)
+        return cls(cassette, tuple(parse_path(p) for p in paths), order, claims=claims,
+                   tag=tag, paths=paths)
+
+    def _claim(self, index: int) -> bool:
+        """Mark ``index`` played; whether this request plays it (not another worker)."""
+        self.used[index] = True
+        return self.claims is None or self.claims.add((self.tag, "played", index)) == 1
+
+    def _played_elsewhere(self, index: int) -> bool:
+        if self.claims is None or self.claims.value((self.tag, "played", index)) == 0:
+            return False
+        self.used[index] = True
+        return True
+
+    def refresh(self) -> bool:
+        """Learn what other workers played (one read per interaction not known played);
+        whether anything was new. Nothing to learn without shared claims."""
+        if self.claims is None:
+            return False
+        return any([self._played_elsewhere(i) for i in self.unused()])
 
     def _key(self, body: Any) -> Any:
         for path in self.ignore:
@@ -155,18 +188,12 @@ class Player:
         """The interaction that answers this request, marked used; or ``CassetteMiss``."""
         target = f"{path}?{query}" if query else path
         interactions = self.cassette.interactions
-        candidates = [i for i, used in enumerate(self.used) if not used
-                      and (interactions[i].socket is not None) == socket]
-        if self.order == "recorded":
-            candidates = candidates[:1]
-        best: tuple[int, list[str]] | None = None
-        for index in candidates:
-            differences = self._differences(interactions[index].request, method, target, body)
-            if not differences:
-                self.used[index] = True
-                return index, interactions[index]
-            if best is None or len(differences) < len(best[1]):
-                best = (index, differences)
+        while True:
+            found, best = self._match(method, target, body, socket)
+            if found is not None:
+                return found, interactions[found]
+            if best is None or not self.refresh():  # nothing another worker played since
+                break
         shown = f"{method} {target}"
         for index, interaction in enumerate(interactions):  # an exact match, played already
             if self.used[index] and not self._differences(interaction.request, method, target,
@@ -184,6 +211,33 @@ class Player:
         closest, differences = best
         raise CassetteMiss(shown, interactions[closest], closest, differences,
                            self.cassette.file, played=self.used[closest])
+
+    def _match(self, method: str, target: str, body: Any, socket: bool
+               ) -> tuple[int | None, tuple[int, list[str]] | None]:
+        """The interaction this request plays (claimed), else None and the closest unused
+        one with its differences."""
+        interactions = self.cassette.interactions
+        while True:
+            candidates = [i for i, used in enumerate(self.used) if not used
+                          and (interactions[i].socket is not None) == socket]
+            if self.order == "recorded":
+                while candidates and self._played_elsewhere(candidates[0]):
+                    del candidates[0]
+                candidates = candidates[:1]
+            best: tuple[int, list[str]] | None = None
+            lost = False
+            for index in candidates:
+                differences = self._differences(interactions[index].request, method, target,
+                                                body)
+                if not differences:
+                    if self._claim(index):
+                        return index, None
+                    lost = True  # another worker played it: look again
+                    break
+                if best is None or len(differences) < len(best[1]):
+                    best = (index, differences)
+            if not lost:
+                return None, best
 
     def unused(self) -> list[int]:
         return [index for index, used in enumerate(self.used) if not used]

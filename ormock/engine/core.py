@@ -36,10 +36,10 @@ from ormock.engine.replays import (
 )
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
-from ormock.engine.shared import StoreCounters
+from ormock.engine.shared import StoreCounters, cassette_tag
 from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
-from ormock.engine.sync import Sync
+from ormock.engine.sync import PRELOADED, Sync, token
 from ormock.engine.wire import Transport, Wire
 from ormock.faults import Fault, parse_fault, strike_faults
 from ormock.faults.chaos import Chaos
@@ -110,7 +110,8 @@ class Engine:
         self._lock = threading.Lock()
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
-        self._cassettes: list[tuple[Cassette, tuple[str, ...], Order]] = []
+        # (cassette, ignore, order, tag: its claims' name on a shared store)
+        self.loaded_cassettes: list[tuple[Cassette, tuple[str, ...], Order, str]] = []
         self._upstream: Upstream | None = None  # record_to's (kept like the cassettes)
         self._reset(clear=False)
 
@@ -143,8 +144,8 @@ class Engine:
         kept = [(s, self.scenarios.tag(s)) for s in self.scenarios.scenarios] \
             if not scenarios else []
         kept_faults = list(self.faults) if not scenarios else []
-        kept_cassettes = list(self._cassettes) if not scenarios else []
-        self._cassettes = kept_cassettes
+        kept_cassettes = list(self.loaded_cassettes) if not scenarios else []
+        self.loaded_cassettes = kept_cassettes
         if scenarios:
             self._upstream = None
         if clear:
@@ -166,11 +167,13 @@ class Engine:
         self.scenario_chaos: dict[str, Chaos] = {}
         self.cache = StreamCache()
         self.replays = Replays(upstream=self._upstream)
+        claims = self.counters if self.sync is not None else None
         for cassette in self.settings.cassettes:
             self.replays.use(cassette, self.settings.cassette_ignore,
-                             self.settings.cassette_order)
-        for cassette, ignore, order in kept_cassettes:
-            self.replays.use(cassette, ignore, order)
+                             self.settings.cassette_order, claims,
+                             cassette_tag(cassette, PRELOADED) if claims else "")
+        for cassette, ignore, order, tag in kept_cassettes:
+            self.replays.use(cassette, ignore, order, claims, tag)
         if self.chaos is not None:
             self.chaos.reset()
         for scenario, tag in kept:
@@ -225,16 +228,22 @@ class Engine:
         cassettes = [source] if isinstance(source, Cassette) else cassettes_in(source)
         paths = tuple(ignore)
         with self._lock:
-            for cassette in cassettes:
-                self.replays.use(cassette, paths, order)
-                self._cassettes.append((cassette, paths, order))
+            claims = self.counters if self.sync is not None else None
+            for cassette in cassettes:  # on a shared store: played afresh, by all
+                tag = cassette_tag(cassette, token()) if claims else ""
+                self.replays.use(cassette, paths, order, claims, tag)
+                self.loaded_cassettes.append((cassette, paths, order, tag))
+            if self.sync is not None:
+                self.sync.push(self)
         return cassettes
 
     def drop_cassettes(self) -> None:
         """Stop replaying every cassette (the server's ``--cassette`` ones too)."""
         with self._lock:
-            self._cassettes.clear()
+            self.loaded_cassettes.clear()
             self.replays = Replays(upstream=self._upstream)
+            if self.sync is not None:
+                self.sync.push(self)
 
     def record_to(self, upstream: Upstream | None) -> None:
         """Record: what the cassettes do not answer (everything, in the ``all`` and ``rewrite``

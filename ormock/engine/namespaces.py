@@ -15,6 +15,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from ormock.engine.core import Engine
@@ -32,6 +33,9 @@ NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _REGISTRY = "~namespaces"
 _OPEN, _CLOSED = b"open", b"closed"
 _CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed answer
+# the engine a request's routing pulled already (``Namespaces.routed``): the serve that follows
+# in the same request takes it without reading the admin stamp again
+_ROUTED: ContextVar[Engine | None] = ContextVar("ormock_routed", default=None)
 
 
 def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
@@ -123,6 +127,9 @@ class Namespaces:
         """The engine, with what other processes on a shared store changed taken in."""
         engine = self._engine(name)
         if self.backend is not None:
+            if _ROUTED.get() is engine:  # this request's routing pulled it a moment ago
+                _ROUTED.set(None)
+                return engine
             try:
                 engine.pull()
             except OpenResponsesError:  # another process dropped it
@@ -187,6 +194,20 @@ class Namespaces:
         self._closed[name] = None
         while len(self._closed) > _CLOSED_REMEMBERED:
             self._closed.popitem(last=False)
+
+    def routed(self, name: str = "") -> Engine | None:
+        """For routing a request: the engine of ``name`` as ``find`` gives it, but with a
+        shared store as ``serve`` does (what other processes changed taken in: a cassette
+        loaded on another worker decides the route here too); None when it is unknown or
+        closed (the route that serves the request says so)."""
+        if self.backend is None:
+            return self.find(name)
+        try:
+            engine = self.serve(name)
+        except OpenResponsesError:
+            return None
+        _ROUTED.set(engine)
+        return engine
 
     def find(self, name: str = "") -> Engine | None:
         """The engine of a namespace if it exists; never makes one."""

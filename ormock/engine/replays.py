@@ -1,13 +1,14 @@
 """The cassettes an engine replays, and a recorded answer turned into the wire the writers send.
 
 Each engine (each namespace) has its own ``Replays``: one ``Player`` per cassette, so the
-positions of one test never move another's. A request under ``/v1`` is tried against them
-before anything else (``Engine.replay``): the first cassette with an unused matching interaction
-answers, with the recorded status, headers, bytes and pauses (divided by the engine's
-``speed``; a vcrpy cassette, which has no timing, unpaced). Faults and chaos are layered on a
-recorded 2xx answer as on a built one: a wire fault cuts or breaks the recorded frames, an
-event fault changes the recorded events (and so re-frames them), an HTTP error replaces the
-answer.
+positions of one test never move another's; on a shared store its plays are claims every worker
+and replica makes together (``Player.claims``, ``ormock.engine.shared``). A request under
+``/v1`` is tried against them before anything else (``Engine.replay``): the first cassette with
+an unused matching interaction answers, with the recorded status, headers, bytes and pauses
+(divided by the engine's ``speed``; a vcrpy cassette, which has no timing, unpaced). Faults and
+chaos are layered on a recorded 2xx answer as on a built one: a wire fault cuts or breaks the
+recorded frames, an event fault changes the recorded events (and so re-frames them), an HTTP
+error replaces the answer.
 
 A namespace that records (the pytest plugin's ``--ormock-record``) has an ``Upstream``: a request
 no interaction answers (every request, in the ``all`` and ``rewrite`` modes) raises ``Forward``,
@@ -37,6 +38,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.types import Json
+from ormock.scenario.counters import Counters
 
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
@@ -166,9 +168,11 @@ class Replays:
         """What this namespace recorded, in the order its requests came."""
         return [interaction for _, interaction in sorted(self.recorded, key=lambda r: r[0])]
 
-    def use(self, cassette: Cassette, ignore: Iterable[str] = (), order: Order = "any"
-            ) -> Player:
-        player = Player.of(cassette, ignore, order)
+    def use(self, cassette: Cassette, ignore: Iterable[str] = (), order: Order = "any",
+            claims: Counters | None = None, tag: str = "") -> Player:
+        """Replay ``cassette`` too; ``claims`` and ``tag``: its plays are shared with other
+        processes (``Player``)."""
+        player = Player.of(cassette, ignore, order, claims, tag)
         self.players.append(player)
         return player
 
@@ -199,11 +203,15 @@ class Replays:
                                          len(m.differences)))
 
     def unused(self) -> list[tuple[Cassette, int, Interaction]]:
+        for player in self.players:
+            player.refresh()
         return [(p.cassette, i, p.cassette.interactions[i]) for p in self.players
                 for i in p.unused()]
 
     def summary(self) -> list[Json]:
-        """What the admin API shows of each cassette."""
+        """What the admin API shows of each cassette (what every worker played)."""
+        for player in self.players:
+            player.refresh()
         return [{"file": p.cassette.file, "origin": p.cassette.origin,
                  "profile": p.cassette.profile, "interactions": len(p.used),
                  "played": sum(p.used), "unused": p.unused()} for p in self.players]

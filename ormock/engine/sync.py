@@ -1,14 +1,14 @@
 """Admin changes shared by every worker and replica on one store (``--store sqlite:...``,
 ``--store redis://...``), so that N processes behave as one fake.
 
-A namespace's admin state (the loaded scenarios, the faults, chaos, when it started and its
-reset epoch) is one JSON value in its keyspace (kind ``admin``, key ``state``), written whole
-by the process that changes it, and then its stamp (key ``stamp``: a fresh token per change).
-Each process compares the stamp with the one it applied, once per request (one ``get``: one
-Redis round trip), and reads and applies the state only when it changed. The writer writes the
-state before the stamp, so a process that sees a new stamp reads a state at least as new, and
-an admin call returns only once both are written: what it changed is in effect on every worker
-for the next request any of them serves.
+A namespace's admin state (the loaded scenarios, the cassettes it replays, the faults, chaos,
+when it started and its reset epoch) is one JSON value in its keyspace (kind ``admin``, key
+``state``), written whole by the process that changes it, and then its stamp (key ``stamp``: a
+fresh token per change). Each process compares the stamp with the one it applied, once per
+request (one ``get``: one Redis round trip), and reads and applies the state only when it
+changed. The writer writes the state before the stamp, so a process that sees a new stamp reads
+a state at least as new, and an admin call returns only once both are written: what it changed
+is in effect on every worker for the next request any of them serves.
 
 The counts (``ormock.engine.shared``) are tagged by whose they are: a scenario by its content
 hash and when it was loaded (``0`` for the ``--scenario`` files every replica starts with, so a
@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ormock.engine.shared import PRELOADED, apply_cassettes, cassettes_state
 from ormock.engine.store.base import StoreBackend
 from ormock.faults import parse_fault
 from ormock.faults.chaos import Chaos
@@ -36,11 +37,10 @@ from ormock.scenario import Scenario, load_scenario
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["DROPPED", "Sync", "closed_error", "content_hash"]
+__all__ = ["DROPPED", "PRELOADED", "Sync", "closed_error", "content_hash", "token"]
 
 _KIND, _STATE, _STAMP = "admin", "state", "stamp"
 DROPPED = b"dropped"  # the stamp of a namespace dropped by some process
-PRELOADED = "0"  # the load token of the scenarios every replica starts with
 
 
 def content_hash(scenario: Scenario) -> str:
@@ -56,7 +56,8 @@ def closed_error() -> OpenResponsesError:
         type="not_found", code="namespace_closed", param="path")
 
 
-def _token() -> str:
+def token() -> str:
+    """A fresh load token (a scenario or cassette loaded through the admin API)."""
     return secrets.token_hex(8)
 
 
@@ -75,13 +76,13 @@ class Sync:
     # -- tags -----------------------------------------------------------------------------------
     def tag(self, scenario: Scenario, *, fresh: bool) -> str:
         """The tag of a scenario's counts: its content and its load (``fresh``: a new load)."""
-        return f"{content_hash(scenario)}:{_token() if fresh else PRELOADED}"
+        return f"{content_hash(scenario)}:{token() if fresh else PRELOADED}"
 
     def changed_faults(self) -> None:
-        self.faults_tag = _token()
+        self.faults_tag = token()
 
     def changed_chaos(self) -> None:
-        self.chaos_tag = _token()
+        self.chaos_tag = token()
 
     # -- reading --------------------------------------------------------------------------------
     def pull(self, engine: Engine) -> None:
@@ -123,6 +124,8 @@ class Sync:
             if scenarios.get(scenario.name) is not scenario or scenarios.tag(scenario) != tag:
                 scenarios.add(scenario, tag)
         scenarios.scenarios = [s for s, _ in wanted]  # in the order they were loaded
+        if "cassettes" in state:
+            apply_cassettes(engine, state["cassettes"])
         if state["faults_tag"] != self.faults_tag:
             engine.faults[:] = [parse_fault(s, f"faults[{i}]")
                                 for i, s in enumerate(state["faults"])]
@@ -138,8 +141,8 @@ class Sync:
         lock): the state, then its stamp. ``first``: only if none is there yet (whether it
         was written). ``reset``: a new epoch (the namespace's keys were just cleared)."""
         if reset or self.epoch is None:
-            self.epoch, self.started = _token(), time.time()
-        stamp = _token()
+            self.epoch, self.started = token(), time.time()
+        stamp = token()
         scenarios = engine.scenarios
         state = {
             "stamp": stamp, "epoch": self.epoch, "started": self.started,
@@ -147,7 +150,7 @@ class Sync:
                           for s in scenarios.scenarios],
             "faults": [f.to_spec() for f in engine.faults], "faults_tag": self.faults_tag,
             "chaos": str(engine.chaos) if engine.chaos is not None else None,
-            "chaos_tag": self.chaos_tag,
+            "chaos_tag": self.chaos_tag, "cassettes": cassettes_state(engine),
         }
         raw = json.dumps(state, default=str).encode()
         if first:

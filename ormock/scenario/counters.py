@@ -7,7 +7,8 @@ atomic ``incr``, so that every worker and replica on one SQLite file or one Redi
 together: of N racing requests each gets a different number, and the k-th one is k.
 A count is named by a key ``(tag, what, index)``: ``tag`` says whose it is (a scenario's name
 in memory; across processes its content hash and when it was loaded, ``ormock.engine.sync``),
-``what`` which count (``uses``, ``reached``, ``fault``, ``chaos``).
+``what`` which count (``uses``, ``reached``, ``fault``, ``chaos``, a cassette's ``played``).
+Beside the counts, ``note`` keeps a value (the response a step produced, for ``step:N``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ class Counters(Protocol):
         """Drop every count this object knows of (``Engine.reset``)."""
         ...
 
+    def note(self, key: CounterKey, value: str) -> None:
+        """Keep a value under ``key`` (the response a step produced, for ``step:N``)."""
+        ...
+
+    def noted(self, key: CounterKey) -> str | None:
+        """The value last kept under ``key`` (None: none)."""
+        ...
+
 
 class LocalCounters:
     """Counts in a dict of this process (the caller holds the engine's lock)."""
@@ -46,6 +55,7 @@ class LocalCounters:
 
     def __init__(self) -> None:
         self.counts: dict[CounterKey, int] = {}
+        self.notes: dict[CounterKey, str] = {}
 
     def add(self, key: CounterKey) -> int:
         value = self.counts[key] = self.counts.get(key, 0) + 1
@@ -57,6 +67,15 @@ class LocalCounters:
     def forget(self, tag: str) -> None:
         for key in [k for k in self.counts if k[0] == tag]:
             del self.counts[key]
+        for key in [k for k in self.notes if k[0] == tag]:
+            del self.notes[key]
 
     def clear(self) -> None:
         self.counts.clear()
+        self.notes.clear()
+
+    def note(self, key: CounterKey, value: str) -> None:
+        self.notes[key] = value
+
+    def noted(self, key: CounterKey) -> str | None:
+        return self.notes.get(key)

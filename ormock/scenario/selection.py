@@ -2,7 +2,8 @@
 
 ``ScenarioSet`` keeps the per-namespace state: how often each step was used, how many requests
 reached each ``nth`` step (its ``counters``: in this process, or shared by every worker on one
-store), and the last response each step produced (for ``step:N`` matching; in this process).
+store), and the last response each step produced (for ``step:N`` matching; in this process, or
+with shared counters in the store too, for the steps some ``step:N`` names).
 A request that nothing matches gets a ``Miss`` list, closest first, to explain the miss.
 """
 
@@ -110,6 +111,8 @@ class ScenarioSet:
         """Why the step does not answer (none: it does); ``left``: whether it has a use left,
         when already known."""
         def responses(index: int) -> str | None:
+            if self.counters.shared:  # another worker may have answered that step
+                return self.counters.noted((self.tag(scenario), "produced", index))
             return self.produced.get((scenario.name, index))
 
         reasons = [r for c in step.checks if (r := c.test(view, responses)) is not None]
@@ -156,7 +159,10 @@ class ScenarioSet:
         return misses
 
     def answered(self, selection: Selection, response_id: str) -> None:
-        self.produced[(selection.scenario.name, selection.step.index)] = response_id
+        scenario, index = selection.scenario, selection.step.index
+        self.produced[(scenario.name, index)] = response_id
+        if self.counters.shared and index in continued(scenario):  # one write, when needed
+            self.counters.note((self.tag(scenario), "produced", index), response_id)
 
     def unused(self) -> list[tuple[Scenario, Step, int]]:
         """Steps used fewer times than they expect: (scenario, step, times used)."""
@@ -169,3 +175,11 @@ class ScenarioSet:
                 ):
                     out.append((scenario, step, used))
         return out
+
+
+def continued(scenario: Scenario) -> frozenset[int]:
+    """The steps of a scenario some ``previous_response_id: step:N`` names (a walk over its
+    checks: asked only with shared counters, once per answered step)."""
+    return frozenset(check.prepared for step in scenario.steps for check in step.checks
+                     if check.key == "previous_response_id" and isinstance(check.prepared, int)
+                     and not isinstance(check.prepared, bool))

@@ -2,11 +2,13 @@
 has cassettes is answered from them first, whatever its method, path or body (a recorded 400 to
 an invalid request replays too).
 
-The route is tried before every other one, and only claims a request when the namespace's
-engine has cassettes, so a server without them pays one dictionary lookup. The answer is the
-recorded one, written by the one HTTP writer: the status line after the recorded wait for the
-headers, then the body's writes as the upstream split them, each after its recorded pause
-(divided by the server's ``--speed``; instant at 0), ended the way the upstream ended it.
+The route is tried before every other one, and only claims a request when the namespace's engine
+has cassettes, so a server without them pays one dictionary lookup (with a shared store, also
+the read of the admin stamp, which serving the request then skips: a cassette loaded on another
+worker routes here too). The answer is the recorded one, written by the one HTTP writer: the
+status line after the recorded wait for the headers, then the body's writes as the upstream
+split them, each after its recorded pause (divided by the server's ``--speed``; instant at 0),
+ended the way the upstream ended it.
 
 A namespace that records (``Engine.record_to``, the pytest plugin's ``--ormock-record``) is
 claimed too, cassettes or not: what no interaction answers (everything, in the ``all`` and
@@ -64,7 +66,7 @@ class ReplayRoute(BaseRoute):
         name = namespace_of(scope.get("path", ""))
         if name is None:
             return Match.NONE, {}
-        engine = self.namespaces.find(name)
+        engine = self.namespaces.routed(name)  # with a shared store: pulled
         if engine is None:
             if name or not self.namespaces.settings.cassettes:
                 return Match.NONE, {}
