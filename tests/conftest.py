@@ -7,7 +7,9 @@ Open Responses schema before sending it, so every test that talks to it checks e
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import openai
@@ -17,6 +19,34 @@ from stores import NOT_INSTALLED, RedisServer, start_redis
 from ormock import OrmockServer
 
 _namespaces = itertools.count()
+
+# The HTTP clients (httpx's, and so the openai SDK's, which wraps one) a test makes as it runs,
+# closed when it ends: one it forgot to close would otherwise leave its sockets for the
+# collector to find, as an "unclosed socket" ResourceWarning (an error here) in whatever later
+# test happens to be running. Clients of wider-scoped fixtures, made before, are left alone.
+_made_by_this_test: weakref.WeakSet[httpx.Client] | None = None
+_client_init = httpx.Client.__init__
+
+
+def _tracked_init(self: httpx.Client, *args: Any, **kwargs: Any) -> None:
+    _client_init(self, *args, **kwargs)
+    if _made_by_this_test is not None:
+        _made_by_this_test.add(self)
+
+
+httpx.Client.__init__ = _tracked_init  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _clients_closed() -> Iterator[None]:
+    global _made_by_this_test
+    made = _made_by_this_test = weakref.WeakSet()
+    try:
+        yield
+    finally:
+        _made_by_this_test = None
+        for client in list(made):
+            client.close()
 
 
 @pytest.fixture(scope="session")
