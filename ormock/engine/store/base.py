@@ -18,8 +18,8 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["KINDS", "LOG_END", "Clock", "LogEntries", "LogEntry", "StoreBackend", "StoreError",
-           "check_args", "check_log", "counted", "shown"]
+__all__ = ["KINDS", "LOG_END", "AppendsToLogs", "Clock", "LogEntries", "LogEntry", "StoreBackend",
+           "StoreError", "check_args", "check_log", "counted", "shown"]
 
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
 LogEntry = tuple[int, bytes]  # an event log's entry: its number, its value
@@ -141,6 +141,23 @@ def counted(found: bytes | None, key: str, amount: int) -> int:
         raise ValueError(f"the store key {key!r} holds no counter (not a whole number)"
                          ) from None
     return before + amount
+
+
+class AppendsToLogs:
+    """``log_append`` and ``log_close`` for a backend, over its own ``_log_add`` (which writes
+    an entry the arguments of which are checked already)."""
+
+    def _log_add(self, log: str, number: int, value: bytes, ttl: float | None) -> bool:
+        raise NotImplementedError
+
+    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
+                   ) -> bool:
+        check_log(log, number, ttl=ttl)
+        return self._log_add(log, number, value, ttl)
+
+    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
+        check_log(log, ttl=ttl)
+        return self._log_add(log, LOG_END, value, ttl)
 
 
 def check_log(log: str, number: int | None = None, *, limit: int = 0,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ormock.engine.store.base import (
     LOG_END,
+    AppendsToLogs,
     Clock,
     LogEntries,
     LogEntry,
@@ -52,7 +53,7 @@ class _Memory:
         self.appended = threading.Condition(self.lock)  # notified on every append (log_wait)
 
 
-class MemoryBackend(StoreBackend):
+class MemoryBackend(AppendsToLogs, StoreBackend):
     """``StoreBackend`` in a dict per namespace and kind."""
 
     def __init__(self, *, max_keys: int = 2000, max_bytes: int = 128 * 1024 * 1024,
@@ -203,15 +204,6 @@ class MemoryBackend(StoreBackend):
                 self._remove(keys, key)
 
     # -- event logs -----------------------------------------------------------------------------
-    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
-                   ) -> bool:
-        check_log(log, number, ttl=ttl)
-        return self._log_add(log, number, value, ttl)
-
-    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
-        check_log(log, ttl=ttl)
-        return self._log_add(log, LOG_END, value, ttl)
-
     def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
         check_log(log, limit=limit)
         with self._m.lock:

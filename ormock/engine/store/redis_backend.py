@@ -27,6 +27,7 @@ import redis
 from ormock.engine.store import redis_scripts
 from ormock.engine.store.base import (
     LOG_END,
+    AppendsToLogs,
     Clock,
     LogEntries,
     LogEntry,
@@ -64,7 +65,7 @@ class _Redis:
                              ) from error
 
 
-class RedisBackend(StoreBackend):
+class RedisBackend(AppendsToLogs, StoreBackend):
     """``StoreBackend`` in Redis (``url`` as the ``redis`` package reads it; ``prefix`` starts
     every key, so that several fakes can share one database)."""
 
@@ -165,15 +166,6 @@ class RedisBackend(StoreBackend):
         return self._r.scripts[script](args=[self._base, kind, repr(now), *args])
 
     # -- event logs: Redis Streams (``redis_scripts.LOG_APPEND``) -------------------------------
-    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
-                   ) -> bool:
-        check_log(log, number, ttl=ttl)
-        return self._log_add(log, number, value, ttl)
-
-    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
-        check_log(log, ttl=ttl)
-        return self._log_add(log, LOG_END, value, ttl)
-
     def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
         check_log(log, limit=limit)
         self._open()

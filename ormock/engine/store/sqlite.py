@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ormock.engine.store.base import (
     LOG_END,
+    AppendsToLogs,
     Clock,
     LogEntries,
     StoreBackend,
@@ -75,7 +76,7 @@ class _Database:
         self.closed = False
 
 
-class SqliteBackend(StoreBackend):
+class SqliteBackend(AppendsToLogs, StoreBackend):
     """``StoreBackend`` in one SQLite file (made if need be)."""
 
     def __init__(self, path: str | PathLike[str], *, max_keys: int = 2000,
@@ -224,15 +225,6 @@ class SqliteBackend(StoreBackend):
                         doomed)
 
     # -- event logs (two tables: a head per log, for its order, size and expiry; its entries)
-    def log_append(self, log: str, number: int, value: bytes, ttl: float | None = None
-                   ) -> bool:
-        check_log(log, number, ttl=ttl)
-        return self._log_add(log, number, value, ttl)
-
-    def log_close(self, log: str, value: bytes = b"", ttl: float | None = None) -> bool:
-        check_log(log, ttl=ttl)
-        return self._log_add(log, LOG_END, value, ttl)
-
     def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
         check_log(log, limit=limit)
         with self._db.lock:
