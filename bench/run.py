@@ -596,11 +596,16 @@ def main(argv: Sequence[str] | None = None) -> int:
            "also pays for uvicorn, httptools and the sockets.",
            ""] if where else []),
     ])
-    print(report)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report)
-    print(f"bench: written to {args.output}", file=sys.stderr)
+    write_report(report, args.output)
     return 0
+
+
+def write_report(report: str, output: Path) -> None:
+    """Print a benchmark's report and write it to ``output`` (its folder made if need be)."""
+    print(report)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(report)
+    print(f"bench: written to {output}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -361,10 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         *throughput_table(measured, "stream"), "", *throughput_table(measured, "json"), "",
         *latency_table(measured), "", *calls_table(measured), "",
         "## Goals (issue 13)", "", *verdicts(measured), ""])
-    print(report)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report)
-    print(f"bench: written to {args.output}", file=sys.stderr)
+    run.write_report(report, args.output)
     return 0
 
 

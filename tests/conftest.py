@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from stores import NOT_INSTALLED, RedisServer, start_redis
+from stores import RedisServer, own_redis
 
 from ormock import OrmockServer
 
@@ -59,13 +59,8 @@ def server() -> Iterator[OrmockServer]:
 def redis_server() -> Iterator[RedisServer]:
     """This session's own redis-server (each xdist worker has one); the tests that need it skip
     where it is not installed."""
-    running = start_redis()
-    if running is None:
-        pytest.skip(NOT_INSTALLED)
-    try:
+    with own_redis() as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import pytest
 
-__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "Served", "free_port", "serve",
-           "start_redis", "store_spec"]
+__all__ = ["BACKENDS", "NOT_INSTALLED", "RedisServer", "Served", "free_port", "own_redis",
+           "serve", "start_redis", "store_spec"]
 
 BACKENDS = ["memory", "sqlite", "redis"]  # what the parametrized store tests run on
 NOT_INSTALLED = "redis-server not found: apt-get install -y redis-server"
@@ -134,6 +134,19 @@ def start_redis() -> RedisServer | None:
     """A server of this session's own, or None where redis-server is not installed."""
     executable = shutil.which("redis-server")
     return None if executable is None else RedisServer(executable)
+
+
+@contextlib.contextmanager
+def own_redis() -> Iterator[RedisServer]:
+    """A redis-server started for the caller and stopped after; in a test, skipped (saying
+    how to install it) where redis-server is not installed."""
+    running = start_redis()
+    if running is None:
+        pytest.skip(NOT_INSTALLED)
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 def store_spec(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:

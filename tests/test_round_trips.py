@@ -14,7 +14,7 @@ import httpx
 import openai
 import pytest
 import redis
-from stores import NOT_INSTALLED, RedisServer, serve, start_redis
+from stores import RedisServer, own_redis, serve
 
 KEY = "sk-" + "test-round-trips"
 REQUESTS = 6  # per kind of request counted
@@ -43,13 +43,8 @@ steps:
 def redis_alone() -> Iterator[RedisServer]:
     """A redis-server of this test's own: ``INFO commandstats`` counts the whole server, and
     the session's one may still be serving what an earlier test left running."""
-    running = start_redis()
-    if running is None:
-        pytest.skip(NOT_INSTALLED)
-    try:
+    with own_redis() as running:
         yield running
-    finally:
-        running.stop()
 
 
 @contextlib.contextmanager
