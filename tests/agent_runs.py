@@ -17,10 +17,13 @@ def run_agent(
     model: str = "gpt-4o-mini",
     instructions: str = "Answer questions about the weather.",
     streamed: bool = False,
+    chained: bool = False,
     **client_options: Any,
 ) -> Any:
     """Run an Agent with ``tools`` on ``prompt`` (``Runner.run``, or ``Runner.run_streamed``
-    read to the end) with an openai client pointed at ``base_url``; its final output."""
+    read to the end) with an openai client pointed at ``base_url``; its final output.
+    ``chained``: each turn after the first sends only its new items, with the
+    ``previous_response_id`` of the turn before (``auto_previous_response_id``)."""
     import agents
 
     agents.set_tracing_disabled(True)
@@ -34,8 +37,10 @@ def run_agent(
     async def go() -> Any:
         async with client:
             if not streamed:
-                return (await agents.Runner.run(agent, prompt)).final_output
-            result = agents.Runner.run_streamed(agent, prompt)
+                return (await agents.Runner.run(
+                    agent, prompt, auto_previous_response_id=chained)).final_output
+            result = agents.Runner.run_streamed(agent, prompt,
+                                                auto_previous_response_id=chained)
             async for _ in result.stream_events():
                 pass
             return result.final_output
