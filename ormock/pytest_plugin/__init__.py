@@ -127,6 +127,7 @@ def _settings(config: pytest.Config) -> SessionSettings:
         upstream = config.getoption("ormock_upstream") or \
             str(config.getini("ormock_upstream")).strip() or None
         key_env = config.getoption("ormock_upstream_key_env")
+        url = _url(config, record)  # first: recording is refused with it, key or no key
         key = _upstream_key(record, upstream, key_env)
         seed_text = str(config.getini("ormock_seed")).strip()
         return SessionSettings(
@@ -143,7 +144,7 @@ def _settings(config: pytest.Config) -> SessionSettings:
             plugins=tuple(config.getini("ormock_plugins")),
             profile=str(config.getini("ormock_profile")).strip() or None,  # checked once the
             # plugins are loaded: one of them may register it
-            url=_url(config, record),
+            url=url,
         )
     except OptionsError as error:
         raise pytest.UsageError(str(error)) from None

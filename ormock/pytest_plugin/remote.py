@@ -166,10 +166,15 @@ class RemoteBackend:
         from ormock.engine.replays import cassettes_in
 
         cassettes = cassettes_in(path)  # read here: its mistakes said at its file and line
-        query = {"order": order, **({"ignore": ",".join(ignore)} if ignore else {})}
         for cassette in cassettes:
-            self._call("POST", f"{self._admin}/cassettes", text=dump_cassette(cassette),
-                       params=query, what=f"loading the cassette {path}")
+            # an ormock file goes as it is (its lines stay those reports name); a vcrpy one,
+            # or each of a folder's, converted
+            text = path.read_text("utf-8") if path.is_file() and cassette.origin == "ormock" \
+                else dump_cassette(cassette)
+            query = {"order": order, "file": cassette.file or str(path),
+                     **({"ignore": ",".join(ignore)} if ignore else {})}
+            self._call("POST", f"{self._admin}/cassettes", text=text, params=query,
+                       what=f"loading the cassette {path}")
         return cassettes
 
     def record_to(self, upstream: Upstream) -> None:

@@ -5,8 +5,9 @@
 - ``DELETE /_ormock/scenarios/{name}``: unload one.
 - ``GET /_ormock/catalogue``: the built-in scenarios, one line each.
 - ``POST /_ormock/cassettes`` (an ormock cassette's YAML or JSON; ``?ignore=metadata,user``,
-  ``?order=recorded``): replay it before anything else; ``GET``: each cassette and which of its
-  interactions were played; ``DELETE``: stop replaying them all.
+  ``?order=recorded``, ``?file=NAME`` the name reports give it): replay it before anything
+  else; ``GET``: each cassette and which of its interactions were played; ``DELETE``: stop
+  replaying them all.
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
 - ``GET /_ormock/journal``: every request (its ``id``, ``namespace``), secrets masked (headers,
@@ -157,8 +158,8 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         raw = (await request.body()).decode("utf-8", "replace")
         ignore = [p for p in request.query_params.get("ignore", "").split(",") if p]
         order = request.query_params.get("order", "any")
-        try:
-            cassette = parse_cassette(raw, "<admin body>")
+        try:  # ``?file=``: the name its reports and journal entries give it
+            cassette = parse_cassette(raw, request.query_params.get("file") or "<admin body>")
         except ValueError as error:  # CassetteError too
             return _error(OpenResponsesError(
                 f"The cassette was not loaded: {error}. The body is an ormock cassette's YAML "
