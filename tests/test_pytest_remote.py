@@ -328,4 +328,7 @@ def test_redis_and_two_workers(pytester: pytest.Pytester, redis_server: RedisSer
         pytester.makepyfile(test_suite=textwrap.dedent(STRICT))
         result = pytester.runpytest("-p", "no:randomly", "--ormock-url", root)
         result.assert_outcomes(passed=4, errors=3)
+        out = result.stdout.str()  # what each worker served, errors too, in one journal
+        assert "Requests that no scenario step matched (1)" in out
+        assert "scenario 'two-steps' step 2 (<scenario>): expected 1 time, used 0" in out
         assert _namespaces(root) == before
