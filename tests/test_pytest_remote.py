@@ -31,9 +31,10 @@ HELLO = {"name": "hello", "steps": [
 
 
 def test_one(ormock):
-    assert ormock.base_url.startswith(os.environ["ORMOCK_TEST_ROOT"] + "/")
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    assert ormock.namespace.startswith(worker + "-"), ormock.namespace
+    if "ORMOCK_TEST_ROOT" in os.environ:  # on the shared server
+        assert ormock.base_url.startswith(os.environ["ORMOCK_TEST_ROOT"] + "/")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        assert ormock.namespace.startswith(worker + "-"), ormock.namespace
     ormock.use(HELLO)
     client = ormock.openai()
     reply = client.responses.create(model="m", input="hi from one")
@@ -68,6 +69,9 @@ def test_a_fault_and_the_verdict(ormock):
     assert ormock.requests == []
     with pytest.raises(openai.RateLimitError):  # reset: the fault counts start over
         ormock.openai().responses.create(model="m", input="third")
+    verdict = ormock.verdict()
+    assert verdict.codes == ["gave-up-too-early"], (
+        str(verdict), [(r.at, r.status, r.json["input"], r.faults) for r in ormock.requests])
     with pytest.raises(AssertionError, match="allow=\\\\('gave-up-too-early',\\\\)"):
         ormock.assert_resilient()
     assert ormock.assert_resilient(allow=["gave-up-too-early"]).allowed
@@ -123,6 +127,14 @@ def test_every_fake_is_a_namespace_of_the_shared_server(pytester: pytest.Pyteste
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines([f"ormock: fakes on {suite_env}"])
     assert _namespaces(suite_env) == before  # each dropped after its test
+
+
+def test_the_same_suite_passes_on_a_local_fake(pytester: pytest.Pytester,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ORMOCK_TEST_ROOT", raising=False)
+    monkeypatch.delenv("ORMOCK_URL", raising=False)
+    pytester.makepyfile(test_suite=textwrap.dedent(SUITE))
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=5)
 
 
 def test_xdist_workers_share_the_server(pytester: pytest.Pytester, suite_env: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from ormock.engine.stateful import Background
 from ormock.engine.store import StoreBackend, open_backend
 from ormock.engine.sync import Sync
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.profile import Profile, get_profile
 from ormock.scenario import find_scenario
 
 __all__ = ["NAMESPACE_NAME", "NAMESPACE_SETTINGS", "Namespaces", "preload"]
@@ -130,15 +132,28 @@ class Namespaces:
                 param=unknown[0])
         own = {k: v for k, v in settings.items() if v is not None}
         for key, value in own.items():
-            try:
-                if key == "replay_speed":
-                    settings_from(self.settings, {"speed": value})
-                else:
+            problem = None
+            if key == "replay_speed":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                        not math.isfinite(value) or value < 0:
+                    problem = f"replay_speed must be a number >= 0 (0: at once), not {value!r}"
+            elif key in self._changes({key: value}):  # the server's own value needs no check
+                try:
                     settings_from(self.settings, {key: value})
-            except (TypeError, ValueError) as error:
-                raise OpenResponsesError(f"The namespace was not opened: {error}.",
-                                         code="invalid_namespace", param=key) from None
+                except (TypeError, ValueError) as error:
+                    problem = str(error)
+            if problem is not None:
+                raise OpenResponsesError(f"The namespace was not opened: {problem}.",
+                                         code="invalid_namespace", param=key)
         return own
+
+    def _changes(self, own: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings of ``own`` an engine takes that differ from the server's."""
+        current = self.settings
+        return {k: v for k, v in own.items() if k != "replay_speed" and not (
+            (k == "profile" and v == current.profile.name) or
+            (k != "profile" and type(v) is type(getattr(current, k)) and
+             v == getattr(current, k)))}
 
     def _settings_of(self, name: str) -> dict[str, Any]:
         """What ``name`` was opened with (by this process, or another on the shared store)."""
@@ -202,8 +217,8 @@ class Namespaces:
                 if name and name not in self._engines:
                     raise self._unknown(name)  # dropped meanwhile
                 own = self._settings_of(name)
-                settings = settings_from(self.settings, {k: v for k, v in own.items()
-                                                         if k != "replay_speed"})
+                changes = self._changes(own)
+                settings = settings_from(self.settings, changes) if changes else self.settings
                 engine = Engine(settings, backend=self.backend.scoped(name)
                                 if self.backend is not None else None,
                                 shared=self.backend is not None)
@@ -261,6 +276,15 @@ class Namespaces:
             return None
         _ROUTED.set(engine)
         return engine
+
+    def profile_of(self, name: str = "") -> Profile:
+        """The profile a namespace plays: its engine's, else the one it was opened with, else
+        the server's (without making its engine)."""
+        engine = self._engines.get(name)
+        if engine is not None:
+            return engine.profile
+        own = self._settings_of(name).get("profile") if name in self._engines else None
+        return get_profile(own) if own is not None else self.settings.profile
 
     def find(self, name: str = "") -> Engine | None:
         """The engine of a namespace if it exists; never makes one."""
