@@ -330,9 +330,15 @@ class Engine:
                              size=_body_size(body) if size is None else size)
         with self._lock, FAKER_LOCK:
             self.journal.append(entry)
-            with answering(entry, headers):
-                reply = building.respond(self, parsed or parse_request(body), headers, entry,
-                                         forced=forced, local=local, transport=transport)
+            try:
+                with answering(entry, headers):
+                    reply = building.respond(self, parsed or parse_request(body), headers,
+                                             entry, forced=forced, local=local,
+                                             transport=transport)
+            except Exception:
+                if self.sink is not None:  # an error answer is never finished: shared now
+                    self.sink.publish(entry)
+                raise
             record(entry, reply)
             if self.sink is not None and not written_at_once(reply, body, transport):
                 self.sink.publish(entry)  # seen by other workers while it is written

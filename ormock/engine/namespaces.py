@@ -11,10 +11,12 @@ longest ago is dropped, so no sequence of calls grows memory without bound.
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -25,13 +27,17 @@ from ormock.engine.stateful import Background
 from ormock.engine.store import StoreBackend, open_backend
 from ormock.engine.sync import Sync
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.profile import Profile, get_profile
 from ormock.scenario import find_scenario
 
-__all__ = ["NAMESPACE_NAME", "Namespaces", "preload"]
+__all__ = ["NAMESPACE_NAME", "NAMESPACE_SETTINGS", "Namespaces", "preload"]
 
 NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _REGISTRY = "~namespaces"
 _OPEN, _CLOSED = b"open", b"closed"
+# what a namespace may be opened with (``open(name, settings)``): its engine's seed, speed and
+# profile, and the pace of its replayed cassettes
+NAMESPACE_SETTINGS = ("seed", "speed", "profile", "replay_speed")
 _CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed answer
 # the engine a request's routing pulled already (``Namespaces.routed``): the serve that follows
 # in the same request takes it without reading the admin stamp again
@@ -72,6 +78,7 @@ class Namespaces:
         self._lock = threading.Lock()
         self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
         self._closed: OrderedDict[str, None] = OrderedDict()  # a late request must not revive
+        self._own: dict[str, dict[str, Any]] = {}  # the settings a namespace was opened with
         self.feed = Feed()  # entry ids across namespaces, the inspector's live watchers
         self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
         # a persistent store is one for every namespace, each its own keyspace; in memory,
@@ -87,19 +94,74 @@ class Namespaces:
     def seed(self) -> int:
         return self.settings.seed
 
-    def open(self, name: str) -> None:
-        """Let requests reach ``name``; its engine is made by the first one (cheap to call)."""
+    def open(self, name: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Let requests reach ``name``; its engine is made by the first one (cheap to call).
+        ``settings`` (keys of ``NAMESPACE_SETTINGS``): its engine's own seed, speed, profile
+        and replay pace, for every process on a shared store; given only to a namespace that
+        is not open yet (409 ``namespace_exists`` otherwise)."""
+        own = self._checked(settings or {})
         if name in self._engines:
+            if own:
+                raise _exists(name)
             return
         check_name(name)
+        fresh = self._registry is not None and self._registry.get("namespace", name) != _OPEN
+        if own and self._registry is not None and not fresh:
+            raise _exists(name)  # another process opened it
         with self._lock:
             self._closed.pop(name, None)
             self._engines.setdefault(name, None)
+            if own:
+                self._own[name] = own
             self._trim()
-        if (self.backend is not None and self._registry is not None
-                and self._registry.get("namespace", name) != _OPEN):
+        if fresh and self.backend is not None and self._registry is not None:
             self.backend.scoped(name).clear()  # a dropped one's mark goes
+            if own:  # beside the mark: a reset of the namespace clears its keys, not these
+                self._registry.put("settings", name, json.dumps(own).encode())
+            else:
+                self._registry.delete("settings", name)
             self._registry.put("namespace", name, _OPEN)
+
+    def _checked(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings a namespace is opened with, each checked as ``Settings`` checks it."""
+        unknown = sorted(set(settings) - set(NAMESPACE_SETTINGS))
+        if unknown:
+            raise OpenResponsesError(
+                f"{unknown[0]!r} is not a namespace setting; the settings are "
+                f"{', '.join(NAMESPACE_SETTINGS)}.", code="invalid_namespace",
+                param=unknown[0])
+        own = {k: v for k, v in settings.items() if v is not None}
+        for key, value in own.items():
+            problem = None
+            if key == "replay_speed":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                        not math.isfinite(value) or value < 0:
+                    problem = f"replay_speed must be a number >= 0 (0: at once), not {value!r}"
+            elif key in self._changes({key: value}):  # the server's own value needs no check
+                try:
+                    settings_from(self.settings, {key: value})
+                except (TypeError, ValueError) as error:
+                    problem = str(error)
+            if problem is not None:
+                raise OpenResponsesError(f"The namespace was not opened: {problem}.",
+                                         code="invalid_namespace", param=key)
+        return own
+
+    def _changes(self, own: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings of ``own`` an engine takes that differ from the server's."""
+        current = self.settings
+        return {k: v for k, v in own.items() if k != "replay_speed" and not (
+            (k == "profile" and v == current.profile.name) or
+            (k != "profile" and type(v) is type(getattr(current, k)) and
+             v == getattr(current, k)))}
+
+    def _settings_of(self, name: str) -> dict[str, Any]:
+        """What ``name`` was opened with (by this process, or another on the shared store)."""
+        own = self._own.get(name)
+        if own is None and name and self._registry is not None:
+            raw = self._registry.get("settings", name)
+            own = json.loads(raw) if raw is not None else {}
+        return own or {}
 
     def get(self, name: str = "") -> Engine:
         """The engine of a namespace, opened and made if need be (for trusted callers)."""
@@ -154,9 +216,14 @@ class Namespaces:
             if engine is None:
                 if name and name not in self._engines:
                     raise self._unknown(name)  # dropped meanwhile
-                engine = Engine(self.settings, backend=self.backend.scoped(name)
+                own = self._settings_of(name)
+                changes = self._changes(own)
+                settings = settings_from(self.settings, changes) if changes else self.settings
+                engine = Engine(settings, backend=self.backend.scoped(name)
                                 if self.backend is not None else None,
                                 shared=self.backend is not None)
+                if "replay_speed" in own:
+                    engine.replay_speed = float(own["replay_speed"])
                 engine.feed, engine.name = self.feed, name
                 for setup in self.setup:
                     setup(engine)
@@ -185,6 +252,7 @@ class Namespaces:
         while len(self._engines) > self.limit + ("" in self._engines):
             oldest = next(n for n in self._engines if n)
             engine = self._engines.pop(oldest)
+            self._own.pop(oldest, None)
             if engine is not None:  # under the lock: cancelled, not waited for
                 Background.cancel_all(engine.responses, wait=0)
             self._remember_closed(oldest)
@@ -209,6 +277,15 @@ class Namespaces:
         _ROUTED.set(engine)
         return engine
 
+    def profile_of(self, name: str = "") -> Profile:
+        """The profile a namespace plays: its engine's, else the one it was opened with, else
+        the server's (without making its engine)."""
+        engine = self._engines.get(name)
+        if engine is not None:
+            return engine.profile
+        own = self._settings_of(name).get("profile") if name in self._engines else None
+        return get_profile(own) if own is not None else self.settings.profile
+
     def find(self, name: str = "") -> Engine | None:
         """The engine of a namespace if it exists; never makes one."""
         return self._engines.get(name)
@@ -218,6 +295,7 @@ class Namespaces:
         and later requests to it get 404."""
         with self._lock:
             engine = self._engines.pop(name, None)
+            self._own.pop(name, None)
             if name:
                 self._remember_closed(name)
         if engine is not None:  # its background tasks end before its keys go
@@ -230,6 +308,7 @@ class Namespaces:
             keys = self.backend.scoped(name)
             keys.clear()
             Sync(keys).drop()  # the other processes' engines of it answer 404 from now on
+            self._registry.delete("settings", name)
             self._registry.put("namespace", name, _CLOSED)
 
     def stop_runs(self) -> None:
@@ -258,3 +337,10 @@ class Namespaces:
             names |= {name for name, mark in marks if mark == _OPEN}
             names -= {name for name, mark in marks if mark == _CLOSED}
         return sorted(names)
+
+
+def _exists(name: str) -> OpenResponsesError:
+    return OpenResponsesError(
+        f"The namespace {name!r} is open already: its settings are given when it is opened. "
+        "Open a new name, or drop this one first.", type="conflict",
+        code="namespace_exists", param="name")

@@ -9,9 +9,11 @@ server fail it in one report, each section saying how to opt out.
 Fixtures: ``ormock``, ``ormock_factory``, ``ormock_env``, ``ormock_config``, ``ormock_server``.
 Marker: ``@pytest.mark.ormock(...)`` (the nearest wins). Options: ``--ormock-*`` and the ini keys
 ``ormock_scenarios``, ``ormock_plugins``, ``ormock_strict``, ``ormock_seed``, ``ormock_upstream``,
-``ormock_cassette_dir``. Cassettes: ``cassette=`` replays one in the test's fake, and
-``--ormock-record`` records it from ``--ormock-upstream`` (written after the test). See
-docs/pytest.md.
+``ormock_cassette_dir``, ``ormock_url``. Cassettes: ``cassette=`` replays one in the test's fake,
+and ``--ormock-record`` records it from ``--ormock-upstream`` (written after the test).
+``--ormock-url URL`` (or ``ORMOCK_URL``, or ``ormock_url``): no server of the session's own;
+each fake is a namespace of that shared ``ormock serve``, worked on through its admin API
+(``ormock.pytest_plugin.remote``). See docs/pytest.md.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ormock.pytest_plugin.options import (
     parse_float,
     parse_seed,
     parse_upstream,
+    parse_url,
     resolve,
     validate,
 )
@@ -81,6 +84,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the environment variable holding the upstream's key (default "
                          "OPENAI_API_KEY); it replaces the client's Authorization towards the "
                          "upstream and is never written to a cassette")
+    group.addoption("--ormock-url", default=None, metavar="URL",
+                    help="a shared `ormock serve` (http://HOST:PORT) to put every fake on, "
+                         "each in a namespace of its own, instead of a server of this "
+                         "session's; beats the environment variable ORMOCK_URL, which beats "
+                         "the ini option ormock_url")
     group.addoption("--ormock-seed", type=int, default=None, metavar="N",
                     help="seed of the server and of every fake; beats ormock_seed and "
                          "@pytest.mark.ormock(seed=...)")
@@ -101,6 +109,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ormock_cassette_dir", "folder of the default cassettes, relative to each test "
                   "module's folder (default: cassettes): <dir>/<module>/<test>.yaml",
                   type="string", default="cassettes")
+    parser.addini("ormock_url", "a shared `ormock serve` for every fake (--ormock-url and "
+                  "ORMOCK_URL beat it)", type="string", default="")
     parser.addini("ormock_profile", "wire spellings of the session's server: a profile name "
                   "(`ormock serve --help` lists them; default: the official Open Responses "
                   "spellings)", type="string", default="")
@@ -117,6 +127,7 @@ def _settings(config: pytest.Config) -> SessionSettings:
         upstream = config.getoption("ormock_upstream") or \
             str(config.getini("ormock_upstream")).strip() or None
         key_env = config.getoption("ormock_upstream_key_env")
+        url = _url(config, record)  # first: recording is refused with it, key or no key
         key = _upstream_key(record, upstream, key_env)
         seed_text = str(config.getini("ormock_seed")).strip()
         return SessionSettings(
@@ -133,6 +144,7 @@ def _settings(config: pytest.Config) -> SessionSettings:
             plugins=tuple(config.getini("ormock_plugins")),
             profile=str(config.getini("ormock_profile")).strip() or None,  # checked once the
             # plugins are loaded: one of them may register it
+            url=url,
         )
     except OptionsError as error:
         raise pytest.UsageError(str(error)) from None
@@ -152,6 +164,24 @@ def _upstream_key(record: str, upstream: str | None, env: str) -> str | None:
                            "key for the upstream; set it, or name another with "
                            "--ormock-upstream-key-env NAME")
     return key
+
+
+def _url(config: pytest.Config, record: str) -> str | None:
+    """The shared server: ``--ormock-url``, else ``$ORMOCK_URL``, else the ini's
+    ``ormock_url``; None: the session starts its own."""
+    for value, where in ((config.getoption("ormock_url"), "--ormock-url"),
+                         (os.environ.get("ORMOCK_URL"), "the environment variable ORMOCK_URL"),
+                         (str(config.getini("ormock_url")).strip(), "ini option ormock_url")):
+        if value:
+            url = parse_url(value, where)
+            if record != "none":
+                raise OptionsError(
+                    f"--ormock-record={record} cannot be used with {where}: a fake on a shared "
+                    "server cannot record (the upstream's answers reach that server, not this "
+                    f"session). Record without {where} (e.g. ORMOCK_URL= pytest "
+                    f"--ormock-record={record} ...), then replay the cassettes with it.")
+            return url
+    return None
 
 
 def _profile(name: str) -> str:
@@ -211,6 +241,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         said.append(f"seed={settings.seed}")
     if settings.cli_speed is not None:
         said.append(f"speed={settings.speed:g}")
+    if settings.url is not None:
+        said.append(f"fakes on {settings.url}")
     if settings.recording and settings.upstream:
         from ormock.server.recorder_file import public_url
 
@@ -287,7 +319,7 @@ def _new_fake(request: pytest.FixtureRequest, fakes: list[OrmockFixture],
         problem = str(error)
     if problem is not None:
         pytest.fail(problem, pytrace=False)
-    fake = OrmockFixture(session, session.namespace(request.node.nodeid),
+    fake = OrmockFixture(session, session.backend(request.node.nodeid),
                          resolve(session.settings, *checked), test_path=request.path,
                          origin=origin, nodeid=request.node.nodeid)
     fakes.append(fake)
@@ -358,5 +390,9 @@ def ormock_env(ormock: OrmockFixture, monkeypatch: pytest.MonkeyPatch) -> Ormock
 
 @pytest.fixture(scope="session")
 def ormock_server(request: pytest.FixtureRequest) -> OrmockServer:
-    """The session's ``OrmockServer`` (started on first use; one per xdist worker)."""
-    return _session(request).server()
+    """The session's ``OrmockServer`` (started on first use; one per xdist worker); none with
+    ``--ormock-url``, where the fakes are on a shared server (the test fails saying so)."""
+    try:
+        return _session(request).server()
+    except RuntimeError as error:
+        pytest.fail(f"ormock_server: {error}", pytrace=False)

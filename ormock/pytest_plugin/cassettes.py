@@ -6,20 +6,19 @@ from __future__ import annotations
 import re
 import time
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ormock.pytest_plugin.backend import FakeBackend
 from ormock.pytest_plugin.options import OrmockOptions
 from ormock.pytest_plugin.session import OrmockSession
 
 if TYPE_CHECKING:
     from ormock.cassette.matching import Order
     from ormock.cassette.model import Interaction
-    from ormock.engine.core import Engine
 
 __all__ = ["FixtureCassettes", "cassette_name"]
 
@@ -46,23 +45,20 @@ class _CassetteUse:
 
 
 class FixtureCassettes:
-    """The cassettes one fake replays or records; ``engine`` makes the fake's engine,
-    ``existing_engine`` gives it only if a request or a call made one."""
+    """The cassettes one fake replays or records, in the namespace ``backend`` works on."""
 
     def __init__(
         self,
         session: OrmockSession,
         options: OrmockOptions,
-        engine: Callable[[], Engine],
-        existing_engine: Callable[[], Engine | None],
+        backend: FakeBackend,
         *,
         test_path: Path | None = None,
         nodeid: str = "",
     ) -> None:
         self._session = session
         self._options = options
-        self._engine = engine
-        self._existing_engine = existing_engine
+        self._backend = backend
         self._test_path = test_path
         self._nodeid = nodeid
         self._recording: _CassetteUse | None = None  # the cassette it records to, if any
@@ -121,7 +117,7 @@ class FixtureCassettes:
             old = tuple(interaction for cassette in self._load(path)
                         for interaction in cassette.interactions)
         self._recording = _CassetteUse(path, mode, old)
-        self._engine().record_to(Upstream(settings.upstream, settings.upstream_key, mode))
+        self._backend.record_to(Upstream(settings.upstream, settings.upstream_key, mode))
 
     def _load(self, path: Path) -> list[Any]:
         __tracebackhide__ = True
@@ -129,10 +125,8 @@ class FixtureCassettes:
 
         options = self._options
         order: Order = "recorded" if options.cassette_order == "recorded" else "any"
-        engine = self._engine()
-        engine.replay_speed = options.cassette_speed
-        try:
-            return engine.use_cassette(path, ignore=options.cassette_ignore, order=order)
+        try:  # at the pace of cassette_speed: the namespace was opened with it
+            return self._backend.load_cassettes(path, options.cassette_ignore, order)
         except (CassetteError, OSError) as error:
             pytest.fail(f"ormock: the cassette {path} could not be read: {error}",
                         pytrace=False)
@@ -140,11 +134,11 @@ class FixtureCassettes:
     def settle(self, timeout: float = 10.0) -> None:
         """Wait (at most ``timeout`` s) until every forwarded request is recorded: its client
         can have the last byte before the server thread hands the interaction over."""
-        engine = self._existing_engine()
-        if engine is None or self._recording is None:
+        replays = self._backend.replays()
+        if replays is None or self._recording is None:
             return
         deadline = time.monotonic() + timeout
-        while engine.replays.pending > 0 and time.monotonic() < deadline:
+        while replays.pending > 0 and time.monotonic() < deadline:
             time.sleep(0.002)
 
     def save(self) -> str | None:
@@ -154,8 +148,8 @@ class FixtureCassettes:
         if use is None:
             return None
         self.settle()
-        engine = self._existing_engine()
-        new = engine.replays.new_interactions() if engine is not None else []
+        replays = self._backend.replays()
+        new = replays.new_interactions() if replays is not None else []
         if use.mode == "new_episodes" and not new:
             return None  # nothing to add: the file stays as it was
         from datetime import datetime, timezone

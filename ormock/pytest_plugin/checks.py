@@ -29,14 +29,17 @@ def _count(count: int, noun: str, plural: str | None = None) -> str:
 
 
 def fake_problems(fake: OrmockFixture) -> list[tuple[str, str]]:
-    """The report's sections for one fake, each ``(summary, text)``; none when all is well."""
-    engine = fake._existing_engine()
-    if engine is None:
-        return []
+    """The report's sections for one fake, each ``(summary, text)``; none when all is well.
+    The facts come from where the fake lives (``FakeBackend.journal`` and ``.leftovers``)."""
+    backend = fake._backend
+    found = backend.leftovers()
+    if not found:
+        return []  # nothing was made: nothing to check
+    journal = backend.journal()
     checks = fake.options.checks()
     sections: list[tuple[str, str]] = []
     if checks["assert_all_matched"]:
-        missed = [(i, e) for i, e in enumerate(engine.journal, 1)
+        missed = [(i, e) for i, e in enumerate(journal, 1)
                   if e.error and e.error.get("code") in _MISSES]
         if missed:
             codes = sorted({str(e.error.get("code")) for _, e in missed if e.error})
@@ -49,31 +52,32 @@ def fake_problems(fake: OrmockFixture) -> list[tuple[str, str]]:
             sections.append((f"{_count(len(missed), 'request')} matched no step",
                              "\n".join(lines)))
     if checks["assert_all_used"]:
-        unused = engine.scenarios.unused()
+        unused = found["unused_steps"]
         if unused:
             lines = [f"Scenario steps expected and not used ({len(unused)}):"]
-            for scenario, step, used in unused:
-                expected = "at least once" if step.times is None else \
-                    f"{step.times} time{'s' if step.times != 1 else ''}"
-                lines.append(f"  scenario {scenario.name!r} {step.label} "
-                             f"({scenario.where(step)}): expected {expected}, used {used}")
+            for row in unused:
+                times = row["times"]
+                expected = "at least once" if times is None else \
+                    f"{times} time{'s' if times != 1 else ''}"
+                lines.append(f"  scenario {row['scenario']!r} {row['step']} "
+                             f"({row['where']}): expected {expected}, used {row['used']}")
             lines.append(_opt_out(fake, "assert_all_used"))
             sections.append((f"{_count(len(unused), 'step')} not used", "\n".join(lines)))
-        never = [] if fake.recording else engine.replays.unused()
+        never = [] if fake.recording else found["unused_interactions"]
         if never:
             lines = [f"{_count(len(never), 'recorded interaction')} "
                      f"{'was' if len(never) == 1 else 'were'} never requested:"]
-            for cassette, index, interaction in never:
-                where = f" (line {interaction.line})" if interaction.line is not None else ""
-                lines.append(f"  {cassette.file} interaction {index + 1}{where}: "
-                             f"{interaction.request.method} {interaction.request.target}")
+            for row in never:
+                where = f" (line {row['line']})" if row["line"] is not None else ""
+                lines.append(f"  {row['file']} interaction {row['interaction']}{where}: "
+                             f"{row['method']} {row['target']}")
             lines.append(_opt_out(fake, "assert_all_used"))
             sections.append((f"{_count(len(never), 'recorded interaction')} never requested",
                              "\n".join(lines)))
     if checks["assert_valid_replies"]:
-        bad = list(fake._session.bad_replies.get(engine, []))
+        bad = list(found["bad_replies"])
         bad += [f"#{i} {describe(e)}: {e.error.get('message') if e.error else ''}"
-                for i, e in enumerate(engine.journal, 1)
+                for i, e in enumerate(journal, 1)
                 if e.error and e.error.get("code") == "self_check_failed"]
         if bad:
             lines = [f"Replies that broke the protocol in a way the client saw ({len(bad)}):"]
@@ -81,20 +85,21 @@ def fake_problems(fake: OrmockFixture) -> list[tuple[str, str]]:
             lines.append(_opt_out(fake, "assert_valid_replies"))
             sections.append((f"{_count(len(bad), 'broken reply', 'broken replies')}",
                              "\n".join(lines)))
-    if checks["assert_no_server_errors"] and engine.replays.not_recorded:
-        missing = engine.replays.not_recorded
+    missing = found["not_recorded"]
+    if checks["assert_no_server_errors"] and missing:
         lines = [f"Requests relayed to the upstream and not recorded ({len(missing)}); a replay "
                  "of this cassette will miss them:"]
         lines += [f"  {text}" for text in missing]
         lines.append(_opt_out(fake, "assert_no_server_errors"))
         sections.append((f"{_count(len(missing), 'request')} not recorded", "\n".join(lines)))
-    if checks["assert_no_server_errors"] and engine.errors:
-        lines = [f"Errors raised inside the ormock server ({len(engine.errors)}); the client got "
+    errors = found["errors"]
+    if checks["assert_no_server_errors"] and errors:
+        lines = [f"Errors raised inside the ormock server ({len(errors)}); the client got "
                  "HTTP 500 internal_error:"]
-        for error in engine.errors:
+        for error in errors:
             lines += [f"  {line}" for line in error.splitlines()]
         lines.append(_opt_out(fake, "assert_no_server_errors"))
-        sections.append((f"{_count(len(engine.errors), 'error')} inside the server",
+        sections.append((f"{_count(len(errors), 'error')} inside the server",
                          "\n".join(lines)))
     return sections
 

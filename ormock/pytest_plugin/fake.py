@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ormock.pytest_plugin.backend import Entry, FakeBackend
 from ormock.pytest_plugin.cassettes import FixtureCassettes
 from ormock.pytest_plugin.conditions import describe, listing, mismatch, plural
 from ormock.pytest_plugin.options import OrmockOptions
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAI
 
     from ormock.engine.core import Engine
-    from ormock.engine.journal import JournalEntry
     from ormock.engine.verdict import Rules, Verdict
     from ormock.faults import Fault
     from ormock.scenario import Scenario
@@ -32,87 +32,67 @@ _UNSET: Any = object()
 
 
 class OrmockFixture:
-    """One isolated fake provider: a namespace of the session's ormock server."""
+    """One isolated fake provider: a namespace of the session's ormock server, or of the
+    shared one of ``--ormock-url`` (``backend``: where it lives)."""
 
     def __init__(
         self,
         session: OrmockSession,
-        namespace: str,
+        backend: FakeBackend,
         options: OrmockOptions,
         *,
         test_path: Path | None = None,
         origin: str = "@pytest.mark.ormock",
         nodeid: str = "",
     ) -> None:
-        self.namespace = namespace
+        self.namespace = backend.namespace
         self.options = options
         self._session = session
+        self._backend = backend
         self._test_dir = test_path.parent if test_path is not None else None
         self._origin = origin  # how the opt-outs are spelled in after-test reports
-        self._cassettes = FixtureCassettes(session, options, lambda: self.engine,
-                                           self._existing_engine, test_path=test_path,
+        self._cassettes = FixtureCassettes(session, options, backend, test_path=test_path,
                                            nodeid=nodeid)
-        self._engine: Engine | None = None
         self._closed = False
-        self._opened = False
         self._clients: list[Any] = []
 
     # -- where it is -----------------------------------------------------------------------------
     @property
     def server(self) -> OrmockServer:
-        """The session's server (shared by every fake; each has its own namespace)."""
+        """The session's server (shared by every fake; each has its own namespace); a local
+        session's only."""
         server = self._session.server()
-        if not self._opened and not self._closed:  # requests may reach the namespace from now
-            server.namespaces.open(self.namespace)
-            self._opened = True
+        _ = self._backend.root  # opens the namespace: requests may reach it from now
         return server
 
     @property
     def url(self) -> str:
         """The namespace's root: ``http://127.0.0.1:PORT/<namespace>`` (admin API under
         ``/_ormock/``)."""
-        return f"{self.server.url}/{self.namespace}"
+        return f"{self._backend.root}/{self.namespace}"
 
     @property
     def base_url(self) -> str:
         """What to give an OpenAI client: ``http://127.0.0.1:PORT/<namespace>/v1``."""
-        return f"{self.server.url}/{self.namespace}/v1"
+        return f"{self._backend.root}/{self.namespace}/v1"
 
     @property
     def engine(self) -> Engine:
-        """The engine behind this namespace (made on first use)."""
-        if self._closed:
-            raise RuntimeError(f"ormock fake {self.namespace!r} is closed: its test has ended")
-        if self._engine is None:
-            self._engine = self.server.namespaces.get(self.namespace)
-        return self._engine
-
-    def _existing_engine(self) -> Engine | None:
-        """The engine, if a request or a call made one (without making one)."""
-        if self._engine is None and not self._closed and self._session.started:
-            namespaces = self.server.namespaces
-            if self.namespace in namespaces.names():
-                self._engine = namespaces.get(self.namespace)
-        return self._engine
+        """The engine behind this namespace (made on first use); a local fake's only."""
+        return self._backend.engine()
 
     # -- configuring -----------------------------------------------------------------------------
     def configure(self) -> None:
-        """Apply the options that change the engine (at setup, before any request)."""
+        """Open the namespace with the fake's seed, speed and profile, then load its cassette,
+        scenarios, faults and chaos (at setup, before any request)."""
         options = self.options
+        profile = options.profile or (self._session.settings.profile
+                                      if self._session.remote else None)
+        self._backend.open({"seed": options.seed, "speed": options.speed,
+                            "replay_speed": options.cassette_speed,
+                            **({"profile": profile} if profile is not None else {})})
         if options.cassette is not None and options.cassette is not False:
             self._cassettes.use(options.cassette)
-        settings = self._session.settings
-        if not (options.scenario or options.faults or options.chaos or options.profile
-                or options.seed != settings.seed or options.speed != settings.speed):
-            return  # nothing to set: the engine is made by the first request, if any
-        engine = self.engine
-        if options.profile is not None:
-            from ormock.protocol.profile import get_profile
-
-            engine.profile = get_profile(options.profile)
-        if engine.seed != options.seed or engine.speed != options.speed:
-            engine.seed, engine.speed = options.seed, options.speed
-            engine.reset(scenarios=False)
         for scenario in options.scenario:
             self.use(scenario)
         for fault in options.faults:
@@ -120,7 +100,7 @@ class OrmockFixture:
         if options.chaos is not None:
             from ormock.faults.chaos import Chaos
 
-            engine.chaos = Chaos.parse(options.chaos)
+            self._backend.set_chaos(Chaos.parse(options.chaos))
 
     def use(self, source: Any = None, /, *, cassette: str | os.PathLike[str] | None = None
             ) -> Scenario | Fault | None:
@@ -149,15 +129,15 @@ class OrmockFixture:
                                 ) from None
 
     def _use(self, source: Any) -> Scenario | Fault:
-        from ormock.scenario import Scenario
+        from ormock.scenario import Scenario, load_scenario
 
         if isinstance(source, Scenario):
-            return self.engine.use(source)
+            return self._backend.load_scenario(source)
         if isinstance(source, (str, os.PathLike)):
-            return self.engine.use(self._find(source))
+            return self._backend.load_scenario(self._find(source))
         if isinstance(source, Mapping):
             if "steps" in source or "name" in source:
-                return self.engine.use(source)
+                return self._backend.load_scenario(load_scenario(source))
             return self._add_fault(source)
         from ormock.faults import Fault as FaultClass
 
@@ -212,23 +192,36 @@ class OrmockFixture:
         return self._cassettes.save()
 
     def _add_fault(self, spec: Any) -> Fault:
-        return self.engine.inject(spec)
+        from ormock.faults import Fault as FaultClass
+        from ormock.faults import parse_fault
+
+        return self._backend.inject(spec if isinstance(spec, FaultClass) else parse_fault(spec))
+
+    def inject(self, fault: Fault | Mapping[str, Any] | str) -> Fault:
+        """Apply a fault (a ``Fault``, or a spec such as ``{"http_error": {"status": 429}}``
+        with an optional ``when``) to every reply from now on; returns it."""
+        return self._add_fault(fault)
+
+    def reset(self, *, scenarios: bool = False) -> None:
+        """Start over: journal, stored responses, step counters; ``scenarios=True`` also
+        unloads the scenarios and faults."""
+        self._backend.reset(scenarios)
 
     # -- what it heard ---------------------------------------------------------------------------
     @property
-    def requests(self) -> list[JournalEntry]:
+    def requests(self) -> list[Entry]:
         """Every request this fake received, oldest first: ``.path``, ``.headers`` (secrets
         masked), ``.json`` (the body), ``.status``, ``.response_id``, ``.scenario`` and ``.step``
-        (what answered), ``.error``, ``.faults``, ``.events``."""
-        engine = self._existing_engine()
-        return list(engine.journal) if engine is not None else []
+        (what answered), ``.error``, ``.faults``, ``.events`` (``JournalEntry`` objects; on a
+        shared server, ``JournalRecord`` ones read from its journal)."""
+        return [] if self._closed else self._backend.journal()
 
     @property
     def call_count(self) -> int:
         return len(self.requests)
 
     @property
-    def last_request(self) -> JournalEntry:
+    def last_request(self) -> Entry:
         requests = self.requests
         if not requests:
             raise AssertionError(f"ormock fake {self.namespace!r} received no request")
@@ -275,17 +268,16 @@ class OrmockFixture:
     def verdict(self, *, allow: Iterable[str] = (), rules: Rules | None = None) -> Verdict:
         """How the client coped with this test's faults, judged from the journal
         (``ormock.engine.verdict``): findings such as ignored Retry-After or a retry storm."""
-        from ormock.engine.verdict import judge
-
-        return judge(self.engine, allow=allow, rules=rules)
+        return self._backend.verdict(allow, rules)
 
     def assert_resilient(self, *, allow: Iterable[str] = (), rules: Rules | None = None
                          ) -> Verdict:
         """Fail unless the client coped well with this test's faults; the failure lists each
         finding and the ``allow=(...)`` that would accept it."""
-        from ormock.engine.verdict import assert_resilient
+        from ormock.engine.verdict import resilient
 
-        return assert_resilient(self.engine, allow=allow, rules=rules)
+        allowed = tuple(allow)
+        return resilient(self._backend.verdict(allowed, rules), allowed)
 
     def _assert_match(self, any_request: bool, input_contains: str | None,
                       tool_outputs: Sequence[str] | None, previous_response_id: str | None,
@@ -352,19 +344,15 @@ class OrmockFixture:
         """Close the clients it made and drop the namespace (its engine, journal, responses)."""
         if self._closed:
             return
+        self._closed = True
         for client in self._clients:
             client.close()
         self._clients.clear()
-        engine = self._existing_engine()
-        if engine is not None:
-            self._session.bad_replies.pop(engine, None)
-        if engine is not None or self._opened:
-            self._session.server().namespaces.drop(self.namespace)
-        self._engine = None
-        self._closed = True
+        self._backend.close()
 
     def __repr__(self) -> str:
-        where = self.base_url if self._session.started else f"/{self.namespace}/v1"
+        started = self._session.started or self._session.remote
+        where = self.base_url if started and not self._closed else f"/{self.namespace}/v1"
         return f"<OrmockFixture {where}>"
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "parse_float",
     "parse_seed",
     "parse_upstream",
+    "parse_url",
     "resolve",
 ]
 
@@ -120,6 +121,16 @@ def parse_upstream(value: str) -> str:
     return value.rstrip("/")
 
 
+def parse_url(value: str, where: str) -> str:
+    """The root of a shared ``ormock serve`` (a ``/v1`` or ``/`` at the end is dropped)."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        raise OptionsError(f"{where} must be the http:// URL of an `ormock serve`, such as "
+                           f"http://10.0.0.5:8000, not {value!r}")
+    root = value.rstrip("/")
+    return root[:-3] if root.endswith("/v1") else root
+
+
 def _as_tuple(value: Any) -> tuple[Any, ...]:
     if value is None:
         return ()
@@ -206,6 +217,7 @@ class SessionSettings:
     scenarios_dir: Path | None = None
     plugins: tuple[str, ...] = ()
     profile: str | None = None  # a profile name; None: the default
+    url: str | None = None  # a shared ``ormock serve`` (--ormock-url): no server of our own
 
     @property
     def recording(self) -> bool:

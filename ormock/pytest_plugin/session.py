@@ -1,46 +1,57 @@
-"""One ormock server per pytest session (per xdist worker), started on first use.
+"""One ormock server per pytest session (per xdist worker), started on first use; or, with
+``--ormock-url``, a shared ``ormock serve`` that the session only talks to.
 
-Each fake gets a namespace of its own (``t-<crc32 of the test id>-<n>``): the engine behind it is
-made on first use, and dropped after the test, so memory stays flat over any number of tests.
+Each fake gets a namespace of its own: ``t-<crc32 of the test id>-<n>`` on the session's server
+(the engine behind it is made on first use); on a shared server ``<xdist worker>-<random of the
+session>-<crc32 of the test id>-<n>``, so sessions on several machines never collide. Either
+way it is dropped after the test, so memory stays flat over any number of tests.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+import secrets
 import threading
-import weakref
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ormock.pytest_plugin.options import SessionSettings
 
 if TYPE_CHECKING:
-    from ormock.engine.core import Engine
-    from ormock.engine.journal import JournalEntry
-    from ormock.engine.reply import RawReply, Reply
+    import httpx
+
+    from ormock.pytest_plugin.backend import FakeBackend
     from ormock.server.runner import OrmockServer
 
 __all__ = ["OrmockSession"]
 
 
 class OrmockSession:
-    """The session's settings, its server (lazily), and what the server saw go wrong."""
+    """The session's settings, and its server (lazily) or its client of the shared one."""
 
     def __init__(self, settings: SessionSettings) -> None:
         self.settings = settings
         self._server: OrmockServer | None = None
+        self._client: httpx.Client | None = None
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
-        # replies a literal scenario step produced that the client could not be sent, per engine
-        self.bad_replies: weakref.WeakKeyDictionary[Engine, list[str]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._token = secrets.token_hex(4)  # this session's, among every machine's
+
+    @property
+    def remote(self) -> bool:
+        return self.settings.url is not None
 
     @property
     def started(self) -> bool:
         return self._server is not None
 
     def server(self) -> OrmockServer:
+        if self.settings.url is not None:
+            raise RuntimeError(
+                f"this session has no ormock server of its own: its fakes are on "
+                f"{self.settings.url} (--ormock-url); the ormock_server fixture and "
+                "ormock.server are for a local session (run without --ormock-url)")
         server = self._server
         if server is not None:
             return server
@@ -51,47 +62,45 @@ class OrmockSession:
                 from ormock.server.runner import OrmockServer
 
                 dirs = (self.settings.scenarios_dir,) if self.settings.scenarios_dir else ()
-                server = OrmockServer(settings=Settings(
+                self._server = OrmockServer(settings=Settings(
                     seed=self.settings.seed, speed=self.settings.speed, scenario_dirs=dirs,
-                    profile=get_profile(self.settings.profile)))
-                server.namespaces.setup.append(self._watch)
-                self._server = server.start()
+                    profile=get_profile(self.settings.profile))).start()
             return self._server
 
     def namespace(self, nodeid: str) -> str:
-        """A URL-safe namespace no other fake of this session has."""
-        return f"t-{zlib.crc32(nodeid.encode()):08x}-{next(self._counter)}"
+        """A URL-safe namespace no other fake of this session (or, on a shared server, of any
+        session) has."""
+        crc = f"{zlib.crc32(nodeid.encode()):08x}"
+        if self.settings.url is None:
+            return f"t-{crc}-{next(self._counter)}"
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        worker = "".join(c for c in worker if c.isalnum())[:16] or "main"
+        return f"{worker}-{self._token}-{crc}-{next(self._counter)}"
+
+    def backend(self, nodeid: str) -> FakeBackend:
+        """Where a new fake lives: a namespace here, or on the shared server."""
+        if self.settings.url is None:
+            from ormock.pytest_plugin.backend import LocalBackend
+
+            return LocalBackend(self, self.namespace(nodeid))
+        from ormock.pytest_plugin.remote import RemoteBackend
+
+        return RemoteBackend(self.client(), self.settings.url, self.namespace(nodeid))
+
+    def client(self) -> httpx.Client:
+        """The session's HTTP client of the shared server's admin API."""
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                self._client = httpx.Client(base_url=self.settings.url or "", timeout=30.0)
+            return self._client
 
     def stop(self) -> None:
         with self._lock:
             if self._server is not None:
                 self._server.stop()
                 self._server = None
-
-    # -- watching replies -------------------------------------------------------------------
-    def _watch(self, engine: Engine) -> None:
-        """Runs for every new engine (in the server thread)."""
-
-        def on_reply(entry: JournalEntry, reply: Reply | RawReply) -> None:
-            self._check_literal(engine, entry, reply)
-
-        engine.on_reply.append(on_reply)
-
-    def _check_literal(self, engine: Engine, entry: JournalEntry, reply: Any) -> None:
-        """A literal step's events must fold into a Response for a JSON (non-streaming) reply:
-        otherwise the client gets a 500 ``unfoldable_reply`` (the journal entry says so), which
-        the test should hear of."""
-        error = entry.error
-        if entry.scenario is None or entry.step is None or error is None or error.get(
-                "code") != "unfoldable_reply":
-            return
-        scenario = engine.scenarios.get(entry.scenario) or engine.named.get(entry.scenario)
-        if scenario is None or not 0 < entry.step <= len(scenario.steps):
-            return
-        step = scenario.steps[entry.step - 1]
-        self.bad_replies.setdefault(engine, []).append(
-            f"scenario {scenario.name!r} {step.label} ({scenario.where(step)}) answered a "
-            f"non-streaming request with literal events; the client got HTTP 500 "
-            f"unfoldable_reply: {error.get('message')} Or give the events a terminal "
-            "response.completed / response.failed / response.incomplete event."
-        )
+            if self._client is not None:
+                self._client.close()
+                self._client = None

@@ -5,8 +5,9 @@
 - ``DELETE /_ormock/scenarios/{name}``: unload one.
 - ``GET /_ormock/catalogue``: the built-in scenarios, one line each.
 - ``POST /_ormock/cassettes`` (an ormock cassette's YAML or JSON; ``?ignore=metadata,user``,
-  ``?order=recorded``): replay it before anything else; ``GET``: each cassette and which of its
-  interactions were played; ``DELETE``: stop replaying them all.
+  ``?order=recorded``, ``?file=NAME`` the name reports give it): replay it before anything
+  else; ``GET``: each cassette and which of its interactions were played; ``DELETE``: stop
+  replaying them all.
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
 - ``GET /_ormock/journal``: every request (its ``id``, ``namespace``), secrets masked (headers,
@@ -14,6 +15,11 @@
   ``GET /_ormock/journal/{id}`` one exchange in full (``ormock.server.inspector``).
 - ``GET /_ormock/verdict``: how the client coped with the faults (``ormock.engine.verdict``);
   ``?allow=code,...`` and the rules' thresholds (``?stall_timeout=5``) as query parameters.
+- ``GET /_ormock/checks``: the facts of the pytest plugin's after-test checks
+  (``ormock.engine.leftovers``: steps and recorded interactions never used, replies the client
+  could not be sent, errors inside the server).
+- ``POST /_ormock/namespaces`` (``{"name": NAME}``, optionally with the namespace's own
+  ``seed``, ``speed``, ``profile`` and ``replay_speed``), ``GET``, ``DELETE .../{name}``.
 - ``POST /_ormock/faults`` (a fault spec or a list, YAML or JSON), ``GET``, ``DELETE``: faults
   applied to every reply; ``PUT /_ormock/chaos`` (``rate=0.2,seed=7,faults=...``): seeded chaos.
 
@@ -35,7 +41,8 @@ from starlette.routing import Route
 
 from ormock.cassette.fileformat import parse_cassette
 from ormock.engine.core import Engine
-from ormock.engine.namespaces import Namespaces
+from ormock.engine.leftovers import leftovers
+from ormock.engine.namespaces import NAMESPACE_SETTINGS, Namespaces
 from ormock.engine.verdict import judge, rules_from
 from ormock.faults import parse_fault
 from ormock.faults.chaos import Chaos
@@ -151,8 +158,8 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         raw = (await request.body()).decode("utf-8", "replace")
         ignore = [p for p in request.query_params.get("ignore", "").split(",") if p]
         order = request.query_params.get("order", "any")
-        try:
-            cassette = parse_cassette(raw, "<admin body>")
+        try:  # ``?file=``: the name its reports and journal entries give it
+            cassette = parse_cassette(raw, request.query_params.get("file") or "<admin body>")
         except ValueError as error:  # CassetteError too
             return _error(OpenResponsesError(
                 f"The cassette was not loaded: {error}. The body is an ormock cassette's YAML "
@@ -249,6 +256,9 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                                              param="query"))
         return _json(found.to_dict())
 
+    async def checks(request: Request, engine: Engine) -> Response:
+        return _json(leftovers(engine))
+
     async def open_namespace(request: Request, engine: Engine) -> Response:
         try:
             data = _decode_json((await request.body()).decode("utf-8", "replace"))
@@ -260,10 +270,14 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         if not isinstance(name, str):
             return _error(OpenResponsesError('Send {"name": "NAME"}: the namespace to open.',
                                              code="missing_required_parameter", param="name"))
+        own = {k: v for k, v in data.items() if k != "name"}
         try:
-            namespaces.open(name)
+            namespaces.open(name, own)
         except OpenResponsesError as error:
             return _error(error)
+        if own:
+            return _json({"name": name, "path": f"/{name}/v1",
+                          **{k: own[k] for k in NAMESPACE_SETTINGS if k in own}}, 201)
         return _json({"name": name, "path": f"/{name}/v1"}, 201)
 
     async def list_namespaces(request: Request, engine: Engine) -> Response:
@@ -295,6 +309,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
             Route(base + "/reset", guarded(reset), methods=["POST"]),
             Route(base + "/journal", guarded(journal), methods=["GET"]),
             Route(base + "/verdict", guarded(verdict), methods=["GET"]),
+            Route(base + "/checks", guarded(checks), methods=["GET"]),
             Route(base + "/faults", guarded(add_faults), methods=["POST"]),
             Route(base + "/faults", guarded(list_faults), methods=["GET"]),
             Route(base + "/faults", guarded(clear_faults), methods=["DELETE"]),

@@ -23,9 +23,9 @@ __all__ = ["ProfileErrors", "namespace_profile"]
 
 def namespace_profile(namespaces: Namespaces, path: str) -> Profile:
     """The profile of the namespace a request path is in (``/v1/...``: ``""``;
-    ``/<name>/v1/...``: ``name``): its engine's when it has one, else the server's."""
-    engine = namespaces.find(namespace_of(path) or "")
-    return engine.profile if engine is not None else namespaces.settings.profile
+    ``/<name>/v1/...``: ``name``): its engine's when it has one, else the one it was opened
+    with, else the server's."""
+    return namespaces.profile_of(namespace_of(path) or "")
 
 
 def respell(body: bytes, profile: Profile) -> bytes:

@@ -53,7 +53,8 @@ from ormock.engine.verdict.findings import find_all
 from ormock.engine.verdict.model import CODES, Finding, Rules, Verdict, rules_from
 from ormock.engine.verdict.reading import read_entry
 
-__all__ = ["CODES", "Finding", "Rules", "Verdict", "assert_resilient", "judge", "rules_from"]
+__all__ = ["CODES", "Finding", "Rules", "Verdict", "assert_resilient", "judge", "resilient",
+           "rules_from"]
 
 
 def _entries(source: Any) -> tuple[list[Any], float | None]:
@@ -112,7 +113,13 @@ def assert_resilient(
     not in ``allow``, each with the way to allow it; returns the verdict when clean."""
     __tracebackhide__ = True
     allowed = tuple(allow)
-    verdict = judge(entries, allow=allowed, now=now, rules=rules)
+    return resilient(judge(entries, allow=allowed, now=now, rules=rules), allowed)
+
+
+def resilient(verdict: Verdict, allowed: tuple[str, ...] = ()) -> Verdict:
+    """The verdict when it is clean; else ``AssertionError`` listing every finding, with the
+    ``allow=(...)`` that would accept them (``allowed``: the codes allowed already)."""
+    __tracebackhide__ = True
     if verdict.ok:
         return verdict
     codes = verdict.codes

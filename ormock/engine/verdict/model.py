@@ -118,6 +118,16 @@ class Verdict:
         lines += [f"  {finding}" for finding in self.findings]
         return "\n".join(lines)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
+        """The verdict again from its ``to_dict`` (``GET /_ormock/verdict``'s answer)."""
+        def found(rows: Any) -> tuple[Finding, ...]:
+            return tuple(Finding(str(r["code"]), tuple(int(n) for n in r["requests"]),
+                                 str(r["message"])) for r in rows)
+
+        return cls(findings=found(data.get("findings", ())), requests=int(data["requests"]),
+                   faults=int(data.get("faults", 0)), allowed=found(data.get("allowed", ())))
+
     def to_dict(self) -> Json:
         return {"ok": self.ok, "requests": self.requests, "faults": self.faults,
                 "findings": [f.to_dict() for f in self.findings],
