@@ -50,7 +50,9 @@ class SharedJournal:
         if key is None:
             key = f"{self._token}:{next(self._numbers):012d}"
             setattr(entry, _KEY, key)
-        self.backend.put(_KIND, key, json.dumps(entry.to_dict(), default=str).encode())
+        # not waited for: nothing here depends on it, and the next store call of this thread
+        # (the next request's) finds it done (Redis: one round trip less to wait for)
+        self.backend.put_nowait(_KIND, key, json.dumps(entry.to_dict(), default=str).encode())
 
     def read(self, limit: int) -> list[dict[str, Any]]:
         page = self.backend.list(_KIND, limit=limit, reverse=True)

@@ -24,7 +24,6 @@ from typing import Any
 
 import redis
 
-from ormock.engine.store import redis_scripts
 from ormock.engine.store.base import (
     LOG_END,
     AppendsToLogs,
@@ -37,6 +36,7 @@ from ormock.engine.store.base import (
     check_log,
     shown,
 )
+from ormock.engine.store.redis_link import Link
 
 __all__ = ["RedisBackend"]
 
@@ -51,13 +51,12 @@ class _Redis:
                                                                   prefix)
         self.pool: redis.ConnectionPool = redis.ConnectionPool.from_url(
             url, socket_connect_timeout=5, health_check_interval=30)
-        self.client = redis.Redis(connection_pool=self.pool)
-        self.scripts = {name: self.client.register_script(getattr(redis_scripts, name))
-                        for name in redis_scripts.__all__}
+        self.client = redis.Redis(connection_pool=self.pool)  # XREAD BLOCK, PING
+        self.link = Link(self.pool)  # the scripts: each thread on a connection of its own
         self.lock = threading.Lock()
         self.closed = False
         try:
-            self.client.ping()
+            self.link.load(self.client)
         except redis.RedisError as error:
             self.pool.disconnect()
             raise StoreError(f"cannot reach Redis at {self.shown} ({error}); is redis-server "
@@ -99,6 +98,13 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         now = self._now
         self._run("PUT", kind, now, *self._write(key, value, ttl, now))
 
+    def put_nowait(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        """``put``, sent without waiting for Redis's answer (``redis_link``)."""
+        self._check(kind, ttl=ttl)
+        now = self._now
+        self._r.link.send("PUT", [self._base, kind, repr(now), *self._write(key, value, ttl, now)],
+                          wait=False)
+
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
                         ttl: float | None = None) -> bool:
         self._check(kind, ttl=ttl)
@@ -127,7 +133,7 @@ class RedisBackend(AppendsToLogs, StoreBackend):
 
     def clear(self) -> None:
         self._open()
-        self._r.scripts["CLEAR"](args=[self._base])
+        self._r.link.send("CLEAR", [self._base])
 
     def close(self) -> None:
         with self._r.lock:
@@ -163,7 +169,7 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         return float(self._r.clock())
 
     def _run(self, script: str, kind: str, now: float, *args: str | bytes | int) -> Any:
-        return self._r.scripts[script](args=[self._base, kind, repr(now), *args])
+        return self._r.link.send(script, [self._base, kind, repr(now), *args])
 
     # -- event logs: Redis Streams (``redis_scripts.LOG_APPEND``) -------------------------------
     def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
