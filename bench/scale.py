@@ -236,6 +236,11 @@ def p50(results: list[run.Result]) -> float:
     return statistics.median(r.p50_ms for r in results)
 
 
+def cpu_us(results: list[run.Result]) -> float:
+    """The server's CPU time per request (one process: what the one worker spent)."""
+    return statistics.median(r.cpu_us for r in results)
+
+
 def median_rps(measured: dict[str, Measured], key: str, case: str) -> float | None:
     found = measured.get(key)
     results = found.results.get(case) if found else None
@@ -265,8 +270,9 @@ def throughput_table(measured: dict[str, Measured], case: str) -> list[str]:
 
 def latency_table(measured: dict[str, Measured]) -> list[str]:
     lines = ["| one connection: server | streamed p50 ms | streamed p99 ms | added to memory's p50 "
-             "| JSON p50 ms | JSON p99 ms | added to memory's p50 |",
-             "|---|--:|--:|--:|--:|--:|--:|"]
+             "| server CPU µs/req (added) | JSON p50 ms | JSON p99 ms | added to memory's p50 "
+             "| server CPU µs/req (added) |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for m in measured.values():
         cells = []
         for kind in ("stream", "json"):
@@ -274,12 +280,13 @@ def latency_table(measured: dict[str, Measured]) -> list[str]:
             base = measured.get("memory-1")
             memory = base.results.get(f"{kind}, sequential") if base else None
             if not results:
-                cells += ["-", "-", "-"]
+                cells += ["-", "-", "-", "-"]
                 continue
-            added = "-"
+            added, cpu = "-", f"{statistics.median(r.cpu_us for r in results):,.0f}"
             if memory and m.config.store not in ("memory", "bare"):
                 added = f"{p50(results) - p50(memory):+.2f} ms"
-            cells += [ms_cell(results, "p50_ms"), ms_cell(results, "p99_ms"), added]
+                cpu += f" ({cpu_us(results) - cpu_us(memory):+,.0f})"
+            cells += [ms_cell(results, "p50_ms"), ms_cell(results, "p99_ms"), added, cpu]
         if any(c != "-" for c in cells):
             lines.append(f"| {m.config.name} | " + " | ".join(cells) + " |")
     return lines
