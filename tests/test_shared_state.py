@@ -135,6 +135,30 @@ def test_a_chaos_seed_gives_the_same_faults_with_one_worker_and_with_four(
     assert runs == {"1": expected, "4": expected, "memory": expected}
 
 
+def test_a_probability_fault_draws_the_same_with_one_worker_and_with_four(
+        redis_server: RedisServer) -> None:
+    """Draw k of a ``probability`` trigger is a function of (seed, the fault's place, k), k
+    from the fault's shared count, as chaos draws are: the same faults with 1 and 4 workers."""
+    requests = 30
+    fault = {"http_error": 503, "when": {"probability": 0.5}}
+    runs, starts = {}, {}
+    for workers in ("1", "4"):
+        url = redis_server.fresh_url()
+        with serve("--workers", workers, "--store", url, "--seed", "5") as served:
+            added = httpx.post(_root(served.base_url) + "/_ormock/faults", json=fault,
+                               timeout=30)
+            assert added.status_code == 201, added.text
+            runs[workers] = []
+            for n in range(requests):  # a fresh connection each: the workers take turns
+                with httpx.Client(base_url=served.base_url, timeout=60) as http:
+                    runs[workers].append(http.post("/responses", json={
+                        "model": "gpt-5", "input": f"Hi {n}."}).status_code)
+        starts[workers] = int(open_backend(url, Limits()).get("meta", "starts") or 0)
+    assert starts["1"] == 1 and starts["4"] > 1  # several of the four served
+    assert 200 in runs["1"] and 503 in runs["1"]  # a sequence worth comparing
+    assert runs["4"] == runs["1"]
+
+
 @pytest.fixture
 def two(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[str, str]]:
     """Two replicas on one Redis, started with the same --scenario file, the second one
