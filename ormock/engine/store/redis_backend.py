@@ -10,9 +10,11 @@ backend's clock (a key is gone for ``get``, ``list`` and ``compare_and_set`` the
 has passed, and the oldest-first caps never count what has expired). ``clear`` drops the keys of
 its namespace only, never the database.
 
-The client is the synchronous ``redis.Redis`` over one ``ConnectionPool`` per backend (its
+The client is the synchronous ``redis`` package over one ``ConnectionPool`` per backend (its
 ``scoped`` views share it): the store protocol is synchronous and thread-safe, called inline by
-the request handlers and by Python callers of ``Engine`` alike (``docs/scaling.md``).
+the request handlers and by Python callers of ``Engine`` alike (``docs/scaling.md``). The
+scripts go over a connection each thread keeps (``redis_link``); ``put_nowait`` sends one
+without waiting for its answer.
 """
 
 from __future__ import annotations
