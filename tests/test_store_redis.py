@@ -229,6 +229,18 @@ def test_scripts_redis_forgot_are_loaded_again(url: str, raw: redis.Redis) -> No
     backend.close()
 
 
+def test_a_connection_redis_dropped_is_made_again(url: str, raw: redis.Redis) -> None:
+    backend = RedisBackend(url)
+    backend.put("response", "a", b"1")
+    assert raw.client_kill_filter(_type="normal", skipme=True) >= 1  # the backend's, gone
+    assert backend.get("response", "a") == b"1"  # sent again on a new connection
+    backend.put_nowait("journal", "e", b"2")
+    raw.client_kill_filter(_type="normal", skipme=True)
+    backend.put("response", "b", b"3")  # the lost answer is not waited for; the call goes on
+    assert backend.get("response", "b") == b"3"
+    backend.close()
+
+
 def test_a_thread_that_ends_gives_its_connection_back(url: str, raw: redis.Redis) -> None:
     backend = RedisBackend(url)
     db = url.rsplit("/", 1)[1]
