@@ -241,6 +241,23 @@ def test_a_connection_redis_dropped_is_made_again(url: str, raw: redis.Redis) ->
     backend.close()
 
 
+def test_a_write_forgets_at_most_a_hundred_expired_keys(url: str, raw: redis.Redis) -> None:
+    now = [1_000.0]
+    backend = RedisBackend(url, clock=lambda: now[0])
+    for n in range(150):
+        backend.put("idempotency", f"k{n}", b"v", ttl=60)
+    now[0] += 61  # all 150 have expired, on the backend's clock
+    order = "ormock:{ns:}:o:idempotency"
+    assert backend.get("idempotency", "k0") is None and backend.list("idempotency") == []
+    assert raw.zcard(order) == 150  # reads forget nothing
+    backend.put("idempotency", "new", b"n")
+    assert raw.zcard(order) == 51  # 100 swept by that write (a bounded amount of work) ...
+    backend.put("idempotency", "newer", b"n")
+    assert raw.zcard(order) == 2  # ... the rest by the next one
+    assert backend.list("idempotency") == [("new", b"n"), ("newer", b"n")]
+    backend.close()
+
+
 def test_a_thread_that_ends_gives_its_connection_back(url: str, raw: redis.Redis) -> None:
     backend = RedisBackend(url)
     db = url.rsplit("/", 1)[1]
