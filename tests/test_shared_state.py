@@ -104,11 +104,14 @@ def test_rate_limited_once_fails_once_across_workers(kind: str, tmp_path: Path,
 
 
 def _statuses(base_url: str, requests: int) -> list[int]:
+    """The status of each of ``requests`` creates, each on a fresh connection: with several
+    workers the kernel hands them to one worker or another (one kept-alive connection would
+    stay with one worker)."""
     out = []
-    with openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0) as sdk:
-        for n in range(requests):
+    for n in range(requests):
+        with openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0, timeout=60) as sdk:
             try:
-                sdk.with_options(timeout=60).responses.create(model="gpt-5", input=f"Hi {n}.")
+                sdk.responses.create(model="gpt-5", input=f"Hi {n}.")
                 out.append(200)
             except openai.APIStatusError as error:
                 out.append(error.status_code)
@@ -133,6 +136,26 @@ def test_a_chaos_seed_gives_the_same_faults_with_one_worker_and_with_four(
     with serve("--chaos", CHAOS) as single:  # one process, the memory store
         runs["memory"] = _statuses(single.base_url, requests)
     assert runs == {"1": expected, "4": expected, "memory": expected}
+
+
+def test_a_probability_fault_draws_the_same_with_one_worker_and_with_four(
+        redis_server: RedisServer) -> None:
+    """Draw k of a ``probability`` trigger is a function of (seed, the fault's place, k), k
+    from the fault's shared count, as chaos draws are: the same faults with 1 and 4 workers."""
+    requests = 30
+    fault = {"http_error": 503, "when": {"probability": 0.5}}
+    runs, starts = {}, {}
+    for workers in ("1", "4"):
+        url = redis_server.fresh_url()
+        with serve("--workers", workers, "--store", url, "--seed", "5") as served:
+            added = httpx.post(_root(served.base_url) + "/_ormock/faults", json=fault,
+                               timeout=30)
+            assert added.status_code == 201, added.text
+            runs[workers] = _statuses(served.base_url, requests)
+        starts[workers] = int(open_backend(url, Limits()).get("meta", "starts") or 0)
+    assert starts["1"] == 1 and starts["4"] > 1  # several of the four served
+    assert 200 in runs["1"] and 503 in runs["1"]  # a sequence worth comparing
+    assert runs["4"] == runs["1"]
 
 
 @pytest.fixture

@@ -280,6 +280,23 @@ def test_caps_drop_the_oldest_and_keep_the_newest(make: Make) -> None:
     assert [k for k, _ in store.list("response")] == ["won"]
 
 
+def test_put_nowait_is_a_put_the_next_call_sees(make: Make) -> None:
+    store = make(max_keys=3)
+    for n in range(5):
+        store.put_nowait("journal", f"j{n}", f"entry {n}".encode())
+    assert store.get("journal", "j4") == b"entry 4"  # this thread's next call sees it done
+    assert store.list("journal") == [(f"j{n}", f"entry {n}".encode()) for n in (2, 3, 4)]
+    store.put_nowait("journal", "j4", b"again")
+    seen: list[bytes | None] = []
+    reader = threading.Thread(target=lambda: seen.append(store.get("journal", "j2")))
+    reader.start()
+    reader.join()
+    assert seen == [b"entry 2"]  # another thread (its own connection) sees the same store
+    assert store.get("journal", "j4") == b"again"
+    with pytest.raises(TypeError, match="bytes"):
+        store.put_nowait("journal", "j5", "text")  # checked as put checks it
+
+
 def test_sqlite_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "kept.db"
     first = SqliteBackend(path).scoped("ns")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -188,6 +189,86 @@ def test_rediss_speaks_tls_to_the_same_store(redis_server: RedisServer) -> None:
     plain = RedisBackend(redis_server.url(db))
     assert plain.get("response", made.id) is not None  # what went over TLS is in that database
     plain.close()
+
+
+def test_put_nowait_does_not_wait_for_redis(url: str, raw: redis.Redis) -> None:
+    backend = RedisBackend(url)
+    backend.get("journal", "warm")  # this thread's connection made
+    raw.client_pause(60_000, all=False)  # Redis runs no write for a minute (reads it does)
+    try:
+        backend.put_nowait("journal", "entry", b"kept")  # returns: it did not wait
+        assert raw.get("ormock:{ns:}:v:journal:entry") is None  # Redis has not run it yet
+    finally:
+        raw.client_unpause()
+    assert backend.get("journal", "entry") == b"kept"  # run since, and seen by the next call
+    backend.close()
+
+
+def test_a_failed_write_nobody_waited_for_is_logged_not_raised(
+        url: str, raw: redis.Redis, caplog: pytest.LogCaptureFixture) -> None:
+    backend = RedisBackend(url)
+    raw.set("ormock:{ns:}:n:journal", b"not a hash")  # the kind's bookkeeping broken
+    backend.put_nowait("journal", "entry", b"lost")
+    with caplog.at_level("WARNING", logger="ormock.store.redis"):
+        assert backend.get("response", "other") is None  # an unrelated call goes on
+    assert "a store write to Redis failed" in caplog.text and "WRONGTYPE" in caplog.text
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        backend.put("journal", "entry", b"waited")  # a write waited for raises
+    backend.close()
+
+
+def test_scripts_redis_forgot_are_loaded_again(url: str, raw: redis.Redis) -> None:
+    backend = RedisBackend(url)
+    backend.put("response", "a", b"1")
+    raw.script_flush()  # as after a restart of Redis
+    assert backend.get("response", "a") == b"1"
+    raw.script_flush()
+    backend.put_nowait("journal", "e", b"2")  # refused (NOSCRIPT), then run again
+    assert backend.get("journal", "e") == b"2"
+    assert raw.get("ormock:{ns:}:v:journal:e") == b"2"
+    backend.close()
+
+
+def test_a_connection_redis_dropped_is_made_again(url: str, raw: redis.Redis) -> None:
+    backend = RedisBackend(url)
+    backend.put("response", "a", b"1")
+    assert raw.client_kill_filter(_type="normal", skipme=True) >= 1  # the backend's, gone
+    assert backend.get("response", "a") == b"1"  # sent again on a new connection
+    backend.put_nowait("journal", "e", b"2")
+    raw.client_kill_filter(_type="normal", skipme=True)
+    backend.put("response", "b", b"3")  # the lost answer is not waited for; the call goes on
+    assert backend.get("response", "b") == b"3"
+    backend.close()
+
+
+def test_a_write_forgets_at_most_a_hundred_expired_keys(url: str, raw: redis.Redis) -> None:
+    now = [1_000.0]
+    backend = RedisBackend(url, clock=lambda: now[0])
+    for n in range(150):
+        backend.put("idempotency", f"k{n}", b"v", ttl=60)
+    now[0] += 61  # all 150 have expired, on the backend's clock
+    order = "ormock:{ns:}:o:idempotency"
+    assert backend.get("idempotency", "k0") is None and backend.list("idempotency") == []
+    assert raw.zcard(order) == 150  # reads forget nothing
+    backend.put("idempotency", "new", b"n")
+    assert raw.zcard(order) == 51  # 100 swept by that write (a bounded amount of work) ...
+    backend.put("idempotency", "newer", b"n")
+    assert raw.zcard(order) == 2  # ... the rest by the next one
+    assert backend.list("idempotency") == [("new", b"n"), ("newer", b"n")]
+    backend.close()
+
+
+def test_a_thread_that_ends_gives_its_connection_back(url: str, raw: redis.Redis) -> None:
+    backend = RedisBackend(url)
+    db = url.rsplit("/", 1)[1]
+    for n in range(20):  # one short-lived thread after another, each with its own calls
+        worker = threading.Thread(target=backend.put, args=("response", f"r{n}", b"v"))
+        worker.start()
+        worker.join()
+    assert len(backend.list("response")) == 20
+    ours = [c for c in raw.client_list() if c["db"] == db and c["cmd"] != "client|list"]
+    assert len(ours) <= 2  # the threads' connections were reused, not one each
+    backend.close()
 
 
 def test_without_the_redis_package_the_store_says_what_to_install(

@@ -107,6 +107,7 @@ class Engine:
         self.feed = Feed()
         self.name = ""
         self._fault_tags: dict[int, str] = {}  # fault.key -> its shared count's name
+        self._fault_draws: dict[int, str] = {}  # fault.key -> what its shared draws are named
         self._lock = threading.Lock()
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
@@ -401,6 +402,12 @@ class Engine:
                 tags.update({f.key: f"{tag}:{step}:{i}" for i, f in enumerate(own)})
             tags.update({f.key: f"faults:{self.sync.faults_tag}:{i}"
                          for i, f in enumerate(self.faults)})
+            # what each one's draws are named by: its place, not its load (the same seed and
+            # faults draw alike in every run and every process)
+            names = self._fault_draws = {}
+            if scenario is not None:
+                names.update({f.key: f"{scenario.name}:{step}:{i}" for i, f in enumerate(own)})
+            names.update({f.key: f"faults:{i}" for i, f in enumerate(self.faults)})
         if chaos is not None:
             index = None
             if self.sync is not None:
@@ -415,12 +422,20 @@ class Engine:
         tag = self._fault_tags.get(fault.key)
         return 1 if tag is None else self.counters.add((tag, "fault", 0))
 
+    def _fault_draw(self, fault: Fault, count: int) -> random.Random | None:
+        """A shared fault's draws for its ``count``-th reach (its ``probability`` and its own
+        choices): a function of (seed, its place, count), as chaos draws are, so that with N
+        workers the k-th request to reach it draws what it would with one."""
+        name = self._fault_draws.get(fault.key)
+        return None if name is None else random.Random(f"ormock:fault:{self.seed}:{name}:{count}")
+
     def fault_reply(self, reply: Reply, faults: list[Fault], entry: JournalEntry,
                unfit: Callable[[Fault], bool] | None = None) -> Reply | RawReply:
         if not faults:
             return reply
         counts = self.fault_counts if self.sync is None else self._count_fault
-        result, strikes = strike_faults(reply, faults, counts, self.rng, unfit)
+        draws = None if self.sync is None else self._fault_draw
+        result, strikes = strike_faults(reply, faults, counts, self.rng, unfit, draws)
         entry.faults = [strike.fault for strike in strikes]
         entry.struck = [strike.to_dict() for strike in strikes]
         return result

@@ -341,6 +341,7 @@ def strike_faults(
     counts: MutableMapping[int, int] | Callable[[Fault], int],
     rng: random.Random,
     unfit: Callable[[Fault], bool] | None = None,
+    draws: Callable[[Fault, int], random.Random | None] | None = None,
 ) -> tuple[Reply | RawReply, list[Strike]]:
     """Apply the faults whose trigger fires; return the reply and, for each fault applied (in
     the order listed), where it took effect (``Fault.struck``).
@@ -353,20 +354,29 @@ def strike_faults(
     (``slow`` delays it). Otherwise the fired faults are applied stage by stage (see ``HTTP``
     ...``WIRE``), in list order within a stage. A fault that had nothing to do for this reply
     (a stream-only fault on a JSON answer) is not named. ``unfit``: asked of each fault that
-    fired; True leaves it out (a WebSocket turn's faults that only exist over SSE).
+    fired; True leaves it out (a WebSocket turn's faults that only exist over SSE). ``draws``:
+    the random stream of a fault's ``count``-th reach (its ``probability`` draw and its own
+    choices), where the counts are shared by several processes: a function of the count, so
+    every process draws alike (None for a fault it has none for: ``rng`` then).
     """
     fired: list[Fault] = []
+    own: dict[int, random.Random] = {}  # by fault: its draws for this reach
     for fault in faults:
         if callable(counts):
             count = counts(fault)
         else:
             count = counts[fault.key] = counts.get(fault.key, 0) + 1
-        if not fault.trigger.fires(count, rng):
+        chance = draws(fault, count) if draws is not None else None
+        if chance is None:
+            chance = rng
+        else:
+            own[fault.key] = chance
+        if not fault.trigger.fires(count, chance):
             continue
         if unfit is not None and unfit(fault):
             continue
         if fault.stage == HTTP:
-            raw = fault.apply(reply, rng)
+            raw = fault.apply(reply, chance)
             if not isinstance(raw, RawReply):
                 raise TypeError(f"fault {fault.name!r} has the HTTP stage, so its apply() must "
                                 f"return a RawReply, not {type(raw).__name__}")
@@ -381,7 +391,8 @@ def strike_faults(
     out: Reply | RawReply = reply
     applied: dict[int, Strike] = {}
     for fault in sorted(fired, key=lambda f: f.stage):
-        new = fault.apply(out, rng) if isinstance(out, Reply) else fault.apply_raw(out)
+        new = (fault.apply(out, own.get(fault.key, rng)) if isinstance(out, Reply)
+               else fault.apply_raw(out))
         if new is not out:
             applied[fault.key] = fault.struck(out, new)
         out = new

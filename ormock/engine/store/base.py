@@ -51,6 +51,14 @@ class StoreBackend(Protocol):
         """Write ``value`` (replacing any), gone after ``ttl`` seconds when given."""
         ...
 
+    def put_nowait(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        """``put``, without waiting for the storage to confirm it where a round trip would
+        be waited for (Redis: sent, its answer read before this thread's next call, so that
+        call and every later one see it; an error is logged then, not raised). A write of
+        no consequence to the caller: the journal's entry of a reply already sent. Memory
+        and SQLite write at once (this default)."""
+        self.put(kind, key, value, ttl)
+
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
                         ttl: float | None = None) -> bool:
         """Atomically write ``value`` if the current value is ``expected`` (None: only if the

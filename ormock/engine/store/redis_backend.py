@@ -10,9 +10,11 @@ backend's clock (a key is gone for ``get``, ``list`` and ``compare_and_set`` the
 has passed, and the oldest-first caps never count what has expired). ``clear`` drops the keys of
 its namespace only, never the database.
 
-The client is the synchronous ``redis.Redis`` over one ``ConnectionPool`` per backend (its
+The client is the synchronous ``redis`` package over one ``ConnectionPool`` per backend (its
 ``scoped`` views share it): the store protocol is synchronous and thread-safe, called inline by
-the request handlers and by Python callers of ``Engine`` alike (``docs/scaling.md``).
+the request handlers and by Python callers of ``Engine`` alike (``docs/scaling.md``). The
+scripts go over a connection each thread keeps (``redis_link``); ``put_nowait`` sends one
+without waiting for its answer.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from typing import Any
 
 import redis
 
-from ormock.engine.store import redis_scripts
 from ormock.engine.store.base import (
     LOG_END,
     AppendsToLogs,
@@ -37,6 +38,7 @@ from ormock.engine.store.base import (
     check_log,
     shown,
 )
+from ormock.engine.store.redis_link import Link
 
 __all__ = ["RedisBackend"]
 
@@ -51,13 +53,12 @@ class _Redis:
                                                                   prefix)
         self.pool: redis.ConnectionPool = redis.ConnectionPool.from_url(
             url, socket_connect_timeout=5, health_check_interval=30)
-        self.client = redis.Redis(connection_pool=self.pool)
-        self.scripts = {name: self.client.register_script(getattr(redis_scripts, name))
-                        for name in redis_scripts.__all__}
+        self.client = redis.Redis(connection_pool=self.pool)  # XREAD BLOCK, PING
+        self.link = Link(self.pool)  # the scripts: each thread on a connection of its own
         self.lock = threading.Lock()
         self.closed = False
         try:
-            self.client.ping()
+            self.link.load(self.client)
         except redis.RedisError as error:
             self.pool.disconnect()
             raise StoreError(f"cannot reach Redis at {self.shown} ({error}); is redis-server "
@@ -99,6 +100,13 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         now = self._now
         self._run("PUT", kind, now, *self._write(key, value, ttl, now))
 
+    def put_nowait(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        """``put``, sent without waiting for Redis's answer (``redis_link``)."""
+        self._check(kind, ttl=ttl)
+        now = self._now
+        self._r.link.send("PUT", [self._base, kind, repr(now), *self._write(key, value, ttl, now)],
+                          wait=False)
+
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
                         ttl: float | None = None) -> bool:
         self._check(kind, ttl=ttl)
@@ -127,7 +135,7 @@ class RedisBackend(AppendsToLogs, StoreBackend):
 
     def clear(self) -> None:
         self._open()
-        self._r.scripts["CLEAR"](args=[self._base])
+        self._r.link.send("CLEAR", [self._base])
 
     def close(self) -> None:
         with self._r.lock:
@@ -163,7 +171,7 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         return float(self._r.clock())
 
     def _run(self, script: str, kind: str, now: float, *args: str | bytes | int) -> Any:
-        return self._r.scripts[script](args=[self._base, kind, repr(now), *args])
+        return self._r.link.send(script, [self._base, kind, repr(now), *args])
 
     # -- event logs: Redis Streams (``redis_scripts.LOG_APPEND``) -------------------------------
     def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 __all__ = ["CLEAR", "COMPARE_AND_SET", "DELETE", "GET", "INCR", "LIST", "PUT"]
 
+SWEEP = 100  # expired keys a write forgets at most (``expire``)
+
 _COMMON = """
 local base, kind, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local o, x, s, n = base .. 'o:' .. kind, base .. 'x:' .. kind, base .. 's:' .. kind,
@@ -33,25 +35,50 @@ end
 """
 
 _WRITES = _COMMON + """
-local function remove(key)
+local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
+-- forget a key whose write order is already gone (ZPOPMIN, ZREM): the value, its expiry and
+-- its size; the sizes' sum after it
+local function drop(key)
   redis.call('DEL', vkey(key))
   redis.call('ZREM', x, key)
-  if redis.call('ZREM', o, key) == 0 then return end
   local size = redis.call('HGET', s, key)
+  if not size then return tonumber(redis.call('HGET', n, 'bytes') or 0) end
   redis.call('HDEL', s, key)
-  if size then redis.call('HINCRBY', n, 'bytes', 0 - tonumber(size)) end
+  return redis.call('HINCRBY', n, 'bytes', 0 - tonumber(size))
 end
+-- every key is in the write order (o), so a key not there has nothing else to forget
+local function remove(key)
+  if redis.call('ZREM', o, key) == 1 then drop(key) end
+end
+-- at most SWEEP keys whose time has passed, per write: the work of a call stays bounded
+-- whatever expired at once; the rest go with the next writes (reads never see them)
 local function expire()
-  for _, key in ipairs(redis.call('ZRANGEBYSCORE', x, '-inf', now)) do remove(key) end
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', x, '-inf', now, 'LIMIT', 0, SWEEP)) do
+    remove(key)
+  end
+end
+-- the next write number; the first one of a kind (since a clear) makes it known to CLEAR
+local function order(key)
+  local seq = redis.call('HINCRBY', n, 'seq', 1)
+  if seq == 1 then redis.call('SADD', base .. 'kinds', kind) end
+  redis.call('ZADD', o, seq, key)
+end
+-- past a cap, the oldest go (the newest always stays): each key is dropped once, so the
+-- work of many writes is one eviction each
+local function trim(total)
+  local count = redis.call('ZCARD', o)
+  while count > 1 and (count > max_keys or total > max_bytes) do
+    total = drop(redis.call('ZPOPMIN', o)[1])
+    count = count - 1
+  end
 end
 -- write: ARGV[4] = key, ARGV[5] = value, ARGV[6] = the ttl in milliseconds ('' for none),
 -- ARGV[7..8] = the caps (keys, bytes), ARGV[9] = when it expires (on the backend's clock)
 local function write(value)
   local key, ttl = ARGV[4], ARGV[6]
   value = value or ARGV[5]
-  local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
   remove(key)
-  redis.call('ZADD', o, redis.call('HINCRBY', n, 'seq', 1), key)
+  order(key)
   redis.call('HSET', s, key, #value)
   local total = redis.call('HINCRBY', n, 'bytes', #value)
   if ttl ~= '' then
@@ -60,15 +87,9 @@ local function write(value)
   else
     redis.call('SET', vkey(key), value)
   end
-  redis.call('SADD', base .. 'kinds', kind)
-  local count = redis.call('ZCARD', o)
-  while count > 1 and (count > max_keys or total > max_bytes) do
-    remove(redis.call('ZRANGE', o, 0, 0)[1])
-    count = count - 1
-    total = tonumber(redis.call('HGET', n, 'bytes'))
-  end
+  trim(total)
 end
-"""
+""".replace("SWEEP", str(SWEEP))
 
 # ARGV[4] = key
 GET = _COMMON + "return live(ARGV[4])\n"
@@ -191,7 +212,7 @@ if last then
   if number ~= closed and tonumber(top) >= tonumber(number) then return -1 end
 end
 redis.call('XADD', v, number .. '-1', 'v', value)
-redis.call('ZADD', o, redis.call('HINCRBY', n, 'seq', 1), key)
+order(key)
 redis.call('HINCRBY', s, key, #value)
 local total = redis.call('HINCRBY', n, 'bytes', #value)
 if ttl ~= '' then
@@ -201,14 +222,7 @@ else
   redis.call('PERSIST', v)
   redis.call('ZREM', x, key)
 end
-redis.call('SADD', base .. 'kinds', kind)
-local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
-local count = redis.call('ZCARD', o)
-while count > 1 and (count > max_keys or total > max_bytes) do
-  remove(redis.call('ZRANGE', o, 0, 0)[1])
-  count = count - 1
-  total = tonumber(redis.call('HGET', n, 'bytes'))
-end
+trim(total)
 return 1
 """
 __all__ += ["LOG_APPEND"]
