@@ -282,11 +282,12 @@ class Engine:
         like the store: past its limits the oldest go."""
         return ResponseStore(self.limits.socket_responses, self.limits.socket_bytes)
 
-    def finished(self, entry: JournalEntry) -> None:
-        """The answer of ``entry`` was all written (or dropped, or the client left)."""
+    def finished(self, entry: JournalEntry, wait: bool = False) -> None:
+        """The answer of ``entry`` was all written (or dropped, or the client left); ``wait``:
+        published in a shared journal before this returns (``WrittenAhead``)."""
         entry.finished_at = self.elapsed()
         if self.sink is not None:
-            self.sink.publish(entry)
+            self.sink.publish(entry, wait)
 
     def journal_view(self) -> list[JournalEntry] | list[dict[str, Any]]:
         """The journal as ``GET /_ormock/journal`` and the verdict read it: this engine's
@@ -337,8 +338,8 @@ class Engine:
                                              entry, forced=forced, local=local,
                                              transport=transport)
             except Exception:
-                if self.sink is not None:  # an error answer is never finished: shared now
-                    self.sink.publish(entry)
+                if self.sink is not None:  # an error answer is never finished: shared now,
+                    self.sink.publish(entry, wait=True)  # before the client has it
                 raise
             record(entry, reply)
             if self.sink is not None and not written_at_once(reply, body, transport):

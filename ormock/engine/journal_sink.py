@@ -14,22 +14,26 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from ormock.engine.journal import JournalEntry
+from ormock.engine.journal import JournalEntry, wrote
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.base import StoreBackend
+from ormock.engine.wire import Written
 from ormock.protocol.sse import encode_json
 
-__all__ = ["JournalSink", "SharedJournal", "written_at_once"]
+__all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "written_at_once"]
 
 _KIND = "journal"
 _KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
 
 
 class JournalSink(Protocol):
-    def publish(self, entry: JournalEntry) -> None:
-        """Keep the entry as it is now (called again when it changed: the last one counts)."""
+    def publish(self, entry: JournalEntry, wait: bool = False) -> None:
+        """Keep the entry as it is now (called again when it changed: the last one counts).
+        ``wait``: return only once the store has it (before the client can have its answer,
+        so that it finds the entry on any worker as soon as it has the answer)."""
         ...
 
     def read(self, limit: int) -> list[dict[str, Any]]:
@@ -46,15 +50,19 @@ class SharedJournal:
         self._token = secrets.token_hex(6)
         self._numbers = itertools.count(1)
 
-    def publish(self, entry: JournalEntry) -> None:
+    def publish(self, entry: JournalEntry, wait: bool = False) -> None:
         key = getattr(entry, _KEY, None)
         if key is None:
             key = f"{self._token}:{next(self._numbers):012d}"
             setattr(entry, _KEY, key)
-        # not waited for: nothing here depends on it, and the next store call of this thread
-        # (the next request's) finds it done (Redis: one round trip less to wait for); encoded
-        # as the admin API encodes it (GET /_ormock/journal/ID), by the C encoder made once
-        self.backend.put_nowait(_KIND, key, encode_json(entry.to_dict()).encode())
+        # encoded as the admin API encodes it (GET /_ormock/journal/ID), by the C encoder made
+        # once; unless waited for, the next store call of this thread (the next request's)
+        # finds it done (Redis: one round trip less to wait for)
+        value = encode_json(entry.to_dict()).encode()
+        if wait:
+            self.backend.put(_KIND, key, value)
+        else:
+            self.backend.put_nowait(_KIND, key, value)
 
     def read(self, limit: int) -> list[dict[str, Any]]:
         page = self.backend.list(_KIND, limit=limit, reverse=True)
@@ -77,3 +85,26 @@ def written_at_once(reply: Reply | RawReply, body: Any, transport: str | None) -
         return False
     return reply.frames is None or all(frame.delay == 0 and frame.action != "stall"
                                        for frame in reply.frames)
+
+
+class WrittenAhead:
+    """The writer's ``ahead`` (``ormock.engine.writer``) for an entry of a shared journal: just
+    before the write that ends the answer, the entry as it will then be (``wrote``) is
+    finished and published, waited for, so a client that asks any worker for the journal as
+    soon as it has its answer finds the entry whole. ``covers(written)``: the writer ended as
+    told, so nothing is left to record or publish."""
+
+    __slots__ = ("entry", "finish", "told")
+
+    def __init__(self, entry: JournalEntry,
+                 finish: Callable[[JournalEntry, bool], None]) -> None:
+        self.entry, self.finish = entry, finish
+        self.told: Written | None = None
+
+    def __call__(self, written: Written) -> None:
+        wrote(self.entry, written)
+        self.finish(self.entry, True)
+        self.told = written
+
+    def covers(self, written: Written | None) -> bool:
+        return written is not None and written is self.told

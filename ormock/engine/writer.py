@@ -13,13 +13,18 @@ import contextvars
 import math
 import socket
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ormock.engine.wire import Ended, Frame, Kind, Wire, Written, coalesced
 from ormock.protocol.types import Receive, Send
 
-__all__ = ["Tally", "close_connection", "remember_transport", "send_frames", "send_wire"]
+__all__ = ["Ahead", "Tally", "close_connection", "remember_transport", "send_frames",
+           "send_wire"]
+
+# told what the writer is about to report, just before the write that ends the answer as
+# planned (the client has it all once that write is done); never for a client that left
+Ahead = Callable[[Written], None]
 
 
 def _transport(send: Send) -> Any:
@@ -85,11 +90,13 @@ def _start(status: int, headers: tuple[tuple[bytes, bytes], ...], body: bytes | 
     return {"type": "http.response.start", "status": status, "headers": list(headers)}
 
 
-async def send_wire(send: Send, receive: Receive, wire: Wire) -> Written:
+async def send_wire(send: Send, receive: Receive, wire: Wire,
+                    ahead: Ahead | None = None) -> Written:
     """Write a wire as an HTTP answer, status line and headers included; stop when the client
     leaves. A wire of one frame of bytes is one write with a ``content-length`` (a JSON one
     after its delay: the status line comes when the body would be generated); any other gets
-    its status line at once, then its frames."""
+    its status line at once, then its frames. ``ahead``: told the ``Written`` this returns
+    just before the write that ends the answer as planned."""
     frames = wire.frames
     if len(frames) > 1:
         frames = tuple(coalesced(frames))
@@ -98,19 +105,33 @@ async def send_wire(send: Send, receive: Receive, wire: Wire) -> Written:
         frame = frames[0]
         if frame.delay:
             await asyncio.sleep(frame.delay)
+        written = Written(wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),))
+        if ahead is not None:
+            ahead(written)
         await send(_start(wire.status, wire.headers, frame.data))
         await send({"type": "http.response.body", "body": frame.data, "more_body": False})
-        return Written(wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),))
+        return written
     await send(_start(wire.status, wire.headers, None))
-    return await send_frames(send, receive, frames, wire.kind, wire.ending)
+    return await send_frames(send, receive, frames, wire.kind, wire.ending, ahead)
 
 
 async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
-                      kind: Kind = "sse", ending: Ended = "whole") -> Written:
+                      kind: Kind = "sse", ending: Ended = "whole",
+                      ahead: Ahead | None = None) -> Written:
     """Write ``frames`` as the body of a started response; stop when the client leaves.
-    ``ending``: how the body ends when every frame goes out."""
+    ``ending``: how the body ends when every frame goes out. ``ahead``: as ``send_wire``'s,
+    told before the last frame of an answer that ends whole (an SSE client may stop reading
+    at its terminal event), or before the end, drop or reset a frame makes."""
     tally = Tally()
     gone = asyncio.Event()
+    planned = tuple(frames)
+    last = len(planned) - 1
+
+    def ends(ended: Ended) -> Written:
+        written = tally.written(kind, ended)
+        if ahead is not None:
+            ahead(written)
+        return written
 
     async def watch() -> None:
         while True:
@@ -121,7 +142,7 @@ async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
 
     watcher = asyncio.create_task(watch())
     try:
-        for frame in frames:
+        for index, frame in enumerate(planned):
             if frame.delay and await _wait(gone, frame.delay):
                 return tally.written(kind, "stalled" if math.isinf(frame.delay)
                                      else "client gone")
@@ -129,25 +150,35 @@ async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
             if frame.action == "stall":
                 continue
             if frame.action in ("close", "reset"):
-                if close_connection(send, reset=frame.action == "reset"):
+                if _transport(send) is not None:
+                    written = ends("closed" if frame.action == "close" else "reset")
+                    close_connection(send, reset=frame.action == "reset")
                     # let the server see the connection go (connection_lost runs on the next
                     # loop turn) before the app returns, or uvicorn logs "ASGI callable returned
                     # without completing response"
                     await asyncio.sleep(0)
-                    return tally.written(kind, "closed" if frame.action == "close"
-                                         else "reset")
+                    return written
                 # not uvicorn: the body ends cleanly where it was to drop, short
+                written = ends("truncated")
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return tally.written(kind, "truncated")
+                return written
             if frame.action == "end":
+                written = ends(ending)
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return tally.written(kind, ending)
+                return written
             if gone.is_set():
                 return tally.written(kind, "client gone")
+            if index == last:  # the answer's last bytes: whole once this write is done
+                tally.add(frame)
+                written = ends(ending)
+                await send({"type": "http.response.body", "body": frame.data,
+                            "more_body": False})
+                return written
             await send({"type": "http.response.body", "body": frame.data, "more_body": True})
             tally.add(frame)
+        written = ends(ending)  # no frame, or the last one a stall
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return tally.written(kind, ending)
+        return written
     finally:
         watcher.cancel()
 

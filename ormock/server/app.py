@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
 from ormock.engine.journal import unfoldable, wrote
+from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render
 from ormock.engine.reply import Reply
@@ -218,6 +219,8 @@ class _CreateResponse:
         self.namespaces.replies_in_flight += 1
         generating(engine, entry)
         written = None
+        # a shared journal has the entry whole before the client has the answer's last bytes
+        ahead = WrittenAhead(entry, engine.finished) if engine.sink is not None else None
         try:
             try:  # nothing is sent before the wire is rendered: a bug here is a 500 envelope
                 wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream
@@ -230,12 +233,15 @@ class _CreateResponse:
                 await self._answer_bug(scope, send, exc)
                 return
             # once the writer has started, a bug can only drop the connection
-            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire)
-            wrote(entry, written)
+            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire,
+                                      ahead)
+            if ahead is None or not ahead.covers(written):
+                wrote(entry, written)
         finally:
             self.namespaces.replies_in_flight -= 1
             settle(engine, entry, written, claim)
-            engine.finished(entry)
+            if ahead is None or not ahead.covers(written):
+                engine.finished(entry)
             if written is not None:  # kept for the inspector (bounded), its watchers told
                 engine.feed.sent(entry, wire.status, wire.headers, written)
 

@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound
 from ormock.cassette.matching import request_body
 from ormock.engine.core import Engine
 from ormock.engine.journal import wrote
+from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import Forward
 from ormock.engine.writer import send_wire
@@ -99,14 +100,19 @@ class ReplayRoute(BaseRoute):
         scope.setdefault("state", {})[REPLAYED] = True
         self.namespaces.replies_in_flight += 1
         written = None
+        # a shared journal has the entry whole before the client has the answer's last bytes
+        ahead = WrittenAhead(entry, engine.finished) if engine.sink is not None else None
         try:
             if replayed.headers_delay:
                 await asyncio.sleep(replayed.headers_delay)
-            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire)
-            wrote(entry, written)
+            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire,
+                                      ahead)
+            if ahead is None or not ahead.covers(written):
+                wrote(entry, written)
         finally:
             self.namespaces.replies_in_flight -= 1
-            engine.finished(entry)
+            if ahead is None or not ahead.covers(written):
+                engine.finished(entry)
         if written is not None:  # kept for the inspector (bounded), its watchers told
             engine.feed.sent(entry, wire.status, wire.headers, written)
 

@@ -1,0 +1,74 @@
+"""With a shared store, an answer's journal entry is in the store, whole (how it ended, the bytes
+sent), before the write that ends the answer: a client that asks any other worker for the
+journal as soon as it has its answer finds it. Driven over raw ASGI, so the check runs at the
+very moment the last bytes are handed to the server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from stores import RedisServer
+
+from ormock.server.assembly import assemble
+
+PACED = {"name": "paced", "steps": [{"times": "forever", "reply": {
+    "items": [{"message": "one two three four"}], "chunking": "words",
+    "pacing": {"per_event": 0.01}}}]}
+
+
+def _scope() -> dict[str, Any]:
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+            "scheme": "http", "path": "/v1/responses", "raw_path": b"/v1/responses",
+            "query_string": b"", "root_path": "", "server": ("127.0.0.1", 8787),
+            "client": ("127.0.0.1", 50000),
+            "headers": [(b"host", b"127.0.0.1:8787"), (b"content-type", b"application/json")]}
+
+
+@pytest.mark.parametrize(("body", "paced"), [
+    ({"model": "m", "input": "Hello"}, False),
+    ({"model": "m", "input": "Hello", "stream": True}, False),
+    ({"model": "m", "input": "Hello", "stream": True}, True),
+    ({"input": "Hello"}, False),  # a 400: no model
+], ids=["json", "stream", "paced-stream", "error"])
+def test_the_entry_is_shared_whole_before_the_last_write(
+        redis_server: RedisServer, body: dict[str, Any], paced: bool) -> None:
+    url = redis_server.fresh_url()
+    server, other = assemble(store=url), assemble(store=url)  # two workers on one store
+    if paced:
+        server.namespaces.serve("").use(PACED)
+    seen: list[list[dict[str, Any]]] = []
+    sent = bytearray()
+    status: list[int] = []
+    asked = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if asked:
+            return asked.pop(0)
+        await asyncio.Event().wait()  # the client stays
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        if message["type"] == "http.response.body":
+            sent.extend(message.get("body", b""))
+            if not message.get("more_body"):  # the write that ends the answer
+                seen.append(list(other.namespaces.serve("").journal_view()))
+
+    asyncio.run(server.app(_scope(), receive, send))
+    assert len(seen) == 1
+    entries = [e for e in seen[0] if isinstance(e, dict)]
+    assert len(entries) == 1, seen
+    entry = entries[0]
+    assert entry["status"] == status[0]
+    if status[0] == 200:
+        assert entry["ended"] in ("whole", "complete")
+        assert entry["sent_bytes"] == len(sent)
+        assert entry["finished_at"] is not None
+    # and what the store keeps once the answer is over is the same entry
+    after = [e for e in other.namespaces.serve("").journal_view() if isinstance(e, dict)]
+    assert [(e["status"], e.get("ended"), e.get("sent_bytes")) for e in after] == \
+        [(entry["status"], entry.get("ended"), entry.get("sent_bytes"))]
