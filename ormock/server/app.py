@@ -69,36 +69,6 @@ def error_response(error: OpenResponsesError) -> Response:
     )
 
 
-class _RequestIds:
-    """Pure ASGI middleware: every response carries ``X-Request-ID``."""
-
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], seed: int) -> None:
-        self.app = app
-        self.ids = IdFactory(seed ^ 0x5EED)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
-        request_id = None
-        for name, value in scope["headers"]:
-            if name == b"x-request-id":
-                request_id = value if _REQUEST_ID.match(value.decode("latin-1")) else None
-                break
-        header = (b"x-request-id", request_id or self.ids.new("req").encode())
-        scope.setdefault("state", {})["request_id"] = header[1].decode()
-
-        async def send_with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                sent = message.get("headers", [])
-                if not any(name == b"x-request-id" for name, _ in sent):  # a replay's own
-                    message["headers"] = [*sent, header]
-            await send(message)
-
-        await self.app(scope, receive, send_with_id)
-
-
 _CREATE_PATH = "/v1/responses"
 
 
@@ -129,40 +99,71 @@ class _CreateRoute(BaseRoute):
         raise NoMatchFound(name, path_params)
 
 
-class _CreateFirst:
-    """Pure ASGI: ``POST [/<namespace>]/v1/responses`` straight to its route, any other request
-    to the Starlette app. The routes are tried in the router's order (the cassette route, which
-    claims only a namespace with cassettes or recording, then the create route); the create
-    route is spared Starlette's two middlewares and its router, and a bug that escapes it is
-    answered as Starlette's error middleware would (the 500 envelope when nothing was sent yet,
-    then raised to the server)."""
+class _Front:
+    """Pure ASGI, outermost: every HTTP response carries ``X-Request-ID`` (the client's own when
+    it sent a printable one); ``POST [/<namespace>]/v1/responses`` goes straight to its route
+    when nothing in front of it would act on it (its API key is the server's, its namespace's
+    profile respells no error, the cassette route, tried first as the router would, does not
+    claim it): one layer and one wrapped ``send`` instead of the middlewares, Starlette's two
+    and its router. A bug that escapes the route is answered as Starlette's error middleware
+    would (the 500 envelope when nothing was sent yet, then raised to the server). Any other
+    request goes through ``app``: the API key guard, the profile's error spelling, Starlette."""
 
-    def __init__(self, app: App, replay: ReplayRoute, create: _CreateRoute,
-                 server_error: Callable[[Scope, Exception], Response]) -> None:
-        self.app, self.replay, self.create, self.server_error = app, replay, create, server_error
+    def __init__(self, app: App, seed: int, namespaces: Namespaces, replay: ReplayRoute,
+                 create: _CreateRoute, server_error: Callable[[Scope, Exception], Response],
+                 guard: ApiKeyGuard | None) -> None:
+        self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
+        self.server_error, self.guard = server_error, guard
+        self.ids = IdFactory(seed ^ 0x5EED)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or (
-                self.replay.matches(scope)[0] is not Match.NONE):
-            await self.app(scope, receive, send)
-            return
+    def direct(self, scope: Scope) -> bool:
+        """Whether the create route answers this request with nothing in front of it (its
+        ``path_params`` set when it does)."""
+        if scope["method"] != "POST" or not scope["path"].endswith(_CREATE_PATH):
+            return False
+        if self.guard is not None and not self.guard.allows(scope):
+            return False
+        if namespace_profile(self.namespaces, scope["path"]).error_types:
+            return False
+        if self.replay.matches(scope)[0] is not Match.NONE:
+            return False
         match, child = self.create.matches(scope)
         if match is not Match.FULL:
+            return False
+        scope.update(child)
+        return True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        scope.update(child)
+        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
+        request_id = None
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                request_id = value if _REQUEST_ID.match(value.decode("latin-1")) else None
+                break
+        header = (b"x-request-id", request_id or self.ids.new("req").encode())
+        scope.setdefault("state", {})["request_id"] = header[1].decode()
         started = False
 
-        async def sending(message: Message) -> None:
+        async def send_with_id(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                sent = message.get("headers", [])
+                if not any(name == b"x-request-id" for name, _ in sent):  # a replay's own
+                    message["headers"] = [*sent, header]
             await send(message)
 
+        if not self.direct(scope):
+            await self.app(scope, receive, send_with_id)
+            return
         try:
-            await self.create.create(scope, receive, sending)
+            await self.create.create(scope, receive, send_with_id)
         except Exception as exc:
             if not started:
-                await self.server_error(scope, exc)(scope, receive, send)
+                await self.server_error(scope, exc)(scope, receive, send_with_id)
             raise
 
 
@@ -341,7 +342,7 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    served: Any = ProfileErrors(_CreateFirst(app, replay, create_route, bug_answer), namespaces)
-    if api_key is not None:
-        served = ApiKeyGuard(served, api_key)
-    return _RequestIds(served, namespaces.seed)
+    served: Any = ProfileErrors(app, namespaces)
+    guard = None if api_key is None else ApiKeyGuard(served, api_key)
+    return _Front(guard or served, namespaces.seed, namespaces, replay, create_route, bug_answer,
+                  guard)
