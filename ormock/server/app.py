@@ -250,7 +250,9 @@ class _CreateResponse:
         await send_error(send, _bug(exc))
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        content_type = headers.get("content-type", "")
+        if content_type != "application/json":  # the usual spelling, else its media type
+            content_type = content_type.split(";")[0].strip().lower()
         if content_type != "application/json":
             raise OpenResponsesError(
                 f"Content-Type must be application/json, not {content_type or 'missing'!r}; "
