@@ -82,7 +82,7 @@ def summarize(events: list[Json], delays: list[float] | None) -> Sent:
     )
 
 
-@dataclass(slots=True)
+@dataclass
 class JournalEntry:
     """One request the fake received and what it sent back.
 

@@ -147,38 +147,46 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         if not model:
             raise invalid("'model' must not be empty.", "model")
     tools = _tools(body.get("tools"))
-    echo: Json = {"tools": [_echo_tool(t) for t in tools]}
+    echo: Json = {"tools": [_echo_tool(t) for t in tools] if tools else []}
     if model is not None:
         echo["model"] = model
     echo["previous_response_id"] = previous
-    echo["tool_choice"] = _tool_choice(body.get("tool_choice"), tools)
-    if body.get("instructions") is not None:
-        expect(body["instructions"], str, "instructions", "a string")
-        echo["instructions"] = body["instructions"]
-    for name in ("parallel_tool_calls", "store", "background", "stream"):
-        if body.get(name) is not None:
-            expect(body[name], bool, name, "true or false")
-    if body.get("parallel_tool_calls") is not None:
-        echo["parallel_tool_calls"] = body["parallel_tool_calls"]
-    if body.get("store") is not None:
-        echo["store"] = body["store"]
-    if body.get("background"):
+    get = body.get
+    tool_choice = get("tool_choice")
+    echo["tool_choice"] = "auto" if tool_choice is None else _tool_choice(tool_choice, tools)
+    instructions = get("instructions")
+    if instructions is not None:
+        expect(instructions, str, "instructions", "a string")
+        echo["instructions"] = instructions
+    parallel, store, background, stream = (get("parallel_tool_calls"), get("store"),
+                                           get("background"), get("stream"))
+    for value in (parallel, store, background, stream):
+        if value is not None and value.__class__ is not bool:
+            _flags(body)  # the first that is not true or false, in this order, is the fault
+    if parallel is not None:
+        echo["parallel_tool_calls"] = parallel
+    if store is not None:
+        echo["store"] = store
+    if background:
         echo["background"] = True
-        if body.get("store") is False:
+        if store is False:
             raise invalid("Background mode keeps the response: send 'store': true or leave "
                           "it out with 'background': true.", "store", "invalid_value")
     if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
         _optional_fields(body, echo)
-    return ResponseRequest(
-        body=body,
-        model=model,
-        input=parse_input(body.get("input")),
-        stream=bool(body.get("stream")),
-        previous_response_id=previous,
-        tools=tools,
-        echo=echo,
-        extensions={k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)},
-    )
+    extensions: Json = {}
+    for key in body:  # a loop, not a comprehension: most bodies have none
+        if key.startswith(EXTENSION_PREFIX):
+            extensions[key] = body[key]
+    # positional, in the fields' order: cheaper than keywords
+    return ResponseRequest(body, model, parse_input(get("input")), bool(stream), previous,
+                           tools, echo, extensions)
+
+
+def _flags(body: Json) -> None:
+    for name in ("parallel_tool_calls", "store", "background", "stream"):
+        if body.get(name) is not None:
+            expect(body[name], bool, name, "true or false")
 
 
 # the fields ``_optional_fields`` checks (most requests send none of them)
