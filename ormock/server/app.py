@@ -72,6 +72,17 @@ def error_response(error: OpenResponsesError) -> Response:
 _CREATE_PATH = "/v1/responses"
 
 
+def create_namespace(path: str) -> str | None:
+    """The namespace of ``[/<namespace>]/v1/responses`` (``""`` for none); None for any other
+    path."""
+    if not path.endswith(_CREATE_PATH):
+        return None
+    head = path[: -len(_CREATE_PATH)]
+    if head and (head[0] != "/" or "/" in head[1:] or len(head) == 1):
+        return None
+    return head[1:]
+
+
 class _CreateRoute(BaseRoute):
     """The route of ``POST [/<namespace>]/v1/responses``, the hot path: matched by a string test
     instead of a regular expression, and tried first. Another method gets 405."""
@@ -80,14 +91,11 @@ class _CreateRoute(BaseRoute):
         self.create = create
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        path: str = scope.get("path", "")
-        if scope["type"] != "http" or not path.endswith(_CREATE_PATH):
-            return Match.NONE, {}
-        head = path[: -len(_CREATE_PATH)]
-        if head and (head[0] != "/" or "/" in head[1:] or len(head) == 1):
+        name = create_namespace(scope.get("path", "")) if scope["type"] == "http" else None
+        if name is None:
             return Match.NONE, {}
         child: Scope = {"endpoint": self.create,
-                        "path_params": {"namespace": head[1:]} if head else {}}
+                        "path_params": {"namespace": name} if name else {}}
         return (Match.FULL if scope["method"] == "POST" else Match.PARTIAL), child
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -119,18 +127,15 @@ class _Front:
     def direct(self, scope: Scope) -> bool:
         """Whether the create route answers this request with nothing in front of it (its
         ``path_params`` set when it does)."""
-        if scope["method"] != "POST" or not scope["path"].endswith(_CREATE_PATH):
+        name = create_namespace(scope["path"]) if scope["method"] == "POST" else None
+        if name is None or (self.guard is not None and not self.guard.allows(scope)):
             return False
-        if self.guard is not None and not self.guard.allows(scope):
+        engine = self.namespaces.find(name)  # its profile, else the server's
+        profile = engine.profile if engine is not None else self.namespaces.settings.profile
+        if profile.error_types or self.replay.claims(name):
             return False
-        if namespace_profile(self.namespaces, scope["path"]).error_types:
-            return False
-        if self.replay.matches(scope)[0] is not Match.NONE:
-            return False
-        match, child = self.create.matches(scope)
-        if match is not Match.FULL:
-            return False
-        scope.update(child)
+        scope["endpoint"] = self.create.create
+        scope["path_params"] = {"namespace": name} if name else {}
         return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -5,6 +5,7 @@ WebSocket messages and the admin API share both. And the one writer of an answer
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,8 +58,8 @@ def _no_constants(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
 
-_SCAN = _DECODER.scan_once
-_WHITE = json.decoder.WHITESPACE.match
+_SCAN: Any = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
+_TRAILING = re.compile(r"[ \t\n\r]*\Z")  # what ``json`` allows after the value
 
 
 def _loads(raw: bytes | str) -> Any:
@@ -73,7 +74,7 @@ def _loads(raw: bytes | str) -> Any:
         except (ValueError, StopIteration, UnicodeDecodeError):
             pass  # decoded again below, for the error ``loads`` gives
         else:
-            if end == len(text) or _WHITE(text, end).end() == len(text):
+            if end == len(text) or _TRAILING.match(text, end):
                 return value
     if isinstance(raw, str):
         if raw.startswith("\ufeff"):

@@ -182,6 +182,8 @@ class ResponseStore:
         self._decoded: OrderedDict[str, Stored] = OrderedDict()
         self._decoded_bytes = 0
         self._lock = threading.Lock()  # of the decoded ones (the backend has its own)
+        # the ids of its responses still being written (``ormock.engine.stateful.Generating``)
+        self.generating: set[str] = set()
 
     def keep(self, response_id: str, stored: Stored) -> None:
         """Store a response; a parent that lives elsewhere (another store, or none) is not
