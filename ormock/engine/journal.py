@@ -301,7 +301,7 @@ def unfoldable(error: ProtocolError) -> OpenResponsesError:
     )
 
 
-class answering:  # noqa: N801 - used as the function it was: ``with answering(...)``
+class answering:  # lower case: used as the function it was, ``with answering(...)``
     """Journal how making an answer failed: an ``OpenResponsesError`` keeps its status and
     envelope (no secret header value left in its message, for the client nor the journal), any
     other exception is a 500 (the server answers ``internal_error``); both are raised on. A

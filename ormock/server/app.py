@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
