@@ -179,7 +179,10 @@ class Journal(Capped[JournalEntry]):
 
     def append(self, item: JournalEntry) -> None:
         self.joined(item)  # its id and namespace, before anyone can see it
-        super().append(item)
+        list.append(self, item)  # ``Capped.append``'s steps, one call fewer on every request
+        self.bytes += self.size(item)
+        if len(self) > self.limit or self.bytes > self.max_bytes:
+            self._trim()
         self.added(item)  # then the watchers are told: they find it
 
     def find(self, entry_id: str) -> JournalEntry | None:
