@@ -1,8 +1,10 @@
 """The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
 
-``POST [/<namespace>]/v1/responses`` (the hot path) goes through the router like every route,
-on a route of its own tried first and matched without a regular expression (``_CreateRoute``);
-its endpoint reads the body with a size limit, asks the engine, and writes the reply. An
+``POST [/<namespace>]/v1/responses`` (the hot path) goes from the one front layer (``_Front``:
+the request id) straight to its endpoint when nothing in front of it would act on it, else
+through the router like every route, on a route of its own tried first and matched without a
+regular expression (``_CreateRoute``); its endpoint reads the body with a size limit, asks the
+engine, and writes the reply. An
 unpaced stream goes out as whole events coalesced into one write; no event is ever split across
 writes. Every response carries ``X-Request-ID`` (the client's own when it sent one).
 """
