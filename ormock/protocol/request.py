@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ormock.protocol.errors import invalid
 from ormock.protocol.fields import choice, expect, number, type_name
@@ -23,7 +23,7 @@ from ormock.protocol.input_items import (
     parse_input,
     parse_items,
 )
-from ormock.protocol.tool_schema import check_parameters
+from ormock.protocol.request_tools import check_tool_choice, check_tools, echo_tool
 from ormock.protocol.types import Json
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 
-TOOL_CHOICE_MODES = ("auto", "required", "none")
 # A project's own request fields (``x_interactive_media``): inherited along a chain, echoed.
 EXTENSION_PREFIX = "x_"
 
@@ -79,6 +78,29 @@ def _seed_of(seed: int, canonical: str) -> int:
     return int.from_bytes(digest.digest()[:8], "big")
 
 
+T = TypeVar("T")
+
+
+class _once(Generic[T]):  # lower case: a decorator, as ``cached_property`` is
+    """``functools.cached_property`` without its lock (Python 3.11's takes one on every first
+    read, and 3.12 dropped it): the value made on the first read is kept in the instance's
+    ``__dict__``, where later reads find it first. Two threads racing on a first read both
+    compute the same value."""
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self.make, self.name = make, make.__name__
+        self.__doc__ = make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> T:
+        if instance is None:  # read on the class (help, docs): the descriptor itself
+            return self  # type: ignore[return-value]
+        value = instance.__dict__[self.name] = self.make(instance)
+        return value
+
+
 @dataclass
 class ResponseRequest:
     """A checked request. ``echo`` holds what the Response object repeats back."""
@@ -101,17 +123,17 @@ class ResponseRequest:
             value = self._seeds[seed] = _seed_of(seed, self._canonical)
         return value
 
-    @cached_property
+    @_once
     def _canonical(self) -> str:
         return _canonical(self.body)
 
-    @cached_property
+    @_once
     def input_tokens(self) -> int:
         """The tokens of this request's own ``input`` items (not a parent's), counted once: a
         request the server has read before is the same object."""
         return sum(item_tokens(item) for item in self.input)
 
-    @cached_property
+    @_once
     def new_input_text(self) -> str:
         """The text of the messages this request adds (``messages_text`` of its ``input``; not
         the history a ``previous_response_id`` brings in)."""
@@ -146,14 +168,14 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         expect(model, str, "model", "a string")
         if not model:
             raise invalid("'model' must not be empty.", "model")
-    tools = _tools(body.get("tools"))
-    echo: Json = {"tools": [_echo_tool(t) for t in tools] if tools else []}
+    tools = check_tools(body.get("tools"))
+    echo: Json = {"tools": [echo_tool(t) for t in tools] if tools else []}
     if model is not None:
         echo["model"] = model
     echo["previous_response_id"] = previous
     get = body.get
     tool_choice = get("tool_choice")
-    echo["tool_choice"] = "auto" if tool_choice is None else _tool_choice(tool_choice, tools)
+    echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(tool_choice, tools)
     instructions = get("instructions")
     if instructions is not None:
         expect(instructions, str, "instructions", "a string")
@@ -272,87 +294,6 @@ def parse_compact(body: Any) -> ResponseRequest:
             if body.get(name) is not None:
                 expect(body[name], dict, name, "an object")
     return parse_request(body)
-
-
-def _tools(value: Any) -> list[Json]:
-    if value is None:
-        return []
-    expect(value, list, "tools", "an array of tools")
-    seen: set[str] = set()
-    tools = []
-    for i, tool in enumerate(value):
-        param = f"tools[{i}]"
-        expect(tool, dict, param, "a tool object")
-        if tool.get("type") == "function":
-            name = tool.get("name")
-            if not isinstance(name, str) or not name:
-                raise invalid(f"'{param}.name' is required on a function tool.", f"{param}.name",
-                              "missing_required_parameter")
-            if name in seen:
-                raise invalid(f"'{param}.name' {name!r} is already the name of another tool; "
-                              "tool names must be unique.", f"{param}.name", "duplicate_tool")
-            seen.add(name)
-            params = tool.get("parameters")
-            if params is not None:
-                expect(params, dict, f"{param}.parameters", "a JSON Schema object")
-                check_parameters(params, f"{param}.parameters")
-        elif not isinstance(tool.get("type"), str):
-            raise invalid(f"'{param}.type' is required.", f"{param}.type",
-                          "missing_required_parameter")
-        tools.append(tool)
-    return tools
-
-
-def _echo_tool(tool: Json) -> Json:
-    if tool.get("type") != "function":
-        return dict(tool)
-    return {
-        "type": "function",
-        "name": tool["name"],
-        "description": tool.get("description"),
-        "parameters": tool.get("parameters"),
-        "strict": tool.get("strict"),
-    }
-
-
-def _tool_choice(value: Any, tools: list[Json]) -> Any:
-    if value is None:
-        return "auto"
-    names = {t.get("name") for t in tools if t.get("type") == "function"}
-    if isinstance(value, str):
-        if value not in TOOL_CHOICE_MODES:
-            raise invalid(f"'tool_choice' must be 'auto', 'required', 'none' or an object; got "
-                          f"{value!r}.", "tool_choice")
-        if value == "required" and not tools:
-            raise invalid("'tool_choice' is 'required' but no tools were given; add 'tools' or "
-                          "use 'auto'.", "tool_choice")
-        return value
-    expect(value, dict, "tool_choice", "a string or an object")
-    kind = value.get("type")
-    if kind == "function":
-        name = value.get("name")
-        if name not in names:
-            raise invalid(f"'tool_choice' names the function {name!r}, which is not in 'tools' "
-                          f"(known: {', '.join(sorted(map(str, names))) or 'none'}).",
-                          "tool_choice", "unknown_tool")
-        return {"type": "function", "name": name}
-    if kind == "allowed_tools":
-        listed = value.get("tools")
-        expect(listed, list, "tool_choice.tools", "an array of tools")
-        for i, tool in enumerate(listed):
-            if not isinstance(tool, dict) or tool.get("name") not in names:
-                raise invalid(f"'tool_choice.tools[{i}]' names a function that is not in 'tools' "
-                              f"(known: {', '.join(sorted(map(str, names))) or 'none'}).",
-                              f"tool_choice.tools[{i}]", "unknown_tool")
-        mode = value.get("mode", "auto")
-        if mode not in ("auto", "required"):
-            raise invalid(f"'tool_choice.mode' must be 'auto' or 'required'; got {mode!r}.",
-                          "tool_choice.mode")
-        return {"type": "allowed_tools",
-                "tools": [{"type": "function", "name": t["name"]} for t in listed],
-                "mode": mode}
-    raise invalid(f"'tool_choice.type' must be 'function' or 'allowed_tools'; got {kind!r}.",
-                  "tool_choice.type")
 
 
 def _metadata(value: Any) -> Json:
