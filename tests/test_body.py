@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ormock.protocol.errors import OpenResponsesError
 from ormock.server.body import decode_json, read_body
@@ -63,3 +66,45 @@ def test_bad_json_is_a_400_naming_the_param(raw: bytes, says: str) -> None:
     error = raised.value
     assert (error.status, error.code, error.param) == (400, "invalid_json", "message")
     assert error.message.startswith("The WebSocket message ") and says in error.message
+
+
+def _loads_as_before(raw: bytes) -> Any:
+    def no_constants(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON value")
+
+    return json.loads(raw, parse_constant=no_constants)
+
+
+_texts = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=12).map(json.dumps)
+_raws = st.one_of(
+    _texts.map(str.encode),
+    st.builds(lambda text, pad, tail: (text + pad).encode() + tail, _texts,
+              st.sampled_from(["", " ", "\n\t ", "x", "}", " {}", "NaN"]),
+              st.sampled_from([b"", b"\xff", b"\x00", b" "])),
+    st.binary(max_size=12).map(lambda b: b"{" + b),
+    st.sampled_from([b'{"a": NaN}', b'{"a": Infinity}', b"\xef\xbb\xbf{}", b"{\x00}",
+                     '{"é": 1}'.encode("utf-16"), b'{"a": "\xed\xa0\x80"}']),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=_raws)
+def test_a_body_decodes_as_json_loads_would(raw: bytes) -> None:
+    # the fast path for an object is an exact stand-in: the same value, or a 400 where loads
+    # raised, with the message it gave
+    failure: ValueError | RecursionError | None = None
+    try:
+        expected = _loads_as_before(raw)
+    except (ValueError, RecursionError) as error:
+        failure = error
+    if failure is None:
+        assert decode_json(raw) == expected
+        return
+    with pytest.raises(OpenResponsesError) as refused:
+        decode_json(raw)
+    if isinstance(failure, json.JSONDecodeError):
+        assert failure.msg in refused.value.message

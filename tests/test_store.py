@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ormock.engine.store import MemoryBackend, ResponseStore, Stored, check_call_outputs
 from ormock.protocol.errors import OpenResponsesError
@@ -180,3 +182,37 @@ def test_a_stored_response_and_its_tombstone_last_the_store_ttl() -> None:
     assert list(store) == ["r1"] and not store.buried("r2")  # 75 s: r2 and its tombstone gone
     now[0] += 20
     assert list(store) == []
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=10)
+_items = st.lists(st.dictionaries(st.sampled_from(["type", "role", "content", "\u2028"]),
+                                  _values, max_size=3), max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parent=st.none() | st.text(max_size=8), new_input=_items, tokens=st.integers(0, 10**9),
+       prior=st.none() | _items, owner=st.none() | st.text(max_size=8),
+       extensions=st.dictionaries(st.text(max_size=4), _values, max_size=2),
+       deleted=st.booleans())
+def test_a_records_header_is_the_json_of_its_fields(
+        parent: str | None, new_input: list[Any], tokens: int, prior: list[Any] | None,
+        owner: str | None, extensions: dict[str, Any], deleted: bool) -> None:
+    # written key by key, the header is the text encoding the whole dict would give
+    stored = Stored(None, new_input, raw=b"{}", context_tokens=tokens, owner=owner,
+                    extensions=extensions)
+    stored.parent_id, stored.prior, stored.deleted = parent, prior, deleted
+    header: dict[str, Any] = {"parent": parent, "input": new_input, "context_tokens": tokens}
+    if prior is not None:
+        header["prior"] = prior
+    if owner is not None:
+        header["owner"] = owner
+    if extensions:
+        header["extensions"] = extensions
+    if deleted:
+        header["deleted"] = True
+    assert stored.encode() == (encode_json(header) + "\n").encode() + b"{}"
+    assert Stored.decode(stored.encode()).input == new_input

@@ -3,7 +3,11 @@ counts add up with what was streamed."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ormock.protocol.tokens import chunker, count_tokens, split_tokens
 
@@ -43,3 +47,25 @@ def test_empty_text_has_no_deltas(rule: str) -> None:
 def test_bad_rules_say_what_to_write(rule: str, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         chunker(rule)
+
+
+_OLD_TOKEN = re.compile(r" ?[^\W_]+| ?[^\w\s]+|_+|\s+", re.UNICODE)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(
+    st.text(st.characters(max_codepoint=127), max_size=80),
+    st.text(st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1f_-.!a Z9é\u2028\xa0"), max_size=40),
+    st.text(max_size=40),
+))
+def test_tokens_are_those_of_the_unicode_pattern(text: str) -> None:
+    # the ASCII pattern is an exact stand-in for the Unicode one: the same tokens, so the
+    # same counts (usage numbers are part of the exact bytes)
+    assert split_tokens(text) == _OLD_TOKEN.findall(text)
+    assert count_tokens(text) == len(_OLD_TOKEN.findall(text))
+
+
+def test_every_ascii_character_is_tokenized_as_before() -> None:
+    every = "".join(map(chr, range(128)))
+    for text in (every, every[::-1], " ".join(every), "  ".join(every)):
+        assert split_tokens(text) == _OLD_TOKEN.findall(text)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from operator import itemgetter
+from types import TracebackType
 from typing import Any
 
 from ormock.engine.capped import Capped
@@ -179,7 +179,10 @@ class Journal(Capped[JournalEntry]):
 
     def append(self, item: JournalEntry) -> None:
         self.joined(item)  # its id and namespace, before anyone can see it
-        super().append(item)
+        list.append(self, item)  # ``Capped.append``'s steps, one call fewer on every request
+        self.bytes += self.size(item)
+        if len(self) > self.limit or self.bytes > self.max_bytes:
+            self._trim()
         self.added(item)  # then the watchers are told: they find it
 
     def find(self, entry_id: str) -> JournalEntry | None:
@@ -301,17 +304,24 @@ def unfoldable(error: ProtocolError) -> OpenResponsesError:
     )
 
 
-@contextmanager
-def answering(entry: JournalEntry, headers: Mapping[str, str]) -> Iterator[None]:
+class answering:  # lower case: used as the function it was, ``with answering(...)``
     """Journal how making an answer failed: an ``OpenResponsesError`` keeps its status and
     envelope (no secret header value left in its message, for the client nor the journal), any
-    other exception is a 500 (the server answers ``internal_error``); both are raised on."""
-    try:
-        yield
-    except OpenResponsesError as error:
-        error.message = scrub(error.message, headers)
-        entry.status, entry.error = error.status, error.envelope()["error"]
-        raise
-    except Exception:
-        entry.status = 500
-        raise
+    other exception is a 500 (the server answers ``internal_error``); both are raised on. A
+    class, not a generator: entered on every request, a third cheaper."""
+
+    __slots__ = ("entry", "headers")
+
+    def __init__(self, entry: JournalEntry, headers: Mapping[str, str]) -> None:
+        self.entry, self.headers = entry, headers
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if isinstance(error, OpenResponsesError):
+            error.message = scrub(error.message, self.headers)
+            self.entry.status, self.entry.error = error.status, error.envelope()["error"]
+        elif isinstance(error, Exception):
+            self.entry.status = 500

@@ -155,25 +155,25 @@ def input_items_page(stored: Stored, *, order: str = "desc", limit: int = 20,
 # -- responses being written ------------------------------------------------------------------
 class Generating:
     """The ids of the responses whose answer is still being written, per store: deleting one
-    then is a 409. In memory only (a process writes its own answers)."""
+    then is a 409. In memory only (a process writes its own answers), in the store object's
+    own set (``ResponseStore.generating``: no weak reference made per request)."""
 
-    _all: WeakKeyDictionary[ResponseStore, set[str]] = WeakKeyDictionary()
     _lock = threading.Lock()
 
     @classmethod
     def add(cls, store: ResponseStore, response_id: str) -> None:
         with cls._lock:
-            cls._all.setdefault(store, set()).add(response_id)
+            store.generating.add(response_id)
 
     @classmethod
     def discard(cls, store: ResponseStore, response_id: str) -> None:
         with cls._lock:
-            cls._all.get(store, set()).discard(response_id)
+            store.generating.discard(response_id)
 
     @classmethod
     def has(cls, store: ResponseStore, response_id: str) -> bool:
         with cls._lock:
-            return response_id in cls._all.get(store, ())
+            return response_id in store.generating
 
 
 class Background:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ormock.protocol.errors import invalid
 from ormock.protocol.fields import choice, expect, number, type_name
@@ -23,7 +23,7 @@ from ormock.protocol.input_items import (
     parse_input,
     parse_items,
 )
-from ormock.protocol.tool_schema import check_parameters
+from ormock.protocol.request_tools import check_tool_choice, check_tools, echo_tool
 from ormock.protocol.types import Json
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 
-TOOL_CHOICE_MODES = ("auto", "required", "none")
 # A project's own request fields (``x_interactive_media``): inherited along a chain, echoed.
 EXTENSION_PREFIX = "x_"
 
@@ -50,16 +49,56 @@ def content_seed(seed: int, body: Json) -> int:
     return _seed_of(seed, _canonical(body))
 
 
+# ``json.dumps(value, sort_keys=True, default=str)``'s C encoder, made once (``dumps`` with an
+# option makes an encoder per call, a third of a small body's canonical text); no markers of
+# circular references (shared across threads they would be wrong): a body that contains itself
+# is a RecursionError, as in ``encode_json``. Without the C encoder, ``dumps`` itself.
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_sorted_encode: Any = None if _c_make_encoder is None else _c_make_encoder(
+    None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
+_UNSTABLE = frozenset(("stream", "stream_options", "background"))
+
+
 def _canonical(body: Json) -> str:
-    """The part of a body its content depends on, as one canonical JSON text."""
-    stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")
-              and not (k == "background" and v is True)}  # run in the background: the same
-    return json.dumps(stable, sort_keys=True, default=str)
+    """The part of a body its content depends on, as one canonical JSON text: the text of
+    ``json.dumps(stable, sort_keys=True, default=str)`` (tests/test_request.py holds them
+    equal)."""
+    if _UNSTABLE.isdisjoint(body):
+        stable = body
+    else:
+        stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")
+                  and not (k == "background" and v is True)}  # in the background: the same
+    if _sorted_encode is None:
+        return json.dumps(stable, sort_keys=True, default=str)
+    return "".join(_sorted_encode(stable, 0))
 
 
 def _seed_of(seed: int, canonical: str) -> int:
     digest = hashlib.sha256(f"{seed}:{canonical}".encode())
     return int.from_bytes(digest.digest()[:8], "big")
+
+
+T = TypeVar("T")
+
+
+class _once(Generic[T]):  # lower case: a decorator, as ``cached_property`` is
+    """``functools.cached_property`` without its lock (Python 3.11's takes one on every first
+    read, and 3.12 dropped it): the value made on the first read is kept in the instance's
+    ``__dict__``, where later reads find it first. Two threads racing on a first read both
+    compute the same value."""
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self.make, self.name = make, make.__name__
+        self.__doc__ = make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> T:
+        if instance is None:  # read on the class (help, docs): the descriptor itself
+            return self  # type: ignore[return-value]
+        value = instance.__dict__[self.name] = self.make(instance)
+        return value
 
 
 @dataclass
@@ -84,17 +123,17 @@ class ResponseRequest:
             value = self._seeds[seed] = _seed_of(seed, self._canonical)
         return value
 
-    @cached_property
+    @_once
     def _canonical(self) -> str:
         return _canonical(self.body)
 
-    @cached_property
+    @_once
     def input_tokens(self) -> int:
         """The tokens of this request's own ``input`` items (not a parent's), counted once: a
         request the server has read before is the same object."""
         return sum(item_tokens(item) for item in self.input)
 
-    @cached_property
+    @_once
     def new_input_text(self) -> str:
         """The text of the messages this request adds (``messages_text`` of its ``input``; not
         the history a ``previous_response_id`` brings in)."""
@@ -129,39 +168,47 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         expect(model, str, "model", "a string")
         if not model:
             raise invalid("'model' must not be empty.", "model")
-    tools = _tools(body.get("tools"))
-    echo: Json = {"tools": [_echo_tool(t) for t in tools]}
+    tools = check_tools(body.get("tools"))
+    echo: Json = {"tools": [echo_tool(t) for t in tools] if tools else []}
     if model is not None:
         echo["model"] = model
     echo["previous_response_id"] = previous
-    echo["tool_choice"] = _tool_choice(body.get("tool_choice"), tools)
-    if body.get("instructions") is not None:
-        expect(body["instructions"], str, "instructions", "a string")
-        echo["instructions"] = body["instructions"]
-    for name in ("parallel_tool_calls", "store", "background", "stream"):
-        if body.get(name) is not None:
-            expect(body[name], bool, name, "true or false")
-    if body.get("parallel_tool_calls") is not None:
-        echo["parallel_tool_calls"] = body["parallel_tool_calls"]
-    if body.get("store") is not None:
-        echo["store"] = body["store"]
-    if body.get("background"):
+    get = body.get
+    tool_choice = get("tool_choice")
+    echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(tool_choice, tools)
+    instructions = get("instructions")
+    if instructions is not None:
+        expect(instructions, str, "instructions", "a string")
+        echo["instructions"] = instructions
+    parallel, store, background, stream = (get("parallel_tool_calls"), get("store"),
+                                           get("background"), get("stream"))
+    for value in (parallel, store, background, stream):
+        if value is not None and value.__class__ is not bool:
+            _flags(body)  # the first that is not true or false, in this order, is the fault
+    if parallel is not None:
+        echo["parallel_tool_calls"] = parallel
+    if store is not None:
+        echo["store"] = store
+    if background:
         echo["background"] = True
-        if body.get("store") is False:
+        if store is False:
             raise invalid("Background mode keeps the response: send 'store': true or leave "
                           "it out with 'background': true.", "store", "invalid_value")
     if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
         _optional_fields(body, echo)
-    return ResponseRequest(
-        body=body,
-        model=model,
-        input=parse_input(body.get("input")),
-        stream=bool(body.get("stream")),
-        previous_response_id=previous,
-        tools=tools,
-        echo=echo,
-        extensions={k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)},
-    )
+    extensions: Json = {}
+    for key in body:  # a loop, not a comprehension: most bodies have none
+        if key.startswith(EXTENSION_PREFIX):
+            extensions[key] = body[key]
+    # positional, in the fields' order: cheaper than keywords
+    return ResponseRequest(body, model, parse_input(get("input")), bool(stream), previous,
+                           tools, echo, extensions)
+
+
+def _flags(body: Json) -> None:
+    for name in ("parallel_tool_calls", "store", "background", "stream"):
+        if body.get(name) is not None:
+            expect(body[name], bool, name, "true or false")
 
 
 # the fields ``_optional_fields`` checks (most requests send none of them)
@@ -247,87 +294,6 @@ def parse_compact(body: Any) -> ResponseRequest:
             if body.get(name) is not None:
                 expect(body[name], dict, name, "an object")
     return parse_request(body)
-
-
-def _tools(value: Any) -> list[Json]:
-    if value is None:
-        return []
-    expect(value, list, "tools", "an array of tools")
-    seen: set[str] = set()
-    tools = []
-    for i, tool in enumerate(value):
-        param = f"tools[{i}]"
-        expect(tool, dict, param, "a tool object")
-        if tool.get("type") == "function":
-            name = tool.get("name")
-            if not isinstance(name, str) or not name:
-                raise invalid(f"'{param}.name' is required on a function tool.", f"{param}.name",
-                              "missing_required_parameter")
-            if name in seen:
-                raise invalid(f"'{param}.name' {name!r} is already the name of another tool; "
-                              "tool names must be unique.", f"{param}.name", "duplicate_tool")
-            seen.add(name)
-            params = tool.get("parameters")
-            if params is not None:
-                expect(params, dict, f"{param}.parameters", "a JSON Schema object")
-                check_parameters(params, f"{param}.parameters")
-        elif not isinstance(tool.get("type"), str):
-            raise invalid(f"'{param}.type' is required.", f"{param}.type",
-                          "missing_required_parameter")
-        tools.append(tool)
-    return tools
-
-
-def _echo_tool(tool: Json) -> Json:
-    if tool.get("type") != "function":
-        return dict(tool)
-    return {
-        "type": "function",
-        "name": tool["name"],
-        "description": tool.get("description"),
-        "parameters": tool.get("parameters"),
-        "strict": tool.get("strict"),
-    }
-
-
-def _tool_choice(value: Any, tools: list[Json]) -> Any:
-    if value is None:
-        return "auto"
-    names = {t.get("name") for t in tools if t.get("type") == "function"}
-    if isinstance(value, str):
-        if value not in TOOL_CHOICE_MODES:
-            raise invalid(f"'tool_choice' must be 'auto', 'required', 'none' or an object; got "
-                          f"{value!r}.", "tool_choice")
-        if value == "required" and not tools:
-            raise invalid("'tool_choice' is 'required' but no tools were given; add 'tools' or "
-                          "use 'auto'.", "tool_choice")
-        return value
-    expect(value, dict, "tool_choice", "a string or an object")
-    kind = value.get("type")
-    if kind == "function":
-        name = value.get("name")
-        if name not in names:
-            raise invalid(f"'tool_choice' names the function {name!r}, which is not in 'tools' "
-                          f"(known: {', '.join(sorted(map(str, names))) or 'none'}).",
-                          "tool_choice", "unknown_tool")
-        return {"type": "function", "name": name}
-    if kind == "allowed_tools":
-        listed = value.get("tools")
-        expect(listed, list, "tool_choice.tools", "an array of tools")
-        for i, tool in enumerate(listed):
-            if not isinstance(tool, dict) or tool.get("name") not in names:
-                raise invalid(f"'tool_choice.tools[{i}]' names a function that is not in 'tools' "
-                              f"(known: {', '.join(sorted(map(str, names))) or 'none'}).",
-                              f"tool_choice.tools[{i}]", "unknown_tool")
-        mode = value.get("mode", "auto")
-        if mode not in ("auto", "required"):
-            raise invalid(f"'tool_choice.mode' must be 'auto' or 'required'; got {mode!r}.",
-                          "tool_choice.mode")
-        return {"type": "allowed_tools",
-                "tools": [{"type": "function", "name": t["name"]} for t in listed],
-                "mode": mode}
-    raise invalid(f"'tool_choice.type' must be 'function' or 'allowed_tools'; got {kind!r}.",
-                  "tool_choice.type")
 
 
 def _metadata(value: Any) -> Json:

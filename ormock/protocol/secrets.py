@@ -47,7 +47,11 @@ def is_secret_header(name: str) -> bool:
 
 def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers with each secret value replaced by ``***`` (as the journal keeps them)."""
-    return {k: (MASK if is_secret_header(k) else v) for k, v in headers.items()}
+    masked = dict(headers)  # a copy at C speed, then only the secret ones replaced
+    for name in masked:
+        if is_secret_header(name):
+            masked[name] = MASK
+    return masked
 
 
 def _split(value: str) -> tuple[str, str]:

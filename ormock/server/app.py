@@ -1,8 +1,10 @@
 """The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
 
-``POST [/<namespace>]/v1/responses`` (the hot path) goes through the router like every route,
-on a route of its own tried first and matched without a regular expression (``_CreateRoute``);
-its endpoint reads the body with a size limit, asks the engine, and writes the reply. An
+``POST [/<namespace>]/v1/responses`` (the hot path) goes from the one front layer (``_Front``:
+the request id) straight to its endpoint when nothing in front of it would act on it, else
+through the router like every route, on a route of its own tried first and matched without a
+regular expression (``_CreateRoute``); its endpoint reads the body with a size limit, asks the
+engine, and writes the reply. An
 unpaced stream goes out as whole events coalesced into one write; no event is ever split across
 writes. Every response carries ``X-Request-ID`` (the client's own when it sent one).
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -70,12 +72,74 @@ def error_response(error: OpenResponsesError) -> Response:
     )
 
 
-class _RequestIds:
-    """Pure ASGI middleware: every response carries ``X-Request-ID``."""
+_CREATE_PATH = "/v1/responses"
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], seed: int) -> None:
-        self.app = app
+
+def create_namespace(path: str) -> str | None:
+    """The namespace of ``[/<namespace>]/v1/responses`` (``""`` for none); None for any other
+    path."""
+    if not path.endswith(_CREATE_PATH):
+        return None
+    head = path[: -len(_CREATE_PATH)]
+    if head and (head[0] != "/" or "/" in head[1:] or len(head) == 1):
+        return None
+    return head[1:]
+
+
+class _CreateRoute(BaseRoute):
+    """The route of ``POST [/<namespace>]/v1/responses``, the hot path: matched by a string test
+    instead of a regular expression, and tried first. Another method gets 405."""
+
+    def __init__(self, create: _CreateResponse) -> None:
+        self.create = create
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        name = create_namespace(scope.get("path", "")) if scope["type"] == "http" else None
+        if name is None:
+            return Match.NONE, {}
+        child: Scope = {"endpoint": self.create,
+                        "path_params": {"namespace": name} if name else {}}
+        return (Match.FULL if scope["method"] == "POST" else Match.PARTIAL), child
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            raise HTTPException(405, headers={"Allow": "POST"})
+        await self.create(scope, receive, send)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        raise NoMatchFound(name, path_params)
+
+
+class _Front:
+    """Pure ASGI, outermost: every HTTP response carries ``X-Request-ID`` (the client's own when
+    it sent a printable one); ``POST [/<namespace>]/v1/responses`` goes straight to its route
+    when nothing in front of it would act on it (its API key is the server's, its namespace's
+    profile respells no error, the cassette route, tried first as the router would, does not
+    claim it): one layer and one wrapped ``send`` instead of the middlewares, Starlette's two
+    and its router. A bug that escapes the route is answered as Starlette's error middleware
+    would (the 500 envelope when nothing was sent yet, then raised to the server). Any other
+    request goes through ``app``: the API key guard, the profile's error spelling, Starlette."""
+
+    def __init__(self, app: App, seed: int, namespaces: Namespaces, replay: ReplayRoute,
+                 create: _CreateRoute, server_error: Callable[[Scope, Exception], Response],
+                 guard: ApiKeyGuard | None) -> None:
+        self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
+        self.server_error, self.guard = server_error, guard
         self.ids = IdFactory(seed ^ 0x5EED)
+
+    def direct(self, scope: Scope) -> bool:
+        """Whether the create route answers this request with nothing in front of it (its
+        ``path_params`` set when it does)."""
+        name = create_namespace(scope["path"]) if scope["method"] == "POST" else None
+        if name is None or (self.guard is not None and not self.guard.allows(scope)):
+            return False
+        engine = self.namespaces.find(name)  # its profile, else the server's
+        profile = engine.profile if engine is not None else self.namespaces.settings.profile
+        if profile.error_types or self.replay.claims(name):
+            return False
+        scope["endpoint"] = self.create.create
+        scope["path_params"] = {"namespace": name} if name else {}
+        return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -89,81 +153,28 @@ class _RequestIds:
                 break
         header = (b"x-request-id", request_id or self.ids.new("req").encode())
         scope.setdefault("state", {})["request_id"] = header[1].decode()
+        started = False
 
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 sent = message.get("headers", [])
-                if not any(name == b"x-request-id" for name, _ in sent):  # a replay's own
+                for name, _ in sent:
+                    if name == b"x-request-id":  # a replay's own
+                        break
+                else:
                     message["headers"] = [*sent, header]
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
-
-
-_CREATE_PATH = "/v1/responses"
-
-
-class _CreateRoute(BaseRoute):
-    """The route of ``POST [/<namespace>]/v1/responses``, the hot path: matched by a string test
-    instead of a regular expression, and tried first. Another method gets 405."""
-
-    def __init__(self, create: _CreateResponse) -> None:
-        self.create = create
-
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        path: str = scope.get("path", "")
-        if scope["type"] != "http" or not path.endswith(_CREATE_PATH):
-            return Match.NONE, {}
-        head = path[: -len(_CREATE_PATH)]
-        if head and (head[0] != "/" or "/" in head[1:] or len(head) == 1):
-            return Match.NONE, {}
-        child: Scope = {"endpoint": self.create,
-                        "path_params": {"namespace": head[1:]} if head else {}}
-        return (Match.FULL if scope["method"] == "POST" else Match.PARTIAL), child
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] != "POST":
-            raise HTTPException(405, headers={"Allow": "POST"})
-        await self.create(scope, receive, send)
-
-    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
-        raise NoMatchFound(name, path_params)
-
-
-class _CreateFirst:
-    """Pure ASGI: ``POST [/<namespace>]/v1/responses`` straight to its route, any other request
-    to the Starlette app. The routes are tried in the router's order (the cassette route, which
-    claims only a namespace with cassettes or recording, then the create route); the create
-    route is spared Starlette's two middlewares and its router, and a bug that escapes it is
-    answered as Starlette's error middleware would (the 500 envelope when nothing was sent yet,
-    then raised to the server)."""
-
-    def __init__(self, app: App, replay: ReplayRoute, create: _CreateRoute,
-                 server_error: Callable[[Scope, Exception], Response]) -> None:
-        self.app, self.replay, self.create, self.server_error = app, replay, create, server_error
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or (
-                self.replay.matches(scope)[0] is not Match.NONE):
-            await self.app(scope, receive, send)
+        if not self.direct(scope):
+            await self.app(scope, receive, send_with_id)
             return
-        match, child = self.create.matches(scope)
-        if match is not Match.FULL:
-            await self.app(scope, receive, send)
-            return
-        scope.update(child)
-        started = False
-
-        async def sending(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
         try:
-            await self.create.create(scope, receive, sending)
+            await self.create.create(scope, receive, send_with_id)
         except Exception as exc:
             if not started:
-                await self.server_error(scope, exc)(scope, receive, send)
+                await self.server_error(scope, exc)(scope, receive, send_with_id)
             raise
 
 
@@ -184,7 +195,9 @@ class _CreateResponse:
         self._read: OrderedDict[bytes, tuple[Any, ResponseRequest]] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:  # a loop: cheaper than a comprehension
+            headers[name.decode("latin-1")] = value.decode("latin-1")
         try:
             engine = self.namespaces.serve(scope.get("path_params", {}).get("namespace", ""))
             raw = await self._raw_body(headers, receive)
@@ -255,7 +268,9 @@ class _CreateResponse:
         await send_error(send, _bug(exc))
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        content_type = headers.get("content-type", "")
+        if content_type != "application/json":  # the usual spelling, else its media type
+            content_type = content_type.split(";")[0].strip().lower()
         if content_type != "application/json":
             raise OpenResponsesError(
                 f"Content-Type must be application/json, not {content_type or 'missing'!r}; "
@@ -347,7 +362,7 @@ def create_app(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
-    served: Any = ProfileErrors(_CreateFirst(app, replay, create_route, bug_answer), namespaces)
-    if api_key is not None:
-        served = ApiKeyGuard(served, api_key)
-    return _RequestIds(served, namespaces.seed)
+    served: Any = ProfileErrors(app, namespaces)
+    guard = None if api_key is None else ApiKeyGuard(served, api_key)
+    return _Front(guard or served, namespaces.seed, namespaces, replay, create_route, bug_answer,
+                  guard)

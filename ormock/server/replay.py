@@ -65,15 +65,17 @@ class ReplayRoute(BaseRoute):
         if scope["type"] != "http":
             return Match.NONE, {}
         name = namespace_of(scope.get("path", ""))
-        if name is None:
-            return Match.NONE, {}
-        engine = self.namespaces.routed(name)  # with a shared store: pulled
-        if engine is None:
-            if name or not self.namespaces.settings.cassettes:
-                return Match.NONE, {}
-        elif not engine.replays and engine.replays.upstream is None:
+        if name is None or not self.claims(name):
             return Match.NONE, {}
         return Match.FULL, {"path_params": {"namespace": name} if name else {}}
+
+    def claims(self, name: str) -> bool:
+        """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
+        cassettes or records (with a shared store, as the other processes left it)."""
+        engine = self.namespaces.routed(name)  # with a shared store: pulled
+        if engine is None:
+            return not name and bool(self.namespaces.settings.cassettes)
+        return bool(engine.replays) or engine.replays.upstream is not None
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         from ormock.server.app import send_error

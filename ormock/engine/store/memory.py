@@ -131,19 +131,29 @@ class Stored:
     def encode(self) -> bytes:
         """Its bytes in a store: a JSON header line, then the Response JSON."""
         if self._encoded is None:
-            header: Json = {"parent": self.parent_id, "input": self.input,
-                            "context_tokens": self.context_tokens}
-            if self.prior is not None:
-                header["prior"] = self.prior
-            if self.owner is not None:
-                header["owner"] = self.owner
-            if self.extensions:
-                header["extensions"] = self.extensions
-            if self.deleted:
-                header["deleted"] = True
             # compact JSON holds no raw line break: the first one ends the header
-            self._encoded = (encode_json(header) + "\n").encode() + self.raw  # one copy of raw
+            self._encoded = (self.header() + "\n").encode() + self.raw  # one copy of raw
         return self._encoded
+
+    def header(self) -> str:
+        """Its header line: ``encode_json`` of ``{"parent", "input", "context_tokens"}``, then
+        ``prior``, ``owner``, ``extensions`` and ``deleted`` when set, written key by key (the
+        same text as the whole dict's, tests/test_store.py holds it, without the encoder's
+        walk over the dict)."""
+        tokens = self.context_tokens
+        parts = ['{"parent":', "null" if self.parent_id is None else encode_json(self.parent_id),
+                 ',"input":', encode_json(self.input), ',"context_tokens":',
+                 repr(tokens) if type(tokens) is int else encode_json(tokens)]
+        if self.prior is not None:
+            parts += (',"prior":', encode_json(self.prior))
+        if self.owner is not None:
+            parts += (',"owner":', encode_json(self.owner))
+        if self.extensions:
+            parts += (',"extensions":', encode_json(self.extensions))
+        if self.deleted:
+            parts.append(',"deleted":true')
+        parts.append("}")
+        return "".join(parts)
 
     @classmethod
     def decode(cls, value: bytes, response_id: str | None = None,
@@ -182,6 +192,8 @@ class ResponseStore:
         self._decoded: OrderedDict[str, Stored] = OrderedDict()
         self._decoded_bytes = 0
         self._lock = threading.Lock()  # of the decoded ones (the backend has its own)
+        # the ids of its responses still being written (``ormock.engine.stateful.Generating``)
+        self.generating: set[str] = set()
 
     def keep(self, response_id: str, stored: Stored) -> None:
         """Store a response; a parent that lives elsewhere (another store, or none) is not
