@@ -37,6 +37,22 @@ def _tracked_init(self: httpx.Client, *args: Any, **kwargs: Any) -> None:
 httpx.Client.__init__ = _tracked_init  # type: ignore[method-assign]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Import the server stack uvicorn loads for a server (its HTTP, WebSocket, lifespan and
+    loop modules, httptools) before any test runs: pytester's in-process runs
+    (``runpytest``) drop from ``sys.modules`` what was first imported during them, and a
+    module imported again then holds new classes (httptools' ``HttpParserUpgrade`` among them)
+    that the C parser already loaded never raises, so every later server of this process
+    would drop each WebSocket handshake."""
+    import uvicorn
+
+    uvicorn.Config(app=_no_app, log_config=None).load()
+
+
+async def _no_app(scope: Any, receive: Any, send: Any) -> None:
+    raise AssertionError("never served")
+
+
 @pytest.fixture(autouse=True)
 def _clients_closed() -> Iterator[None]:
     global _made_by_this_test
