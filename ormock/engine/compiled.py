@@ -31,6 +31,7 @@ from typing import Any
 
 from ormock.engine.cache import RecordingIds, Same
 from ormock.engine.journal import Sent
+from ormock.engine.text_cuts import DeltaFormat, plain, tokens, usage_format
 from ormock.protocol import events as ev
 from ormock.protocol.plan import MessagePlan, ReplyPlan, TextPart
 from ormock.protocol.profile import Profile
@@ -48,6 +49,7 @@ _MARK = "@ormock-slot-"
 # u usage, q a sequence number after the deltas) replaced quotes and all; ids inside their quotes
 _SLOT = re.compile(rb'"@ormock-slot-([cdtuq])(\d*)@"|@ormock-slot-i(\d+)@')
 _TEXT, _CREATED, _COMPLETED, _USAGE = (f"{_MARK}{k}@" for k in "tcdu")
+_USAGE_FORMAT = usage_format()  # a counted usage's JSON: % (input, output, total)
 
 
 def final_usage(step_reply: StepReply | None, profile: Profile, final: Json) -> None:
@@ -147,6 +149,8 @@ class Template:
     kind: str  # the deltas' wire type
     message: int  # which id is the message's
     chunk: Callable[[str], list[str]]
+    by_words: bool  # the ``words`` chunking (a plain text's deltas are its words)
+    deltas: DeltaFormat
     before: tuple[str, ...]  # the journal's event types before the deltas, and after them
     after: tuple[str, ...]
     delta: str
@@ -162,26 +166,39 @@ class Template:
         """This reply with ``text``, its ids drawn from ``ids`` after the response id (drawn
         already, the build's first draw)."""
         fresh = [*ids.drawn, *(ids.new(prefix) for prefix in self.prefixes[len(ids.drawn):])]
-        pieces = self.chunk(text) if self.head is not None else None
-        deltas = len(pieces) if pieces is not None else len(self.chunk(text))
+        words = text.split(" ") if plain(text) else None  # cut at its spaces, or by the rules
+        pieces = None
+        if words is not None and self.by_words:
+            deltas = len(words)
+        else:
+            pieces = self.chunk(text)
+            deltas = len(pieces)
         usage = b"null"
         if self.counted:
-            final = {"usage": usage_object(input_tokens, count_tokens(text))}
-            if self.step_reply is not None:
+            output = tokens(words) if words is not None else count_tokens(text)
+            if self.step_reply is None:
+                usage = _USAGE_FORMAT % (input_tokens, output, input_tokens + output)
+            else:
+                final = {"usage": usage_object(input_tokens, output)}
                 self.step_reply.own_usage(final)
-            usage = encode_json(final["usage"]).encode()
+                usage = encode_json(final["usage"]).encode()
         values: list[Any] = [*(i.encode() for i in fresh), created, completed,
-                             encode_json(text).encode(), usage]
+                             b'"%s"' % text.encode() if words is not None
+                             else encode_json(text).encode(), usage]
         start = self.first + deltas
         values += range(start, start + len(self.after))
         raw = self.final.fill(values)
-        if self.head is None or self.tail is None or pieces is None:
+        if self.head is None or self.tail is None:
             body = raw
         else:
-            body = b"".join([self.head.fill(values),
-                             *delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
-                                           pieces),
-                             self.tail.fill(values), DONE_FRAME])
+            if pieces is None:
+                assert words is not None
+                framed = self.deltas.frames(self.first, fresh[self.message], words)
+            else:
+                framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
+                                               pieces))
+            body = b"".join([self.head.fill(values), framed, self.tail.fill(values),
+                             DONE_FRAME])
         types = (*self.before, *(self.delta,) * deltas, *self.after)
         summary = Sent(types=types, numbers=tuple(range(len(types))), delays=None,
                        output_ids=tuple(fresh[i] for i in self.output_ids))
@@ -238,6 +255,7 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
     return Template(
         prefixes=tuple(sentinels.prefixes), final=_Format.of(encode_json(final).encode(), ids),
         head=head, tail=tail, first=first, kind=kind, message=msg, chunk=chunk,
+        by_words=chunk is chunker("words"), deltas=DeltaFormat(kind, 0, 0),
         before=tuple(renamed[:first]), after=tuple(renamed[end:]), delta=kind,
         output_ids=tuple(int(v[len(_MARK) + 1:-1]) for item in final["output"]
                          for k in ("id", "call_id") if isinstance(v := item.get(k), str)),
