@@ -25,9 +25,9 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from ormock.engine.cache import RecordingIds, Same
 from ormock.engine.journal import Sent
@@ -124,8 +124,7 @@ class _Format:
         return self.fmt % self.pick(values)
 
 
-@dataclass(frozen=True)
-class Filled:
+class Filled(NamedTuple):
     """One request's reply from a template: what ``building.fresh`` sends and keeps."""
 
     body: bytes
@@ -160,6 +159,8 @@ class Template:
     status: str
     store: bool
     completed: bool
+    # the journal's event types and numbers by number of deltas (a few counts recur)
+    kinds: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = field(default_factory=dict)
 
     def fill(self, ids: RecordingIds, text: str, created: int, completed: int,
              input_tokens: int) -> Filled:
@@ -199,9 +200,14 @@ class Template:
                                                pieces))
             body = b"".join([self.head.fill(values), framed, self.tail.fill(values),
                              DONE_FRAME])
-        types = (*self.before, *(self.delta,) * deltas, *self.after)
-        summary = Sent(types=types, numbers=tuple(range(len(types))), delays=None,
-                       output_ids=tuple(fresh[i] for i in self.output_ids))
+        kinds = self.kinds.get(deltas)
+        if kinds is None:  # the types and numbers of a reply of this many deltas, made once
+            if len(self.kinds) >= 64:
+                self.kinds.clear()
+            types = (*self.before, *(self.delta,) * deltas, *self.after)
+            kinds = self.kinds[deltas] = (types, tuple(range(len(types))))
+        summary = Sent(types=kinds[0], numbers=kinds[1], delays=None,
+                       output_ids=tuple([fresh[i] for i in self.output_ids]))
         return Filled(body, raw, summary, self.status, self.store, self.completed)
 
 
