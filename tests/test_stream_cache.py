@@ -136,3 +136,76 @@ def test_a_new_reply_is_what_a_full_build_gives(tmp_path: Path, profile: str,
         counted = final[bodies.index({**NEW_JSON[7], "stream": stream})]["usage"]
         assert (counted["output_tokens"], counted["input_tokens_details"]["cached_tokens"]) \
             == (7, 2)
+
+
+# Each echo is sent three times with new inputs: the second and third replies of an echo that a
+# template holds are filled into it (``ormock.engine.compiled``).
+ECHOES: list[dict[str, Any]] = [
+    {"model": "m"},
+    {"model": "m", "instructions": "Be 100% brief, \"quoted\" and naïve \u2028 ok",
+     "metadata": {"k": "50%"}, "temperature": 0.3, "top_p": 0.5},
+    {"model": "m", "tools": TOOLS, "tool_choice": "none"},  # tools offered, none called
+    {"model": "m", "tools": TOOLS},  # calls (built)
+    {"model": "m", "reasoning": {"effort": "low"}},  # a reasoning item (built)
+    {"model": "m", "max_output_tokens": 16},  # incomplete
+    {"model": "m", "text": {"format": {"type": "json_object"}}},
+    {"model": "m", "text": {"format": {"type": "json_schema", "name": "s", "schema": {
+        "type": "object", "properties": {"n": {"type": "integer"}}}}}},
+    {"model": "m", "store": False},
+    {"model": "m", "x_trace": {"run": 7}},
+    {"model": "ormock:text"},
+    {"model": "ormock:counted", "store": False},
+    {"model": "ormock:plain"},
+]
+PLAIN_SCENARIO = """\
+name: plain
+steps:
+  - times: forever
+    reply:
+      usage: {input_tokens: 3}
+      chunking: chars:5
+      items:
+        - message: "{{ faker.paragraph() }} for {{ request.model }}"
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("profile", ["openresponses", "openai", "platform"])
+def test_a_compiled_reply_is_what_a_full_build_gives(tmp_path: Path, profile: str,
+                                                     stream: bool) -> None:
+    """Replies filled into a compiled template: the same bytes, journal events, output ids,
+    ids and stored responses as the Python path's full build, for several echoes, scenario
+    steps (their own usage, chunking), store false and continuations."""
+    (tmp_path / "counted.yaml").write_text(USAGE_SCENARIO)
+    (tmp_path / "plain.yaml").write_text(PLAIN_SCENARIO)
+    echoes = [echo for echo in ECHOES  # platform: no tools, instructions, store false
+              if profile != "platform" or not {"tools", "store", "instructions"} & echo.keys()]
+    bodies = [{**echo, "input": f"say {n} or {echo['model']}", "stream": stream}
+              for echo in echoes for n in range(3)]
+    with OrmockServer(seed=9, profile=profile, scenario_dirs=(tmp_path,)) as server, \
+            httpx.Client(base_url=server.base_url) as raw:
+        served = [raw.post("/responses", json=body) for body in bodies]
+        first = server.engine().journal[0].response_id
+        follow = [{"model": "m", "input": f"more {n}", "previous_response_id": first,
+                   "stream": stream} for n in range(3)]
+        served += [raw.post("/responses", json=body) for body in follow]
+        journal = server.engine().journal
+        stored = [raw.get(f"/responses/{entry.response_id}") for entry in journal]
+        compiled = server.engine().compiled.compiled()
+    assert len(compiled) >= (8 if profile != "platform" else 5)
+    engine = Engine(seed=9, profile=profile, scenario_dirs=(tmp_path,))
+    for body, answer, entry, kept in zip([*bodies, *follow], served, journal, stored,
+                                         strict=True):
+        assert answer.status_code == 200, answer.text
+        built, built_entry = engine.answer(body, {})
+        assert isinstance(built, Reply) and built.summary is None  # built event by event
+        assert answer.content == (built.sse_body() if stream else built.json_body()), body
+        assert entry.events == built_entry.events and entry.events, body
+        assert entry.output_ids == built_entry.output_ids, body
+        assert (entry.response_id, entry.response_status) == (
+            built_entry.response_id, built_entry.response_status)
+        assert entry.sent_bytes == len(answer.content)
+        if body.get("store", True):
+            assert kept.json() == built.response
+        if stream:
+            assert check_stream(answer.content, profile=profile).ok, body

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamTemplate
 from ormock.engine.choose import choose, set_of
+from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.conversations import Joined, join_conversation
@@ -171,26 +172,53 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
 def _usage(turn: Turn, final: Json) -> None:
     """The terminal snapshot's usage: a step's own counts, or none when the profile sends
     only a reply's own."""
-    step_reply = turn.step_reply
-    if step_reply is not None:
-        step_reply.own_usage(final)
-    if not turn.profile.estimated_usage and (step_reply is None
-                                             or not isinstance(step_reply.usage, dict)):
-        final["usage"] = None
+    final_usage(turn.step_reply, turn.profile, final)
 
 
 def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: int,
           owner: str | None) -> Reply:
     """A new content's reply over HTTP with no fault, no pacing and no literal events (what the
-    stream cache may answer), built from its plan without the events a full build makes: a
-    JSON reply from its terminal snapshot and the types of its events (``build_final``), a
-    stream with its deltas framed from a template (``build_frames``); the same bytes, journal
-    summary and ids, drawn in the same order, as a full build. Its body is sent as it is, and
-    kept by the store and the cache."""
+    stream cache may answer): filled into its compiled template (``ormock.engine.compiled``)
+    when its plan has a shape one holds, else built from its plan without the events a full
+    build makes: a JSON reply from its terminal snapshot and the types of its events
+    (``build_final``), a stream with its deltas framed from a template (``build_frames``);
+    the same bytes, journal summary and ids, drawn in the same order, as a full build. Its
+    body is sent as it is, and kept by the store and the cache."""
     ids: Any = RecordingIds(engine.ids)  # an IdFactory that remembers its draws
-    snapshot = new_response(ids.new("resp"), created, turn.echo)
+    response_id = ids.new("resp")  # drawn first, as a build does
     plan = plan_of(engine, turn)
     tokens = input_tokens(turn.request, turn.context_tokens)
+    stream = turn.request.stream
+    template = engine.compiled.template(plan, turn.echo, turn.profile, turn.step_reply, stream)
+    if template is not None:
+        text = plan.items[0].parts[0].text  # type: ignore[union-attr]
+        filled = template.fill(ids, text, created, completed, tokens)
+        body, raw, summary = filled.body, filled.final, filled.summary
+        status, store, final = filled.status, filled.store, None
+        ends = filled.completed
+    else:
+        body, raw, summary, final = _built(turn, plan, ids, response_id, created, completed,
+                                           tokens)
+        status, store = str(final["status"]), bool(final.get("store", True))
+        ends = final.get("completed_at") is not None
+    entry = turn.entry
+    entry.response_id, entry.response_status = response_id, status
+    engine.cache.put(key, StreamTemplate(
+        body=body, final=raw, prefixes=tuple(ids.prefixes), ids=tuple(ids.drawn),
+        created=created, completed=completed if ends else None,
+        summary=summary, status=status, store=store))
+    keep(engine, turn.selection, response_id, store,
+         Stored(final, turn.request.input, turn.parent, raw=raw,
+                context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
+         turn.local)
+    return Reply(events=[], stream=stream, seed=turn.seed, body=body, summary=summary)
+
+
+def _built(turn: Turn, plan: ReplyPlan, ids: Any, response_id: str, created: int,
+           completed: int, tokens: int) -> tuple[bytes, bytes, Sent, Json]:
+    """``fresh``'s reply built from its plan: the body, the final Response's JSON, the
+    journal summary and the final Response."""
+    snapshot = new_response(response_id, created, turn.echo)
     names = turn.profile.event_names
     if turn.request.stream:
         parts, final, types = build_frames(plan, snapshot, ids, input_tokens=tokens,
@@ -210,20 +238,7 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
         body = raw = encode_json(final).encode()
     summary = Sent(types=tuple([names.get(t, t) for t in types]) if names else tuple(types),
                    numbers=tuple(range(len(types))), delays=None, output_ids=_output_ids(final))
-    entry = turn.entry
-    entry.response_id, entry.response_status = final["id"], final["status"]
-    store = bool(final.get("store", True))
-    engine.cache.put(key, StreamTemplate(
-        body=body, final=raw, prefixes=tuple(ids.prefixes), ids=tuple(ids.drawn),
-        created=created,
-        completed=completed if final.get("completed_at") is not None else None,
-        summary=summary, status=str(final["status"]), store=store))
-    keep(engine, turn.selection, final["id"], store,
-         Stored(final, turn.request.input, turn.parent, raw=raw,
-                context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
-         turn.local)
-    return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
-                 summary=summary)
+    return body, raw, summary, final
 
 
 def _output_ids(final: Json) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from ormock.engine import building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.choose import set_of
+from ormock.engine.compiled import Compiled
 from ormock.engine.feed import Feed
 from ormock.engine.journal import Journal, JournalEntry, answering, record
 from ormock.engine.journal_sink import JournalSink, SharedJournal, written_at_once
@@ -167,6 +168,7 @@ class Engine:
         self.fault_counts.clear()
         self.scenario_chaos: dict[str, Chaos] = {}
         self.cache = StreamCache()
+        self.compiled = Compiled()  # new contents' reply templates
         self.replays = Replays(upstream=self._upstream)
         claims = self.counters if self.sync is not None else None
         for cassette in self.settings.cassettes:

@@ -92,6 +92,8 @@ def _answer_text(
         return json.dumps(value_for(schema, faker), ensure_ascii=False)
     if fmt.get("type") == "json_object":
         return json.dumps({"answer": prose.sentence()}, ensure_ascii=False)
+    if start >= len(context):  # nothing after the user's message: no tool output
+        return prose.paragraph(3)
     names = {i.get("call_id"): i.get("name") for i in context if i.get("type") == "function_call"}
     results = [
         f"{names.get(i.get('call_id'), 'the tool')} returned {item_text(i)[:200]}"
@@ -110,9 +112,11 @@ def default_plan(
     content = request.content_seed(seed)
     prose = Prose(content)
     start = _last_user_index(context)
-    last_text = item_text(context[start]) if start >= 0 else ""
-    answered = any(i.get("type") == "function_call_output" for i in context[start + 1 :])
     tools, must_call = _callable_tools(request)
+    # read only when tools are offered: what the user asked, whether a tool output came back
+    last_text = item_text(context[start]) if tools and start >= 0 else ""
+    answered = bool(tools) and any(i.get("type") == "function_call_output"
+                                   for i in context[start + 1:])
     if (tools and (must_call or not answered)) or \
             request.echo.get("text", {}).get("format", {}).get("type") == "json_schema":
         faker.seed_instance(content)  # only tool arguments and schema values draw from it

@@ -15,13 +15,17 @@ seed at its first use only.
 from __future__ import annotations
 
 import hashlib
-import struct
+import sys
 import threading
+from array import array
+from collections.abc import Sequence
 from functools import lru_cache
 
 from faker import Faker
 
 __all__ = ["FAKER_LOCK", "LOREM_PROVIDERS", "Draws", "Lorem", "Prose", "shared_faker"]
+
+_BIG_ENDIAN = sys.byteorder == "big"  # the draws are little-endian 16-bit numbers
 
 # held while seeding and drawing: scenarios load in test threads while the server draws
 FAKER_LOCK = threading.RLock()
@@ -39,11 +43,12 @@ class Prose:
     draws are little-endian 16-bit numbers, taken in order and made in one call."""
 
     _words: tuple[str, ...] = ()
-    _BATCH = 128  # draws made at a time: a paragraph of 3 sentences takes at most 39
+    _table: tuple[str, ...] = ()  # the word of each 16-bit draw (``_words[draw % size]``)
+    _BATCH = 84  # draws made at a time, one SHAKE-128 block: a 3-sentence paragraph takes <= 39
 
     def __init__(self, seed: int) -> None:
         self._seed = str(seed).encode()
-        self._draws: tuple[int, ...] = ()
+        self._draws: Sequence[int] = ()
         self._next = 0
 
     @staticmethod
@@ -53,24 +58,48 @@ class Prose:
             Prose._words = tuple(shared_faker().get_words_list())
         return Prose._words
 
-    def take(self, count: int) -> tuple[int, ...]:
+    @staticmethod
+    def table() -> tuple[str, ...]:
+        """The word each draw stands for, for all 65,536 draws (made once): a draw's word is
+        a lookup, at C speed for many (``map``)."""
+        if not Prose._table:
+            words = Prose.words()
+            Prose._table = tuple([words[draw % len(words)] for draw in range(1 << 16)])
+        return Prose._table
+
+    def take(self, count: int) -> Sequence[int]:
         """The next ``count`` draws of the stream."""
         end = self._next + count
         if end > len(self._draws):  # more of the same stream (its first bytes do not change)
             size = max(end, 2 * len(self._draws), self._BATCH)  # doubling: linear in all
-            self._draws = struct.unpack(f"<{size}H", hashlib.shake_128(self._seed).digest(2 * size))
+            draws = array("H", hashlib.shake_128(self._seed).digest(2 * size))  # no int each
+            if _BIG_ENDIAN:
+                draws.byteswap()
+            self._draws = draws
         taken, self._next = self._draws[self._next:end], end
         return taken
 
     def sentence(self) -> str:
         """5 to 12 words, the first capitalized, and a full stop."""
-        words = Prose.words()
-        size = len(words)
-        count = 5 + self.take(1)[0] % 8
-        return " ".join([words[draw % size] for draw in self.take(count)]).capitalize() + "."
+        return self.paragraph(1)
 
     def paragraph(self, sentences: int) -> str:
-        return " ".join(self.sentence() for _ in range(sentences))
+        """``sentences`` sentences, one after the other (what as many ``sentence`` calls
+        give), drawn in one go: each takes a draw for its number of words, then its words."""
+        start = self._next
+        draws = self.take(13 * sentences)  # the most they can take; the rest is given back
+        table = Prose.table()
+        out = []
+        at = 0
+        for _ in range(sentences):
+            end = at + 6 + draws[at] % 8  # its count, then 5 to 12 words
+            text = " ".join([table[draw] for draw in draws[at + 1:end]])
+            # str.capitalize: the first letter upper, the rest lower (on ASCII, at C speed)
+            out.append(text[0].upper() + text[1:].lower() if text.isascii()
+                       else text.capitalize())
+            at = end
+        self._next = start + at
+        return ". ".join(out) + "."
 
 
 class Lorem:
@@ -87,9 +116,7 @@ class Lorem:
         return max(1, number * (60 + self.prose.take(1)[0] % 81) // 100)
 
     def words(self, nb: int = 3) -> list[str]:
-        words = Prose.words()
-        size = len(words)
-        return [words[draw % size] for draw in self.prose.take(max(nb, 0))]
+        return list(map(Prose.table().__getitem__, self.prose.take(max(nb, 0))))
 
     def word(self) -> str:
         return self.words(1)[0]

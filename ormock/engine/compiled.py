@@ -1,0 +1,316 @@
+"""Replies compiled into byte templates: a new content's reply is a fill, not a build.
+
+What a new content over HTTP sends (``building.fresh``) is, for the replies most requests get
+(the embedded default's message, a scenario step's templated message), the same bytes every
+time but for a few values: the ids, the two timestamps, the message's text, the usage counts
+and, in a stream, the deltas (their number moves the sequence numbers after them). So the
+reply is built once per shape, with a sentinel standing for each of those values
+(``build_final``/``build_frames`` and ``Framed``, the very code of a build), and its bytes cut
+at the sentinels into a ``%``-format; a request fills the slots: its JSON body (or its stream's
+frames before and after the deltas, and its deltas framed from its text by ``delta_frames``)
+and the final Response's JSON, with the journal summary made of precomputed event types. The
+bytes, summary, ids (drawn in the same order) and stored response are a build's.
+
+A template is keyed by everything else the bytes depend on: the step (its own usage), the
+profile (event names, estimated usage), the stream flag, the plan's shape and the echo (the
+request fields the Response repeats, as JSON). It is compiled the second time its key is seen,
+so a one-off echo never pays for a compile; ``Compiled`` keeps a few hundred, the least
+recently used dropped. A plan of any other shape (tools, reasoning, several items or parts,
+annotations, fixed ids, a failed status) is built as before.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from operator import itemgetter
+from typing import Any, NamedTuple
+
+from ormock.engine.cache import RecordingIds, Same
+from ormock.engine.journal import Sent
+from ormock.engine.text_cuts import DeltaFormat, plain, tokens, usage_format
+from ormock.protocol import events as ev
+from ormock.protocol.plan import MessagePlan, ReplyPlan, TextPart
+from ormock.protocol.profile import Profile
+from ormock.protocol.response import new_response, usage_object
+from ormock.protocol.sse import DONE_FRAME, Framed, delta_frames, encode_json
+from ormock.protocol.stream import build_final, build_frames
+from ormock.protocol.tokens import chunker, count_tokens
+from ormock.protocol.types import Json
+from ormock.scenario.replies import StepReply
+
+__all__ = ["Compiled", "Filled", "Template", "final_usage", "shape_of"]
+
+_MARK = "@ormock-slot-"
+# a sentinel as the bytes hold it: quoted values (c created_at, d completed_at, t the text,
+# u usage, q a sequence number after the deltas) replaced quotes and all; ids inside their quotes
+_SLOT = re.compile(rb'"@ormock-slot-([cdtuq])(\d*)@"|@ormock-slot-i(\d+)@')
+_TEXT, _CREATED, _COMPLETED, _USAGE = (f"{_MARK}{k}@" for k in "tcdu")
+_USAGE_FORMAT = usage_format()  # a counted usage's JSON: % (input, output, total)
+
+
+def final_usage(step_reply: StepReply | None, profile: Profile, final: Json) -> None:
+    """The terminal snapshot's usage (in place): a step's own counts, or none when the profile
+    sends only a reply's own."""
+    if step_reply is not None:
+        step_reply.own_usage(final)
+    if not profile.estimated_usage and (step_reply is None
+                                        or not isinstance(step_reply.usage, dict)):
+        final["usage"] = None
+
+
+def shape_of(plan: ReplyPlan) -> Hashable | None:
+    """What the bytes of a plan's reply depend on besides its text, when a template can hold
+    it: one message of one text part with no annotations, its id drawn, completed or
+    incomplete, usage counted or null. None: any other plan (it is built)."""
+    if len(plan.items) != 1 or plan.queued or plan.status == "failed" or \
+            plan.usage not in ("auto", None):
+        return None
+    item = plan.items[0]
+    if type(item) is not MessagePlan or item.id is not None or len(item.parts) != 1:
+        return None
+    part = item.parts[0]
+    if type(part) is not TextPart or part.annotations:
+        return None
+    return (plan.status, plan.incomplete_reason, plan.usage, plan.chunking, item.role,
+            item.phase)
+
+
+class _Sentinels:
+    """An id factory handing out sentinels, remembering the prefixes asked for, in order."""
+
+    def __init__(self) -> None:
+        self.prefixes: list[str] = []
+
+    def new(self, prefix: str) -> str:
+        self.prefixes.append(prefix)
+        return f"{_MARK}i{len(self.prefixes) - 1}@"
+
+
+@dataclass(frozen=True)
+class _Format:
+    """Bytes with slots: ``fmt % pick(values)``, ``values`` laid out as ``Template.values``."""
+
+    fmt: bytes
+    pick: Callable[[Sequence[Any]], tuple[Any, ...]]
+
+    @staticmethod
+    def of(raw: bytes, ids: int) -> _Format:
+        pieces: list[bytes] = []
+        order: list[int] = []
+        at = 0
+        for match in _SLOT.finditer(raw):
+            kind = (match.group(1) or b"i").decode()
+            number = int(match.group(2) or match.group(3) or 0)
+            pieces += [raw[at:match.start()].replace(b"%", b"%%"),
+                       b"%d" if kind in "cdq" else b"%s"]
+            # the ids, then created_at, completed_at, text, usage, then the numbers
+            order.append(number if kind == "i" else ids + 4 + number if kind == "q"
+                         else ids + "cdtu".index(kind))
+            at = match.end()
+        pieces.append(raw[at:].replace(b"%", b"%%"))
+        if len(order) > 1:  # itemgetter gives a tuple only for two and more
+            return _Format(b"".join(pieces), itemgetter(*order))
+
+        def pick(values: Sequence[Any]) -> tuple[Any, ...]:
+            return tuple(values[i] for i in order)
+
+        return _Format(b"".join(pieces), pick)
+
+    def fill(self, values: Sequence[Any]) -> bytes:
+        return self.fmt % self.pick(values)
+
+
+class Filled(NamedTuple):
+    """One request's reply from a template: what ``building.fresh`` sends and keeps."""
+
+    body: bytes
+    final: bytes  # the final Response's JSON (the body itself, for JSON)
+    summary: Sent
+    status: str
+    store: bool
+    completed: bool  # whether the final Response has a completed_at
+
+
+@dataclass(frozen=True)
+class Template:
+    """A compiled reply. ``values`` of a fill: the ids, created_at, completed_at, the text's
+    JSON, the usage JSON, then the sequence numbers of the events after the deltas."""
+
+    prefixes: tuple[str, ...]
+    final: _Format
+    head: _Format | None  # a stream's frames before the deltas, and after them
+    tail: _Format | None
+    first: int  # the sequence number of the first delta
+    kind: str  # the deltas' wire type
+    message: int  # which id is the message's
+    chunk: Callable[[str], list[str]]
+    by_words: bool  # the ``words`` chunking (a plain text's deltas are its words)
+    deltas: DeltaFormat
+    before: tuple[str, ...]  # the journal's event types before the deltas, and after them
+    after: tuple[str, ...]
+    delta: str
+    output_ids: tuple[int, ...]  # the ids the output items show (indexes into the ids)
+    counted: bool  # usage counted (False: null)
+    step_reply: StepReply | None
+    status: str
+    store: bool
+    completed: bool
+    # the journal's event types and numbers by number of deltas (a few counts recur)
+    kinds: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = field(default_factory=dict)
+
+    def fill(self, ids: RecordingIds, text: str, created: int, completed: int,
+             input_tokens: int) -> Filled:
+        """This reply with ``text``, its ids drawn from ``ids`` after the response id (drawn
+        already, the build's first draw)."""
+        fresh = [*ids.drawn, *(ids.new(prefix) for prefix in self.prefixes[len(ids.drawn):])]
+        words = text.split(" ") if plain(text) else None  # cut at its spaces, or by the rules
+        pieces = None
+        if words is not None and self.by_words:
+            deltas = len(words)
+        else:
+            pieces = self.chunk(text)
+            deltas = len(pieces)
+        usage = b"null"
+        if self.counted:
+            output = tokens(words) if words is not None else count_tokens(text)
+            if self.step_reply is None:
+                usage = _USAGE_FORMAT % (input_tokens, output, input_tokens + output)
+            else:
+                final = {"usage": usage_object(input_tokens, output)}
+                self.step_reply.own_usage(final)
+                usage = encode_json(final["usage"]).encode()
+        values: list[Any] = [*(i.encode() for i in fresh), created, completed,
+                             b'"%s"' % text.encode() if words is not None
+                             else encode_json(text).encode(), usage]
+        start = self.first + deltas
+        values += range(start, start + len(self.after))
+        raw = self.final.fill(values)
+        if self.head is None or self.tail is None:
+            body = raw
+        else:
+            if pieces is None:
+                assert words is not None
+                framed = self.deltas.frames(self.first, fresh[self.message], words)
+            else:
+                framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
+                                               pieces))
+            body = b"".join([self.head.fill(values), framed, self.tail.fill(values),
+                             DONE_FRAME])
+        kinds = self.kinds.get(deltas)
+        if kinds is None:  # the types and numbers of a reply of this many deltas, made once
+            if len(self.kinds) >= 64:
+                self.kinds.clear()
+            types = (*self.before, *(self.delta,) * deltas, *self.after)
+            kinds = self.kinds[deltas] = (types, tuple(range(len(types))))
+        summary = Sent(types=kinds[0], numbers=kinds[1], delays=None,
+                       output_ids=tuple([fresh[i] for i in self.output_ids]))
+        return Filled(body, raw, summary, self.status, self.store, self.completed)
+
+
+def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: StepReply | None,
+                  stream: bool) -> Template | None:
+    """The template of ``plan``'s reply (``shape_of`` it first), built once with sentinels;
+    None when the echo holds a sentinel's mark (never in practice: then it is built)."""
+    if _MARK.encode() in encode_json(echo).encode():
+        return None
+    message = plan.items[0]
+    assert isinstance(message, MessagePlan)
+    probe = replace(plan, items=[replace(message, parts=(TextPart(_TEXT),))])
+    sentinels = _Sentinels()
+    snapshot = new_response(sentinels.new("resp"), _CREATED, echo)  # type: ignore[arg-type]
+    names = profile.event_names
+    completed: Any = _COMPLETED
+    head = tail = None
+    first = 0
+    if stream:
+        parts, final, types = build_frames(probe, snapshot, sentinels,  # type: ignore[arg-type]
+                                           completed_at=completed, names=names)
+    else:
+        final, types = build_final(probe, snapshot, sentinels,  # type: ignore[arg-type]
+                                   completed_at=completed)
+    final_usage(step_reply, profile, final)
+    counted = final["usage"] is not None
+    if counted:
+        final["usage"] = _USAGE
+    at = [n for n, kind in enumerate(types) if kind == ev.TEXT_DELTA]
+    first, end = (at[0], at[-1] + 1) if at else (0, 0)
+    if not at or at != list(range(first, end)):
+        return None
+    chunk = chunker(plan.chunking)
+    kind = names.get(ev.TEXT_DELTA, ev.TEXT_DELTA)
+    msg = sentinels.prefixes.index("msg")
+    ids = len(sentinels.prefixes)
+    if stream:
+        expected = delta_frames(kind, first, f"{_MARK}i{msg}@", 0, 0, chunk(_TEXT))
+        if parts[first:end] != expected or any(type(p) is bytes for p in parts[:first]
+                                               + parts[end:]):
+            return None
+        for number, part in enumerate(parts[end:]):
+            assert isinstance(part, dict)
+            part["sequence_number"] = f"{_MARK}q{number}@"
+        for part in parts:
+            if type(part) is dict and names:
+                part["type"] = names.get(part["type"], part["type"])
+        head = _Format.of(b"".join(Framed(parts[:first]).frames), ids)
+        tail = _Format.of(b"".join(Framed(parts[end:]).frames), ids)
+    renamed = [names.get(t, t) for t in types]
+    return Template(
+        prefixes=tuple(sentinels.prefixes), final=_Format.of(encode_json(final).encode(), ids),
+        head=head, tail=tail, first=first, kind=kind, message=msg, chunk=chunk,
+        by_words=chunk is chunker("words"), deltas=DeltaFormat(kind, 0, 0),
+        before=tuple(renamed[:first]), after=tuple(renamed[end:]), delta=kind,
+        output_ids=tuple(int(v[len(_MARK) + 1:-1]) for item in final["output"]
+                         for k in ("id", "call_id") if isinstance(v := item.get(k), str)),
+        counted=counted, step_reply=step_reply, status=str(final["status"]),
+        store=bool(final.get("store", True)), completed=final.get("completed_at") is not None)
+
+
+class Compiled:
+    """Templates by key, each compiled the second time its key is seen; the least recently
+    used dropped past ``size``. Shared by an engine's threads (a lock around the order)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._templates: OrderedDict[Hashable, Template | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def template(self, plan: ReplyPlan, echo: Json, profile: Profile,
+                 step_reply: StepReply | None, stream: bool) -> Template | None:
+        """The template of this reply, or None: not of a shape a template holds, or its key
+        seen for the first time (built, and compiled when seen again)."""
+        shape = shape_of(plan)
+        if shape is None:
+            return None
+        key = (Same(step_reply), Same(profile), stream, shape, encode_json(echo))
+        with self._lock:
+            seen = key in self._templates
+            template = self._templates.get(key)
+            if seen:
+                self._templates.move_to_end(key)
+        if template is not None or not seen:
+            if not seen:
+                self._put(key, None)
+            return template
+        template = compile_reply(plan, echo, profile, step_reply, stream)
+        if template is not None:
+            self._put(key, template)
+        return template
+
+    def _put(self, key: Hashable, template: Template | None) -> None:
+        with self._lock:
+            self._templates[key] = template
+            if len(self._templates) > self.size:
+                self._templates.popitem(last=False)
+
+    def compiled(self) -> list[Template]:
+        """The templates compiled, least recently used first."""
+        with self._lock:
+            return [t for t in self._templates.values() if t is not None]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._templates.clear()
