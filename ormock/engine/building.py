@@ -21,6 +21,7 @@ from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
+from ormock.engine.faulting import fault_reply, faults_for
 from ormock.engine.journal import JournalEntry, Sent, final_response, summarize
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.stateful import owner_of
@@ -71,7 +72,7 @@ def respond(
     if selection is not None:
         entry.scenario, entry.step = selection.scenario.name, selection.step.index
     created, completed = engine.clock.now(), engine.clock.now()
-    faults = engine.faults_for(turn.step_reply, selection.scenario if selection else None,
+    faults = faults_for(engine, turn.step_reply, selection.scenario if selection else None,
                                selection.step.index if selection else 0)
     pacing = turn.step_reply.pacing if turn.step_reply else None
     key = cache_key(engine, turn, transport, joined, faults, pacing)
@@ -89,7 +90,7 @@ def respond(
                                         created_at=created), pacing)
     unfit = socket_check(turn.step_reply, entry) if turn.socket else \
         background_check(turn.step_reply, entry) if request.echo.get("background") else None
-    out = engine.fault_reply(reply, faults, entry, unfit)
+    out = fault_reply(engine, reply, faults, entry, unfit)
     final = final_response(out.events) if isinstance(out, Reply) else None
     if final is None or not isinstance(final.get("id"), str):
         return out

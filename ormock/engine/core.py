@@ -21,7 +21,6 @@ from ormock.cassette.model import Cassette, Interaction
 from ormock.engine import building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
-from ormock.engine.choose import set_of
 from ormock.engine.compiled import Compiled
 from ormock.engine.feed import Feed
 from ormock.engine.journal import Journal, JournalEntry, answering, record
@@ -42,7 +41,7 @@ from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.sync import PRELOADED, Sync, token
 from ormock.engine.wire import Transport, Wire
-from ormock.faults import Fault, parse_fault, strike_faults
+from ormock.faults import Fault, parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.ids import Clock, IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
@@ -58,7 +57,6 @@ from ormock.scenario import (
 )
 from ormock.scenario.counters import Counters, LocalCounters
 from ormock.scenario.fakes import FAKER_LOCK, shared_faker
-from ormock.scenario.replies import StepReply
 
 __all__ = ["Engine"]
 
@@ -107,8 +105,8 @@ class Engine:
         # ``Namespaces`` sets both
         self.feed = Feed()
         self.name = ""
-        self._fault_tags: dict[int, str] = {}  # fault.key -> its shared count's name
-        self._fault_draws: dict[int, str] = {}  # fault.key -> what its shared draws are named
+        self.fault_tags: dict[int, str] = {}  # fault.key -> its shared count's name
+        self.fault_draws: dict[int, str] = {}  # fault.key -> what its shared draws are named
         self._lock = threading.Lock()
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
@@ -387,61 +385,6 @@ class Engine:
             if self.sync is not None:
                 self.sync.changed_chaos()
                 self.sync.push(self)
-
-    def faults_for(self, step_reply: StepReply | None, scenario: Scenario | None,
-                   step: int = 0) -> list[Fault]:
-        """The faults that may apply to this reply: the step's (``step``: its number), the
-        engine's, a chaos draw."""
-        own = step_reply.faults if step_reply else ()
-        faults = [*own, *self.faults]
-        chaos, whose = self.chaos, None
-        if scenario is not None and scenario.chaos is not None:
-            chaos = self.scenario_chaos.setdefault(scenario.name, scenario.chaos.fresh())
-            whose = set_of(self, scenario).tag(scenario)
-        if self.sync is not None:  # the counts of every process: named alike in each
-            tags = self._fault_tags = {}
-            if scenario is not None:
-                tag = set_of(self, scenario).tag(scenario)
-                tags.update({f.key: f"{tag}:{step}:{i}" for i, f in enumerate(own)})
-            tags.update({f.key: f"faults:{self.sync.faults_tag}:{i}"
-                         for i, f in enumerate(self.faults)})
-            # what each one's draws are named by: its place, not its load (the same seed and
-            # faults draw alike in every run and every process)
-            names = self._fault_draws = {}
-            if scenario is not None:
-                names.update({f.key: f"{scenario.name}:{step}:{i}" for i, f in enumerate(own)})
-            names.update({f.key: f"faults:{i}" for i, f in enumerate(self.faults)})
-        if chaos is not None:
-            index = None
-            if self.sync is not None:
-                index = self.counters.add((whose or f"chaos:{self.sync.chaos_tag}", "chaos", 0))
-            drawn = chaos.draw(index)
-            if drawn is not None:
-                faults.append(drawn)
-        return faults
-
-    def _count_fault(self, fault: Fault) -> int:
-        """A fault reached once more, counted by every process (a drawn one: on its own)."""
-        tag = self._fault_tags.get(fault.key)
-        return 1 if tag is None else self.counters.add((tag, "fault", 0))
-
-    def _fault_draw(self, fault: Fault, count: int) -> random.Random | None:
-        """A shared fault's draws for its ``count``-th reach (its ``probability`` and its own
-        choices): a function of (seed, its place, count), as chaos draws are, so that with N
-        workers the k-th request to reach it draws what it would with one."""
-        name = self._fault_draws.get(fault.key)
-        return None if name is None else random.Random(f"ormock:fault:{self.seed}:{name}:{count}")
-
-    def fault_reply(self, reply: Reply, faults: list[Fault], entry: JournalEntry,
-               unfit: Callable[[Fault], bool] | None = None) -> Reply | RawReply:
-        if not faults:
-            return reply
-        counts = self.fault_counts if self.sync is None else self._count_fault
-        draws = None if self.sync is None else self._fault_draw
-        result, strikes = strike_faults(reply, faults, counts, self.rng, unfit, draws)
-        entry.faults = [strike.fault for strike in strikes]
-        entry.struck = [strike.to_dict() for strike in strikes]
-        return result
 
 
 def _entry_size(entry: JournalEntry) -> int:

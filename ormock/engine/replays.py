@@ -30,6 +30,7 @@ from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Cassette, Interaction, RecordedResponse
 from ormock.cassette.replay import answer_frames, header_pairs
 from ormock.cassette.shape import load
+from ormock.engine.faulting import fault_reply, faults_for
 from ormock.engine.journal import JournalEntry, answering, final_response, record, summarize
 from ormock.engine.render import render
 from ormock.engine.reply import Reply
@@ -236,9 +237,9 @@ def replay(engine: Engine, method: str, path: str, query: str, body: Any,
         with answering(entry, headers):
             raise _miss(miss) from None
     response = replayed.response
-    faults = engine.faults_for(None, None) if 200 <= response.status < 300 else []
+    faults = faults_for(engine, None, None) if 200 <= response.status < 300 else []
     if faults:
-        out = engine.fault_reply(replayed.reply(speed), faults, entry)
+        out = fault_reply(engine, replayed.reply(speed), faults, entry)
         wire = render(out, "sse" if isinstance(out, Reply) and out.stream else "json")
         record(entry, out)
     else:
