@@ -73,7 +73,7 @@ def respond(
         entry.scenario, entry.step = selection.scenario.name, selection.step.index
     created, completed = engine.clock.now(), engine.clock.now()
     faults = faults_for(engine, turn.step_reply, selection.scenario if selection else None,
-                               selection.step.index if selection else 0)
+                        selection.step.index if selection else 0)
     pacing = turn.step_reply.pacing if turn.step_reply else None
     key = cache_key(engine, turn, transport, joined, faults, pacing)
     if key is not None:
