@@ -72,3 +72,38 @@ def test_the_entry_is_shared_whole_before_the_last_write(
     after = [e for e in other.namespaces.serve("").journal_view() if isinstance(e, dict)]
     assert [(e["status"], e.get("ended"), e.get("sent_bytes")) for e in after] == \
         [(entry["status"], entry.get("ended"), entry.get("sent_bytes"))]
+
+
+def test_a_websocket_turns_entry_is_shared_whole_before_its_last_frame(
+        redis_server: RedisServer) -> None:
+    url = redis_server.fresh_url()
+    server, other = assemble(store=url), assemble(store=url)
+    turn = {"type": "response.create", "model": "m", "input": "Hello"}
+    asked: list[dict[str, Any]] = [{"type": "websocket.connect"},
+                                   {"type": "websocket.receive", "text": json.dumps(turn)}]
+    done = asyncio.Event()
+    seen: list[list[dict[str, Any]]] = []
+    texts: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        if asked:
+            return asked.pop(0)
+        await done.wait()  # the client stays until the turn is over, then leaves
+        return {"type": "websocket.disconnect", "code": 1000}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "websocket.send":
+            texts.append(message["text"])
+            if json.loads(message["text"])["type"] == "response.completed":  # the last frame
+                seen.append(list(other.namespaces.serve("").journal_view()))
+                done.set()
+
+    scope = {**_scope(), "type": "websocket", "scheme": "ws", "subprotocols": []}
+    del scope["method"]
+    asyncio.run(server.app(scope, receive, send))
+    assert len(seen) == 1
+    entries = [e for e in seen[0] if isinstance(e, dict)]
+    assert len(entries) == 1, seen
+    assert entries[0]["ended"] in ("whole", "complete")
+    assert entries[0]["sent_bytes"] == sum(len(text.encode()) for text in texts)
+    assert entries[0]["finished_at"] is not None

@@ -37,12 +37,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from ormock.cassette.matching import CassetteMiss
 from ormock.engine.core import Engine
 from ormock.engine.journal import JournalEntry, wrote
+from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
 from ormock.engine.replays import Replayed
 from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Frame, Wire, Written
-from ormock.engine.writer import Tally
+from ormock.engine.wire import Ended, Frame, Wire, Written
+from ormock.engine.writer import Ahead, Tally
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
@@ -261,15 +262,20 @@ class _Connection:
         try:
             generating(self.engine, entry)
             written: Written | None = None
+            # a shared journal has the entry whole before the client has the turn's last frame
+            ahead = WrittenAhead(entry, self.engine.finished) \
+                if self.engine.sink is not None else None
             try:
                 wire = render_socket(reply)
                 written, open_ = await send_turn(self.socket, wire, self.ends,
-                                                 self.engine.feed.told(entry))
-                wrote(entry, written)
+                                                 self.engine.feed.told(entry), ahead)
+                if ahead is None or not ahead.covers(written):
+                    wrote(entry, written)
                 self.engine.feed.sent(entry, wire.status, wire.headers, written)  # inspector
             finally:
                 settle(self.engine, entry, written, None)
-                self.engine.finished(entry)
+                if ahead is None or not ahead.covers(written):
+                    self.engine.finished(entry)
             if isinstance(previous, str) and entry.response_status == "failed":
                 self.local.pop(previous, None)
             return open_
@@ -300,17 +306,27 @@ async def _left_during(gone: asyncio.Event, seconds: float) -> bool:
 
 
 async def send_turn(socket: WebSocket, wire: Wire, ends: _Ends | None = None,
-                    told: Callable[[Frame], None] | None = None) -> tuple[Written, bool]:
+                    told: Callable[[Frame], None] | None = None,
+                    ahead: Ahead | None = None) -> tuple[Written, bool]:
     """Write a turn's wire (``render_socket``): each frame a text frame after its delay;
     ``close``/``reset`` close the connection with 1011; ``stall`` sends nothing for its time,
     or (``inf``) until the client leaves or the connection's time is up; ``end`` ends the turn
     there. Returns what was sent, and whether the connection is still open. ``ends`` is what
     the connection's receive loop tells the writer (without it, an endless stall reads the
     socket itself until the client leaves). ``told``: called with each frame once sent (the
-    inspector's live feed, only while a page watches: ``Feed.told``)."""
+    inspector's live feed, only while a page watches: ``Feed.told``). ``ahead``: as
+    ``send_wire``'s, told before the turn's last frame, or its close or end."""
     tally = Tally()
+    last = len(wire.frames) - 1
+
+    def ends_as(ended: Ended) -> Written:
+        written = tally.written("socket", ended)
+        if ahead is not None:
+            ahead(written)
+        return written
+
     try:
-        for frame in wire.frames:
+        for index, frame in enumerate(wire.frames):
             if ends is not None and ends.gone.is_set():
                 return tally.written("socket", "client gone"), False
             if frame.action == "stall" and math.isinf(frame.delay):
@@ -328,17 +344,24 @@ async def send_turn(socket: WebSocket, wire: Wire, ends: _Ends | None = None,
                     return tally.written("socket", "client gone"), False
                 tally.wait += frame.delay
             if frame.action in ("close", "reset"):
+                written = ends_as("closed" if frame.action == "close" else "reset")
                 await socket.close(code=1011,
                                    reason=f"ormock: disconnect fault ({frame.action})")
-                return tally.written("socket", "closed" if frame.action == "close"
-                                     else "reset"), False
+                return written, False
             if frame.action == "end":
                 break
             if frame.action is None:
+                if index == last:  # the turn's last frame: whole once it is sent
+                    tally.add(frame)
+                    written = ends_as(wire.ending)
+                    await socket.send_text(frame.data.decode())
+                    if told is not None:
+                        told(frame)
+                    return written, True
                 await socket.send_text(frame.data.decode())
                 tally.add(frame)
                 if told is not None:
                     told(frame)
     except WebSocketDisconnect:  # the client left part way
         return tally.written("socket", "client gone"), False
-    return tally.written("socket", wire.ending), True
+    return ends_as(wire.ending), True
