@@ -344,3 +344,15 @@ def test_redis_and_two_workers(pytester: pytest.Pytester, redis_server: RedisSer
         assert "Requests that no scenario step matched (1)" in out
         assert "scenario 'two-steps' step 2 (<scenario>): expected 1 time, used 0" in out
         assert _namespaces(root) == before
+
+
+def test_a_remote_journal_record_has_every_field_a_journal_entry_gives() -> None:
+    """``JournalRecord`` spells out ``JournalEntry``'s fields (as ``to_dict`` and the admin
+    journal give them, ``answered_by`` added): a field added to one is added to the other."""
+    from dataclasses import fields
+
+    from ormock.engine.journal import JournalEntry
+    from ormock.pytest_plugin.remote import JournalRecord
+
+    given = set(JournalEntry("POST", "/v1/responses", {}, {}).to_dict()) | {"answered_by"}
+    assert {f.name for f in fields(JournalRecord)} == given

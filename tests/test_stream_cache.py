@@ -117,17 +117,7 @@ def test_a_new_reply_is_what_a_full_build_gives(tmp_path: Path, profile: str,
         stored = [raw.get(f"/responses/{entry.response_id}") for entry in journal]
     engine = Engine(seed=5, profile=profile, scenario_dirs=(tmp_path,))
     for body, answer, entry, kept in zip(bodies, served, journal, stored, strict=True):
-        assert answer.status_code == 200, answer.text
-        fresh, fresh_entry = engine.answer(body, {})
-        assert isinstance(fresh, Reply) and fresh.summary is None  # built event by event
-        assert answer.content == (fresh.sse_body() if stream else fresh.json_body()), body
-        assert entry.events == fresh_entry.events and entry.events, body
-        assert entry.output_ids == fresh_entry.output_ids, body
-        assert (entry.response_id, entry.response_status) == (
-            fresh_entry.response_id, fresh_entry.response_status)
-        assert entry.sent_bytes == len(answer.content)
-        if body.get("store", True):
-            assert kept.json() == fresh.response
+        _same_as_a_build(engine, body, answer, entry, kept, stream)
     final = [check_stream(answer.content).response if stream else answer.json()
              for answer in served]
     assert final[-1]["output"][0]["content"] == final[0]["output"][0]["content"]
@@ -196,16 +186,23 @@ def test_a_compiled_reply_is_what_a_full_build_gives(tmp_path: Path, profile: st
     engine = Engine(seed=9, profile=profile, scenario_dirs=(tmp_path,))
     for body, answer, entry, kept in zip([*bodies, *follow], served, journal, stored,
                                          strict=True):
-        assert answer.status_code == 200, answer.text
-        built, built_entry = engine.answer(body, {})
-        assert isinstance(built, Reply) and built.summary is None  # built event by event
-        assert answer.content == (built.sse_body() if stream else built.json_body()), body
-        assert entry.events == built_entry.events and entry.events, body
-        assert entry.output_ids == built_entry.output_ids, body
-        assert (entry.response_id, entry.response_status) == (
-            built_entry.response_id, built_entry.response_status)
-        assert entry.sent_bytes == len(answer.content)
-        if body.get("store", True):
-            assert kept.json() == built.response
+        _same_as_a_build(engine, body, answer, entry, kept, stream)
         if stream:
             assert check_stream(answer.content, profile=profile).ok, body
+
+
+def _same_as_a_build(engine: Engine, body: dict[str, Any], answer: httpx.Response,
+                     entry: Any, kept: httpx.Response, stream: bool) -> None:
+    """What the server sent, journaled and stored for ``body`` is what a full build of it
+    gives (``engine``: a fresh one with the same seed, answered in the same order)."""
+    assert answer.status_code == 200, answer.text
+    built, built_entry = engine.answer(body, {})
+    assert isinstance(built, Reply) and built.summary is None  # built event by event
+    assert answer.content == (built.sse_body() if stream else built.json_body()), body
+    assert entry.events == built_entry.events and entry.events, body
+    assert entry.output_ids == built_entry.output_ids, body
+    assert (entry.response_id, entry.response_status) == (
+        built_entry.response_id, built_entry.response_status)
+    assert entry.sent_bytes == len(answer.content)
+    if body.get("store", True):
+        assert kept.json() == built.response
