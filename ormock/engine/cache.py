@@ -53,11 +53,23 @@ class RecordingIds:
         return value
 
 
+_CREATED, _COMPLETED = b"c", b"d"  # the timestamps' slots (the ids' are b"0", b"1", ...)
+
+
 def _times(created: int, completed: int | None) -> list[bytes]:
     out = [b'"created_at":%d' % created]
     if completed is not None:
         out.append(b'"completed_at":%d' % completed)
     return out
+
+
+def _cut(data: bytes, old: tuple[bytes, ...], slots: tuple[bytes, ...]) -> bytes:
+    """``data`` as a ``%``-format: each of ``old``, replaced in turn as ``issue`` used to
+    replace them (every occurrence, one after the other), becomes its slot."""
+    data = data.replace(b"%", b"%%")
+    for value, slot in zip(old, slots, strict=True):
+        data = data.replace(value, slot)
+    return data
 
 
 @dataclass(frozen=True)
@@ -73,31 +85,41 @@ class StreamTemplate:
     store: bool
 
     @cached_property
-    def _old(self) -> tuple[bytes, ...]:
-        """What ``issue`` replaces: the ids, then the timestamps, as they stand in the bytes."""
-        return (*(i.encode() for i in self.ids), *_times(self.created, self.completed))
+    def _formats(self) -> tuple[bytes, bytes | None, tuple[bytes, ...],
+                                tuple[int, ...] | None]:
+        """The body and the final Response's JSON (None: the body is it) as ``%``-formats
+        with a slot for each id and timestamp (made at the first ``issue``: a template used
+        once pays nothing), the ids' slot names, and where each of the summary's output ids
+        is among the ids (None: one is not, or there are none)."""
+        keys = tuple(b"%d" % n for n in range(len(self.ids)))
+        old = (*(i.encode() for i in self.ids), *_times(self.created, self.completed))
+        slots = (*(b"%(" + key + b")s" for key in keys), b'"created_at":%(c)d',
+                 b'"completed_at":%(d)d')[:len(old)]
+        body = _cut(self.body, old, slots)
+        final = None if self.final is self.body else _cut(self.final, old, slots)
+        where = {value: n for n, value in enumerate(self.ids)}
+        outputs = self.summary.output_ids
+        found = tuple(where.get(i, -1) for i in outputs)
+        return body, final, keys, found if outputs and -1 not in found else None
 
     def issue(self, ids: IdFactory, created: int, completed: int
               ) -> tuple[bytes, bytes, list[str], Sent]:
         """The body, the final Response's JSON, the fresh ids (the response id first) and the
-        journal summary, for a new reply of this content."""
+        journal summary, for a new reply of this content: its formats filled with fresh ids,
+        drawn in the order the first reply drew them, and its own timestamps."""
         fresh = [ids.new(prefix) for prefix in self.prefixes]
-        values = [*(i.encode() for i in fresh),
-                  *_times(created, completed if self.completed is not None else None)]
-        pairs = list(zip(self._old, values, strict=True))
-        body = self.body
-        for old, value in pairs:
-            body = body.replace(old, value)
-        final = body  # a JSON body is the final Response
-        if self.final is not self.body:
-            final = self.final
-            for old, value in pairs:
-                final = final.replace(old, value)
+        body_format, final_format, keys, outputs = self._formats
+        values: dict[bytes, Any] = dict(zip(keys, [i.encode() for i in fresh]))
+        values[_CREATED], values[_COMPLETED] = created, completed
+        body = body_format % values
+        final = body if final_format is None else final_format % values
         summary = self.summary
-        if summary.output_ids:
+        if outputs is not None:
+            summary = summary._replace(output_ids=tuple([fresh[n] for n in outputs]))
+        elif summary.output_ids:
             mapping = dict(zip(self.ids, fresh, strict=True))
-            summary = Sent(summary.types, summary.numbers, summary.delays,
-                           tuple(mapping.get(i, i) for i in summary.output_ids))
+            summary = summary._replace(
+                output_ids=tuple([mapping.get(i, i) for i in summary.output_ids]))
         return body, final, fresh, summary
 
 

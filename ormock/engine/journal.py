@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from operator import itemgetter
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ormock.engine.capped import Capped
 from ormock.engine.reply import RawReply, Reply
@@ -42,11 +42,11 @@ def masked(headers: Mapping[str, str]) -> dict[str, str]:
     return mask_headers(headers)
 
 
-@dataclass(frozen=True)
-class Sent:
+class Sent(NamedTuple):
     """What a reply sent, in a few flat tuples whatever the size of the stream: the type and
     sequence number of each event, the planned delay before each (None: unpaced), and the ids
-    of the output items (and call ids) the client saw."""
+    of the output items (and call ids) the client saw. Immutable (a named tuple: one is made
+    for every answer, cheaply)."""
 
     types: tuple[str, ...]
     numbers: tuple[Any, ...]
