@@ -62,12 +62,11 @@ def respond(
     if joined is not None:
         context, tokens = [*joined.items, *context], joined.tokens + tokens
     selection = forced or choose(engine, request, headers)
-    turn = Turn(request, entry, selection, context, parent, tokens, local,
-                transport == "socket")
     # the provider played: the chosen scenario's profile, else the namespace's
-    turn.profile = (selection.scenario.profile if selection is not None else None) \
-        or engine.profile
-    turn.profile.check_request(request)
+    profile = (selection.scenario.profile if selection is not None else None) or engine.profile
+    turn = Turn(request, entry, selection, context, parent, tokens, local,
+                transport == "socket", profile)
+    profile.check_request(request)
     turn.seed = request.content_seed(engine.seed)
     if selection is not None:
         entry.scenario, entry.step = selection.scenario.name, selection.step.index

@@ -11,9 +11,12 @@ streamed and JSON requests separately.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 from ormock.engine.journal import Sent
@@ -53,9 +56,6 @@ class RecordingIds:
         return value
 
 
-_CREATED, _COMPLETED = b"c", b"d"  # the timestamps' slots (the ids' are b"0", b"1", ...)
-
-
 def _times(created: int, completed: int | None) -> list[bytes]:
     out = [b'"created_at":%d' % created]
     if completed is not None:
@@ -63,13 +63,31 @@ def _times(created: int, completed: int | None) -> list[bytes]:
     return out
 
 
-def _cut(data: bytes, old: tuple[bytes, ...], slots: tuple[bytes, ...]) -> bytes:
-    """``data`` as a ``%``-format: each of ``old``, replaced in turn as ``issue`` used to
-    replace them (every occurrence, one after the other), becomes its slot."""
+_SLOT = re.compile(rb"%%|%\((\d+)\)([sd])")
+
+
+def _cut(data: bytes, old: tuple[bytes, ...], slots: tuple[bytes, ...]
+         ) -> tuple[bytes, Callable[[list[Any]], Any]]:
+    """``data`` as a positional ``%``-format, and what picks its arguments from the values of
+    ``old`` (in order): each of ``old``, replaced in turn as ``issue`` used to replace them
+    (every occurrence, one after the other), becomes its named slot first, then every slot, in
+    the order they stand, a positional one."""
     data = data.replace(b"%", b"%%")
     for value, slot in zip(old, slots, strict=True):
         data = data.replace(value, slot)
-    return data
+    order: list[int] = []
+
+    def positional(match: re.Match[bytes]) -> bytes:
+        if match.group(1) is None:
+            return b"%%"
+        order.append(int(match.group(1)))
+        return b"%" + match.group(2)
+
+    data = _SLOT.sub(positional, data)
+    if len(order) == 1:  # ``itemgetter`` of one index gives the value, not a tuple
+        only = order[0]
+        return data, lambda values: (values[only],)
+    return data, itemgetter(*order) if order else (lambda values: ())
 
 
 @dataclass(frozen=True)
@@ -85,41 +103,45 @@ class StreamTemplate:
     store: bool
 
     @cached_property
-    def _formats(self) -> tuple[bytes, bytes | None, tuple[bytes, ...],
-                                tuple[int, ...] | None]:
-        """The body and the final Response's JSON (None: the body is it) as ``%``-formats
-        with a slot for each id and timestamp (made at the first ``issue``: a template used
-        once pays nothing), the ids' slot names, and where each of the summary's output ids
-        is among the ids (None: one is not, or there are none)."""
-        keys = tuple(b"%d" % n for n in range(len(self.ids)))
+    def _formats(self) -> tuple[bytes, Callable[[list[Any]], Any], bytes | None,
+                                Callable[[list[Any]], Any], tuple[int, ...] | None]:
+        """The body and the final Response's JSON (None: the body is it) as positional
+        ``%``-formats with a slot for each occurrence of an id or timestamp, each with what
+        picks its arguments from the fresh values (made at the first ``issue``: a template
+        used once pays nothing), and where each of the summary's output ids is among the ids
+        (None: one is not, or there are none)."""
         old = (*(i.encode() for i in self.ids), *_times(self.created, self.completed))
-        slots = (*(b"%(" + key + b")s" for key in keys), b'"created_at":%(c)d',
-                 b'"completed_at":%(d)d')[:len(old)]
-        body = _cut(self.body, old, slots)
-        final = None if self.final is self.body else _cut(self.final, old, slots)
+        count = len(self.ids)
+        slots = (*(b"%%(%d)s" % n for n in range(count)), b'"created_at":%%(%d)d' % count,
+                 b'"completed_at":%%(%d)d' % (count + 1))[:len(old)]
+        body, body_args = _cut(self.body, old, slots)
+        final, final_args = (None, body_args) if self.final is self.body else \
+            _cut(self.final, old, slots)
         where = {value: n for n, value in enumerate(self.ids)}
         outputs = self.summary.output_ids
         found = tuple(where.get(i, -1) for i in outputs)
-        return body, final, keys, found if outputs and -1 not in found else None
+        return body, body_args, final, final_args, \
+            found if outputs and -1 not in found else None
 
     def issue(self, ids: IdFactory, created: int, completed: int
               ) -> tuple[bytes, bytes, list[str], Sent]:
         """The body, the final Response's JSON, the fresh ids (the response id first) and the
         journal summary, for a new reply of this content: its formats filled with fresh ids,
         drawn in the order the first reply drew them, and its own timestamps."""
-        fresh = [ids.new(prefix) for prefix in self.prefixes]
-        body_format, final_format, keys, outputs = self._formats
-        values: dict[bytes, Any] = dict(zip(keys, [i.encode() for i in fresh]))
-        values[_CREATED], values[_COMPLETED] = created, completed
-        body = body_format % values
-        final = body if final_format is None else final_format % values
+        fresh = list(map(ids.new, self.prefixes))
+        body_format, body_args, final_format, final_args, outputs = self._formats
+        values = [*map(str.encode, fresh), created, completed]
+        body = body_format % body_args(values)
+        final = body if final_format is None else final_format % final_args(values)
         summary = self.summary
         if outputs is not None:
-            summary = summary._replace(output_ids=tuple([fresh[n] for n in outputs]))
+            summary = tuple.__new__(Sent, (summary.types, summary.numbers, summary.delays,
+                                           tuple([fresh[n] for n in outputs])))
         elif summary.output_ids:
             mapping = dict(zip(self.ids, fresh, strict=True))
-            summary = summary._replace(
-                output_ids=tuple([mapping.get(i, i) for i in summary.output_ids]))
+            summary = tuple.__new__(Sent, (summary.types, summary.numbers, summary.delays,
+                                           tuple([mapping.get(i, i)
+                                                  for i in summary.output_ids])))
         return body, final, fresh, summary
 
 

@@ -39,7 +39,10 @@ MAX_IDEMPOTENCY_KEY = 255
 def owner_of(headers: Mapping[str, str]) -> str | None:
     """The sha256 (hex) of the request's API key (``Authorization: Bearer KEY``; another scheme:
     the whole value), or None without one. Only this hash is ever stored."""
-    value = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+    names = [*map(str.lower, headers)]  # the first header of that name, in any case
+    if "authorization" not in names:
+        return None
+    value = [*headers.values()][names.index("authorization")]
     if not value:
         return None
     scheme, _, key = value.partition(" ")

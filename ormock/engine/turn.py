@@ -16,7 +16,7 @@ from ormock.engine.journal import JournalEntry
 from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.profile import Profile, get_profile
+from ormock.protocol.profile import Profile
 from ormock.protocol.request import ResponseRequest, inherit_extensions
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
@@ -35,19 +35,22 @@ class Turn:
 
     def __init__(self, request: ResponseRequest, entry: JournalEntry,
                  selection: Selection | None, context: list[Json], parent: Stored | None,
-                 context_tokens: int, local: ResponseStore | None, socket: bool) -> None:
+                 context_tokens: int, local: ResponseStore | None, socket: bool,
+                 profile: Profile) -> None:
         self.request, self.entry, self.selection = request, entry, selection
         self.context, self.parent, self.context_tokens = context, parent, context_tokens
         self.local, self.socket = local, socket
         # the extension fields in effect: the parent's with the request's own laid over them
-        self.extensions: Json = inherit_extensions(parent.extensions if parent else {},
-                                                   request.extensions)
-        self.step_reply: StepReply | None = selection.step.reply if selection else None
-        self.literal = self.step_reply is not None and self.step_reply.literal
+        # (without a parent, the request's own: what laying them over nothing gives)
+        self.extensions: Json = dict(request.extensions) if parent is None else \
+            inherit_extensions(parent.extensions, request.extensions)
+        step_reply: StepReply | None = selection.step.reply if selection else None
+        self.step_reply = step_reply
+        self.literal = step_reply is not None and step_reply.literal
         self.seed = 0
         self.echo: Json = {}
-        # the provider played (building.respond sets it)
-        self.profile: Profile = get_profile(None)
+        # the provider played: the chosen scenario's profile, else the namespace's
+        self.profile = profile
 
 
 def socket_check(step_reply: StepReply | None, entry: JournalEntry) -> Callable[[Fault], bool]:

@@ -142,7 +142,7 @@ class Stored:
         walk over the dict)."""
         tokens = self.context_tokens
         parts = ['{"parent":', "null" if self.parent_id is None else encode_json(self.parent_id),
-                 ',"input":', encode_json(self.input), ',"context_tokens":',
+                 ',"input":', _input_json(self.input), ',"context_tokens":',
                  repr(tokens) if type(tokens) is int else encode_json(tokens)]
         if self.prior is not None:
             parts += (',"prior":', encode_json(self.prior))
@@ -168,6 +168,26 @@ class Stored:
         stored.deleted = bool(header.get("deleted", False))
         stored.id, stored._store, stored._encoded = response_id, store, value
         return stored
+
+
+# The JSON of the inputs stored most recently, by the list's identity (each held, so that its
+# id is not another's while it is here): a repeated request is the same parsed request (the
+# server remembers the bodies it read), so its input is encoded once, not at every response
+# it is stored with. Plain dict steps (atomic): shared by every store and thread.
+_INPUTS: dict[int, tuple[list[Json], str]] = {}
+_INPUTS_KEPT = 256
+
+
+def _input_json(items: list[Json]) -> str:
+    """``encode_json(items)``, remembered for the list while it is among the newest."""
+    found = _INPUTS.get(id(items))
+    if found is not None and found[0] is items:
+        return found[1]
+    text = encode_json(items)
+    if len(_INPUTS) >= _INPUTS_KEPT:
+        _INPUTS.clear()
+    _INPUTS[id(items)] = (items, text)
+    return text
 
 
 class ResponseStore:
