@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Feed", "SentFrames", "Watcher"]
 
 Message = dict[str, Any]
+_new = tuple.__new__  # a named tuple made without its ``__new__``'s Python frame
 
 
 class SentFrames(NamedTuple):
@@ -161,7 +162,8 @@ class Feed:
              headers: tuple[tuple[bytes, bytes], ...], written: Written) -> None:
         """Keep what a writer really sent (``keep``): its frames as the writer reported them,
         by reference (``written.bytes`` is their size, counted by the writer already)."""
-        self._keep(entry, SentFrames(written.kind, status, headers, written.sent), written.bytes)
+        self._keep(entry, _new(SentFrames, (written.kind, status, headers, written.sent)),
+                   written.bytes)
 
     def keep(self, entry: JournalEntry, kept: SentFrames) -> None:
         """Keep what an answer sent (the newest ones, bounded), and say it finished."""
@@ -176,16 +178,15 @@ class Feed:
                    else self.PER_EVENT * len(getattr(reply, "events", ())))
 
     def _keep(self, entry: JournalEntry, kept: SentFrames | Reply | RawReply, size: int) -> None:
+        kept_now = self._sent
         with self._lock:
-            old = self._sent.pop(entry.id, None)
-            if old is not None:
-                self._sent_bytes -= old[1]
-            self._sent[entry.id] = (kept, size)
-            self._sent_bytes += size
-            while len(self._sent) > 1 and (len(self._sent) > self.keep_count
-                                           or self._sent_bytes > self.keep_bytes):
-                _, (_, dropped) = self._sent.popitem(last=False)
-                self._sent_bytes -= dropped
+            old = kept_now.pop(entry.id, None)
+            total = self._sent_bytes + size - (old[1] if old is not None else 0)
+            kept_now[entry.id] = (kept, size)
+            while len(kept_now) > 1 and (len(kept_now) > self.keep_count
+                                         or total > self.keep_bytes):
+                total -= kept_now.popitem(last=False)[1][1]
+            self._sent_bytes = total
         if self.watchers:
             self.changed(entry)
 

@@ -159,24 +159,21 @@ def input_items_page(stored: Stored, *, order: str = "desc", limit: int = 20,
 class Generating:
     """The ids of the responses whose answer is still being written, per store: deleting one
     then is a 409. In memory only (a process writes its own answers), in the store object's
-    own set (``ResponseStore.generating``: no weak reference made per request)."""
+    own set (``ResponseStore.generating``: no weak reference made per request). Each step is
+    one operation on that set, atomic under the interpreter's lock: no lock of its own taken
+    twice for every answer."""
 
-    _lock = threading.Lock()
+    @staticmethod
+    def add(store: ResponseStore, response_id: str) -> None:
+        store.generating.add(response_id)
 
-    @classmethod
-    def add(cls, store: ResponseStore, response_id: str) -> None:
-        with cls._lock:
-            store.generating.add(response_id)
+    @staticmethod
+    def discard(store: ResponseStore, response_id: str) -> None:
+        store.generating.discard(response_id)
 
-    @classmethod
-    def discard(cls, store: ResponseStore, response_id: str) -> None:
-        with cls._lock:
-            store.generating.discard(response_id)
-
-    @classmethod
-    def has(cls, store: ResponseStore, response_id: str) -> bool:
-        with cls._lock:
-            return response_id in store.generating
+    @staticmethod
+    def has(store: ResponseStore, response_id: str) -> bool:
+        return response_id in store.generating
 
 
 class Background:

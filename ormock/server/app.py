@@ -78,6 +78,8 @@ _CREATE_PATH = "/v1/responses"
 def create_namespace(path: str) -> str | None:
     """The namespace of ``[/<namespace>]/v1/responses`` (``""`` for none); None for any other
     path."""
+    if path == _CREATE_PATH:  # the default namespace's, most of the time
+        return ""
     if not path.endswith(_CREATE_PATH):
         return None
     head = path[: -len(_CREATE_PATH)]
@@ -149,10 +151,13 @@ class _Front:
         request_id = None
         for name, value in scope["headers"]:
             if name == b"x-request-id":
-                request_id = value if _REQUEST_ID.match(value.decode("latin-1")) else None
+                text = value.decode("latin-1")
+                request_id = text if _REQUEST_ID.match(text) else None
                 break
-        header = (b"x-request-id", request_id or self.ids.new("req").encode())
-        scope.setdefault("state", {})["request_id"] = header[1].decode()
+        if request_id is None:
+            request_id = self.ids.new("req")
+        header = (b"x-request-id", request_id.encode())
+        scope.setdefault("state", {})["request_id"] = request_id
         started = False
 
         async def send_with_id(message: Message) -> None:

@@ -23,9 +23,17 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
     Content-Length) passes ``limit`` bytes; nothing past the limit is kept."""
     if declared.isdigit() and int(declared) > limit:
         raise too_large(limit)
-    chunks: list[bytes] = []
-    size = 0
-    while True:
+    message = await receive()  # the usual body: one message, taken as it is (no join)
+    if message["type"] == "http.disconnect":
+        return b""
+    chunk = message.get("body", b"")
+    size = len(chunk)
+    if size > limit:
+        raise too_large(limit)
+    if not message.get("more_body", False) and type(chunk) is bytes:
+        return chunk
+    chunks = [chunk]
+    while message.get("more_body", False):
         message = await receive()
         if message["type"] == "http.disconnect":
             break
@@ -34,8 +42,6 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
         if size > limit:
             raise too_large(limit)
         chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
     return b"".join(chunks)
 
 

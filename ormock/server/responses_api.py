@@ -181,8 +181,8 @@ async def send_replay(send: Send, engine: Engine, record: IdempotencyRecord) -> 
 
 def generating(engine: Engine, entry: JournalEntry) -> None:
     """The answer of ``entry`` is about to be written: its response is generating."""
-    if entry.response_id is not None:
-        Generating.add(engine.responses, entry.response_id)
+    if entry.response_id is not None:  # ``Generating.add``'s one step
+        engine.responses.generating.add(entry.response_id)
 
 
 def settle(engine: Engine, entry: JournalEntry, written: Written | None,
@@ -192,8 +192,8 @@ def settle(engine: Engine, entry: JournalEntry, written: Written | None,
     ``cancelled``; the key's record is made ``done`` with the bytes sent (replayed as they
     are), or released when no whole answer with a response went out (a retry answers anew)."""
     response_id = entry.response_id
-    if response_id is not None:
-        Generating.discard(engine.responses, response_id)
+    if response_id is not None:  # ``Generating.discard``'s one step
+        engine.responses.generating.discard(response_id)
     if written is not None and written.gone and response_id is not None and not any(
             event.get("type") in TERMINAL_EVENTS for event in written.events):
         cancel_stored(engine.responses, response_id)
