@@ -206,3 +206,39 @@ def _same_as_a_build(engine: Engine, body: dict[str, Any], answer: httpx.Respons
     assert entry.sent_bytes == len(answer.content)
     if body.get("store", True):
         assert kept.json() == built.response
+
+
+def test_an_issued_reply_is_the_reply_its_fields_make() -> None:
+    """``issued_reply`` (a cache hit's reply, made without the dataclass's ``__init__``) holds
+    every field ``Reply(...)`` would, with the same values."""
+    from dataclasses import fields
+
+    from ormock.engine.cache import issued_reply
+    from ormock.engine.journal import Sent
+
+    summary = Sent(("response.created",), (0,), None, ())
+    for stream, socket in ((False, False), (True, False), (True, True)):
+        made = issued_reply(stream, 7, b"{}", summary, socket)
+        slow = Reply(events=[], stream=stream, seed=7, body=b"{}", summary=summary,
+                     socket=socket)
+        assert [getattr(made, f.name) for f in fields(Reply)] == \
+            [getattr(slow, f.name) for f in fields(Reply)]
+        assert made == slow and vars(made) == vars(slow)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_repeated_content_with_percent_signs_and_its_ids_in_the_text(stream: bool) -> None:
+    """The cache's bytes are a ``%``-format: a text holding ``%`` (and ``%(0)s``, a slot's own
+    spelling) comes back as it was, and each repeat only under its own ids."""
+    body = {"model": "m", "input": "100% of %(0)s and %%d", "stream": stream}
+    with OrmockServer(seed=5) as server, httpx.Client(base_url=server.base_url) as raw:
+        served = [raw.post("/responses", json=body).content for _ in range(3)]
+        journal = server.engine().journal
+        kept = [raw.get(f"/responses/{e.response_id}").json() for e in journal]
+    engine = Engine(seed=5)
+    built = [engine.respond(body, {}) for _ in range(3)]
+    assert served == [b.sse_body() if stream else b.json_body()  # type: ignore[union-attr]
+                      for b in built]
+    assert len({e.response_id for e in journal}) == 3
+    assert [k["id"] for k in kept] == [e.response_id for e in journal]
+    assert journal[2].output_ids != journal[1].output_ids

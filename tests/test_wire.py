@@ -138,3 +138,18 @@ def test_a_cached_websocket_turn_whose_client_leaves_journals_the_events_it_sent
         (e["type"], e["sequence_number"]) for e in sent]
     assert entry.sent_bytes == sum(len(text.encode()) for text in socket.texts)
     assert entry.output_ids == [e["item"]["id"] for e in sent if "item" in e]
+
+
+def test_the_renderers_frames_and_wires_are_the_dataclasses_own() -> None:
+    """``render``'s frames and wires, made without the frozen dataclasses' ``__init__``, hold
+    the fields and values ``Frame(...)`` and ``Wire(...)`` give."""
+    from ormock.engine.render import _frame, _wire
+
+    event = {"type": "response.completed"}
+    for events in (None, (event,)):
+        made, slow = _frame(b"x", 0.5, events), Frame(b"x", 0.5, events=events)
+        assert made == slow and vars(made) == vars(slow)
+    frames = (Frame(b"x"),)
+    made_wire = _wire("json", frames, 201, ((b"a", b"b"),))
+    slow_wire = Wire("json", frames, 201, ((b"a", b"b"),))
+    assert made_wire == slow_wire and vars(made_wire) == vars(slow_wire)

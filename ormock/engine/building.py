@@ -14,7 +14,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ormock.engine.cache import RecordingIds, Same, StreamTemplate
+from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
 from ormock.engine.choose import choose, set_of
 from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
@@ -276,8 +276,7 @@ def issue(engine: Engine, turn: Turn, template: StreamTemplate, created: int, co
          Stored(None, turn.request.input, turn.parent, raw=final_raw,
                 context_tokens=turn.context_tokens, owner=owner,
                 extensions=turn.extensions), turn.local)
-    return Reply(events=[], stream=turn.request.stream, seed=turn.seed, body=body,
-                 summary=summary, socket=turn.socket)
+    return issued_reply(turn.request.stream, turn.seed, body, summary, turn.socket)
 
 
 def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: RecordingIds,

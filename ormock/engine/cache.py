@@ -20,9 +20,10 @@ from operator import itemgetter
 from typing import Any
 
 from ormock.engine.journal import Sent
+from ormock.engine.reply import Reply
 from ormock.protocol.ids import IdFactory
 
-__all__ = ["RecordingIds", "Same", "StreamCache", "StreamTemplate"]
+__all__ = ["RecordingIds", "Same", "StreamCache", "StreamTemplate", "issued_reply"]
 
 
 class Same:
@@ -143,6 +144,22 @@ class StreamTemplate:
                                            tuple([mapping.get(i, i)
                                                   for i in summary.output_ids])))
         return body, final, fresh, summary
+
+
+_new, _set = object.__new__, object.__setattr__
+
+
+def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bool) -> Reply:
+    """``Reply(events=[], stream=stream, seed=seed, body=body, summary=summary,
+    socket=socket)``: a reply of ready bytes, made as ``Reply.issued`` makes one, without
+    the frozen dataclass's ``__init__`` (a field at a time through ``object.__setattr__``:
+    a quarter of a cache hit's own cost). tests/test_stream_cache.py holds the two equal,
+    field by field."""
+    reply = _new(Reply)
+    _set(reply, "__dict__", {"events": [], "stream": stream, "headers": {}, "pacing": None,
+                             "frames": None, "seed": seed, "socket": socket, "built": None,
+                             "body": body, "summary": summary})
+    return reply
 
 
 class StreamCache:
