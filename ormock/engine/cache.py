@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
 from operator import itemgetter
 from typing import Any
 
@@ -64,6 +62,10 @@ def _times(created: int, completed: int | None) -> list[bytes]:
     return out
 
 
+# a template's formats: the body's and what picks its arguments, the final JSON's (None: the
+# body is it) and its picker, where the summary's output ids are among the ids
+_Formats = tuple[bytes, Callable[[list[Any]], Any], bytes | None, Callable[[list[Any]], Any],
+                 tuple[int, ...] | None]
 _SLOT = re.compile(rb"%%|%\((\d+)\)([sd])")
 
 
@@ -91,26 +93,39 @@ def _cut(data: bytes, old: tuple[bytes, ...], slots: tuple[bytes, ...]
     return data, itemgetter(*order) if order else (lambda values: ())
 
 
-@dataclass(frozen=True)
 class StreamTemplate:
-    body: bytes  # as first sent: the SSE body, or the JSON body
-    final: bytes  # the final Response's JSON
-    prefixes: tuple[str, ...]
-    ids: tuple[str, ...]  # the ids it was sent with, in the order they were drawn
-    created: int
-    completed: int | None
-    summary: Sent
-    status: str
-    store: bool
+    """The bytes of a content's first reply (``body``: the SSE body, or the JSON body;
+    ``final``: the final Response's JSON), the ids it drew (``prefixes``, ``ids``: in the
+    order drawn), its timestamps, its journal summary, its status and whether it is stored.
+    A plain class with slots, not a frozen dataclass: one is made for every new content, and
+    the dataclass's ``__init__`` sets a field at a time through ``object.__setattr__``.
+    Treated as immutable."""
 
-    @cached_property
-    def _formats(self) -> tuple[bytes, Callable[[list[Any]], Any], bytes | None,
-                                Callable[[list[Any]], Any], tuple[int, ...] | None]:
+    __slots__ = ("_cut", "body", "completed", "created", "final", "ids", "prefixes", "status",
+                 "store", "summary")
+
+    def __init__(self, *, body: bytes, final: bytes, prefixes: tuple[str, ...],
+                 ids: tuple[str, ...], created: int, completed: int | None, summary: Sent,
+                 status: str, store: bool) -> None:
+        self.body, self.final, self.prefixes, self.ids = body, final, prefixes, ids
+        self.created, self.completed, self.summary = created, completed, summary
+        self.status, self.store = status, store
+        self._cut: _Formats | None = None
+
+    def __repr__(self) -> str:
+        return (f"StreamTemplate(ids={self.ids!r}, created={self.created!r}, "
+                f"completed={self.completed!r}, status={self.status!r}, store={self.store!r}, "
+                f"{len(self.body)} bytes)")
+
+    @property
+    def _formats(self) -> _Formats:
         """The body and the final Response's JSON (None: the body is it) as positional
         ``%``-formats with a slot for each occurrence of an id or timestamp, each with what
         picks its arguments from the fresh values (made at the first ``issue``: a template
         used once pays nothing), and where each of the summary's output ids is among the ids
         (None: one is not, or there are none)."""
+        if self._cut is not None:
+            return self._cut
         old = (*(i.encode() for i in self.ids), *_times(self.created, self.completed))
         count = len(self.ids)
         slots = (*(b"%%(%d)s" % n for n in range(count)), b'"created_at":%%(%d)d' % count,
@@ -121,8 +136,9 @@ class StreamTemplate:
         where = {value: n for n, value in enumerate(self.ids)}
         outputs = self.summary.output_ids
         found = tuple(where.get(i, -1) for i in outputs)
-        return body, body_args, final, final_args, \
-            found if outputs and -1 not in found else None
+        self._cut = (body, body_args, final, final_args,
+                     found if outputs and -1 not in found else None)
+        return self._cut
 
     def issue(self, ids: IdFactory, created: int, completed: int
               ) -> tuple[bytes, bytes, list[str], Sent]:
