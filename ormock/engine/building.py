@@ -55,7 +55,8 @@ def respond(
     transport: Transport | None = None,
 ) -> Reply | RawReply:
     """The reply to a parsed request (the caller holds ``engine.lock`` and journals it)."""
-    joined = join_conversation(engine, request)  # its items come before the input
+    # its items come before the input (no call for a body naming none: nearly every one)
+    joined = join_conversation(engine, request) if "conversation" in request.body else None
     owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
     context, parent = context_of(engine.responses, request, local, owner)
     tokens = context_tokens(request, parent)
