@@ -230,9 +230,11 @@ def test_an_issued_reply_is_the_reply_its_fields_make() -> None:
 def test_a_repeated_content_with_percent_signs_and_its_ids_in_the_text(stream: bool) -> None:
     """The cache's bytes are a ``%``-format: a text holding ``%`` (and ``%(0)s``, a slot's own
     spelling) comes back as it was, and each repeat only under its own ids."""
-    body = {"model": "m", "input": "100% of %(0)s and %%d", "stream": stream}
+    text = "100% of %(0)s and %%d %s"
+    body = {"model": "m", "input": text, "instructions": text, "stream": stream}
     with OrmockServer(seed=5) as server, httpx.Client(base_url=server.base_url) as raw:
         served = [raw.post("/responses", json=body).content for _ in range(3)]
+        assert all(b"100% of %(0)s and %%d %s" in answer for answer in served)
         journal = server.engine().journal
         kept = [raw.get(f"/responses/{e.response_id}").json() for e in journal]
     engine = Engine(seed=5)
