@@ -138,8 +138,7 @@ class Stored:
     def header(self) -> str:
         """Its header line: ``encode_json`` of ``{"parent", "input", "context_tokens"}``, then
         ``prior``, ``owner``, ``extensions`` and ``deleted`` when set, written key by key (the
-        same text as the whole dict's, tests/test_store.py holds it, without the encoder's
-        walk over the dict)."""
+        whole dict's text, tests/test_store.py holds it, without the encoder's walk)."""
         tokens = self.context_tokens
         parts = ['{"parent":', "null" if self.parent_id is None else encode_json(self.parent_id),
                  ',"input":', _input_json(self.input), ',"context_tokens":',
@@ -170,24 +169,21 @@ class Stored:
         return stored
 
 
-# The JSON of the inputs stored most recently, by the list's identity (each held, so that its
-# id is not another's while it is here): a repeated request is the same parsed request (the
-# server remembers the bodies it read), so its input is encoded once, not at every response
-# it is stored with. Plain dict steps (atomic): shared by every store and thread.
-_INPUTS: dict[int, tuple[list[Json], str]] = {}
-_INPUTS_KEPT = 256
+_INPUTS: dict[int, tuple[list[Json], str]] = {}  # id -> (the list, held; its JSON)
 
 
 def _input_json(items: list[Json]) -> str:
-    """``encode_json(items)``, remembered for the list while it is among the newest."""
+    """``encode_json(items)``, remembered by the list's identity among the newest 256: a
+    repeated request is the same parsed request (the server remembers the bodies it read), so
+    its input is encoded once, not with every response it is stored with (plain dict steps,
+    atomic: shared by every store and thread)."""
     found = _INPUTS.get(id(items))
     if found is not None and found[0] is items:
         return found[1]
-    text = encode_json(items)
-    if len(_INPUTS) >= _INPUTS_KEPT:
+    if len(_INPUTS) >= 256:
         _INPUTS.clear()
-    _INPUTS[id(items)] = (items, text)
-    return text
+    kept = _INPUTS[id(items)] = (items, encode_json(items))
+    return kept[1]
 
 
 class ResponseStore:
