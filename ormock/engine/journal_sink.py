@@ -92,7 +92,9 @@ class WrittenAhead:
     before the write that ends the answer, the entry as it will then be (``wrote``) is
     finished and published, waited for, so a client that asks any worker for the journal as
     soon as it has its answer finds the entry whole. ``covers(written)``: the writer ended as
-    told, so nothing is left to record or publish."""
+    told, so nothing is left to record or publish. Told again what it was told already (the
+    create route tells it what ``writer.at_once`` knows before sending, so that the entry goes
+    in the same store call as the response), it does nothing more."""
 
     __slots__ = ("entry", "finish", "told")
 
@@ -102,6 +104,9 @@ class WrittenAhead:
         self.told: Written | None = None
 
     def __call__(self, written: Written) -> None:
+        if self.told is not None and self.told == written:  # told before it was sent
+            self.told = written  # (``at_once``: the create route's commit); the same
+            return
         wrote(self.entry, written)
         self.finish(self.entry, True)
         self.told = written
