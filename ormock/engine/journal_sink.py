@@ -11,13 +11,14 @@ arrived (``at``, on the namespace's shared clock)."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ormock.engine.journal import JournalEntry, wrote
+from ormock.engine.journal import JournalEntry, Sent, wrote
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.wire import Written
@@ -27,6 +28,7 @@ __all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "written_at_once"]
 
 _KIND = "journal"
 _KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
+_TAILS = 256  # encoded Sent summaries kept (``SharedJournal._encoded``)
 
 
 class JournalSink(Protocol):
@@ -49,6 +51,9 @@ class SharedJournal:
         self.backend = backend
         self._token = secrets.token_hex(6)
         self._numbers = itertools.count(1)
+        # the encoded events and output ids of the newest Sent summaries, by identity (each
+        # kept alive with it, so an id is never another's)
+        self._tails: dict[int, tuple[Sent, str]] = {}
 
     def publish(self, entry: JournalEntry, wait: bool = False) -> None:
         key = getattr(entry, _KEY, None)
@@ -58,11 +63,31 @@ class SharedJournal:
         # encoded as the admin API encodes it (GET /_ormock/journal/ID), by the C encoder made
         # once; unless waited for, the next store call of this thread (the next request's)
         # finds it done (Redis: one round trip less to wait for)
-        value = encode_json(entry.to_dict()).encode()
+        value = self._encoded(entry)
         if wait:
             self.backend.put(_KIND, key, value)
         else:
             self.backend.put_nowait(_KIND, key, value)
+
+    def _encoded(self, entry: JournalEntry) -> bytes:
+        """``entry.to_dict()`` as JSON, its ``events`` and ``output_ids`` (what ``entry.sent``
+        says, the largest part) last and encoded once per ``Sent``: a reply issued again from
+        the stream cache shares its template's, so only the rest of the entry is encoded."""
+        sent = entry.sent
+        if sent is None:
+            return encode_json(entry.to_dict()).encode()
+        bare = copy.copy(entry)  # the entry as it is, without what sent says
+        bare.sent = None
+        data = bare.to_dict()
+        del data["events"], data["output_ids"]
+        found = self._tails.get(id(sent))
+        if found is None or found[0] is not sent:
+            if len(self._tails) >= _TAILS:
+                self._tails.clear()
+            tail = (f',"events":{encode_json(entry.events)}'
+                    f',"output_ids":{encode_json(entry.output_ids)}}}')
+            found = self._tails[id(sent)] = (sent, tail)
+        return (encode_json(data)[:-1] + found[1]).encode()
 
     def read(self, limit: int) -> list[dict[str, Any]]:
         page = self.backend.list(_KIND, limit=limit, reverse=True)
