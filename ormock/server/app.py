@@ -11,7 +11,6 @@ writes. Every response carries ``X-Request-ID`` (the client's own when it sent o
 
 from __future__ import annotations
 
-import contextlib
 import re
 import traceback
 from collections import OrderedDict
@@ -205,10 +204,8 @@ class _CreateResponse:
             raw = await self._raw_body(headers, receive)
             body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
-            if unverified:  # a namespace dropped meanwhile answers 404, as a pull would
-                with contextlib.suppress(OpenResponsesError):
-                    self.namespaces.pull(name, engine)
-            await send_error(send, error)
+            # a namespace dropped meanwhile answers 404, as a pull first would
+            await send_error(send, (self._closed(name, engine) if unverified else None) or error)
             return
         except Exception as exc:
             await self._answer_bug(scope, send, exc)
@@ -229,11 +226,19 @@ class _CreateResponse:
                     forget(engine, old)
                     await send_error(send, error)
                     return
-                if self.replay is not None and self.replay.claims(name):
+                if self.replay is not None and self.replay.claims(name, lazily=True):
                     forget(engine, old)  # a cassette loaded meanwhile: the replay's request
                     await self.replay.handle(scope, _again(raw, receive), send)
                     return
         await self._send(scope, receive, send, engine, ready)
+
+    def _closed(self, name: str, engine: Engine) -> OpenResponsesError | None:
+        """The 404 of a namespace another process dropped (after a pull), else None."""
+        try:
+            self.namespaces.pull(name, engine)
+        except OpenResponsesError as closed:
+            return closed
+        return None
 
     async def _send(self, scope: Scope, receive: Receive, send: Send, engine: Engine,
                     ready: Prepared) -> None:
