@@ -124,6 +124,22 @@ def test_a_namespace_dropped_on_b_is_closed_for_a_s_next_request(replicas: Repli
     assert replicas.stored("team") == 0  # the stale attempt wrote nothing into it
 
 
+def test_a_bad_body_on_a_namespace_dropped_on_b_is_404_first(replicas: Replicas) -> None:
+    """Refused before it is answered (a body that is not JSON: raw httpx, which the SDK
+    cannot send), on a namespace another process dropped: 404, as a stamp read first says."""
+    assert replicas.admin_b.post("/_ormock/namespaces", json={"name": "gone"}).status_code == 201
+    url = replicas.a.removesuffix("/v1") + "/gone/v1/responses"
+    with httpx.Client(timeout=30) as http:
+        for _ in range(2):  # A warm on it
+            assert http.post(url, json={"model": "gpt-5", "input": "Hi."}).status_code == 200
+        assert http.post(url, content=b"{", headers={"Content-Type": "application/json"}
+                         ).status_code == 400  # while it is open: the body's error
+        assert replicas.admin_b.delete("/_ormock/namespaces/gone").status_code == 200
+        refused = http.post(url, content=b"{", headers={"Content-Type": "application/json"})
+    assert refused.status_code == 404
+    assert refused.json()["error"]["code"] == "namespace_closed"
+
+
 def test_an_error_answer_is_answered_again_when_stale(replicas: Replicas) -> None:
     """A scenario unloaded on B: A's request that only matched nothing there (400) is
     answered by the embedded default."""

@@ -18,7 +18,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ormock.engine.journal import JournalEntry, Sent, wrote
+from ormock.engine.journal import JournalEntry, wrote
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.wire import Written
@@ -28,7 +28,7 @@ __all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "written_at_once"]
 
 _KIND = "journal"
 _KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
-_TAILS = 256  # encoded Sent summaries kept (``SharedJournal._encoded``)
+_EVENTS = 256  # the encoded events of summaries kept (``SharedJournal._encoded``)
 
 
 class JournalSink(Protocol):
@@ -51,9 +51,9 @@ class SharedJournal:
         self.backend = backend
         self._token = secrets.token_hex(6)
         self._numbers = itertools.count(1)
-        # the encoded events and output ids of the newest Sent summaries, by identity (each
-        # kept alive with it, so an id is never another's)
-        self._tails: dict[int, tuple[Sent, str]] = {}
+        # the encoded events of the newest summaries, by the identity of their tuples (kept
+        # alive with them, so an id is never another's)
+        self._events: dict[tuple[int, int, int], tuple[Any, Any, Any, str]] = {}
 
     def publish(self, entry: JournalEntry, wait: bool = False) -> None:
         key = getattr(entry, _KEY, None)
@@ -71,8 +71,9 @@ class SharedJournal:
 
     def _encoded(self, entry: JournalEntry) -> bytes:
         """``entry.to_dict()`` as JSON, its ``events`` and ``output_ids`` (what ``entry.sent``
-        says, the largest part) last and encoded once per ``Sent``: a reply issued again from
-        the stream cache shares its template's, so only the rest of the entry is encoded."""
+        says, the largest part) last, the events encoded once per summary's tuples: a reply
+        issued again from the stream cache shares its template's (only its output ids are its
+        own), so only the rest of the entry is encoded."""
         sent = entry.sent
         if sent is None:
             return encode_json(entry.to_dict()).encode()
@@ -80,14 +81,16 @@ class SharedJournal:
         bare.sent = None
         data = bare.to_dict()
         del data["events"], data["output_ids"]
-        found = self._tails.get(id(sent))
-        if found is None or found[0] is not sent:
-            if len(self._tails) >= _TAILS:
-                self._tails.clear()
-            tail = (f',"events":{encode_json(entry.events)}'
-                    f',"output_ids":{encode_json(entry.output_ids)}}}')
-            found = self._tails[id(sent)] = (sent, tail)
-        return (encode_json(data)[:-1] + found[1]).encode()
+        key = (id(sent.types), id(sent.numbers), id(sent.delays))
+        found = self._events.get(key)
+        if found is None or found[0] is not sent.types or found[1] is not sent.numbers \
+                or found[2] is not sent.delays:
+            if len(self._events) >= _EVENTS:
+                self._events.clear()
+            found = self._events[key] = (sent.types, sent.numbers, sent.delays,
+                                         f',"events":{encode_json(entry.events)}')
+        return (f"{encode_json(data)[:-1]}{found[3]},\"output_ids\":"
+                f"{encode_json(entry.output_ids)}}}").encode()
 
     def read(self, limit: int) -> list[dict[str, Any]]:
         page = self.backend.list(_KIND, limit=limit, reverse=True)

@@ -214,6 +214,10 @@ class _CreateResponse:
         while True:
             held = hold(engine, unverified)
             try:
+                if held is None:  # no shared store: nothing to hold
+                    ready = prepare(engine, scope["path"], headers, body, request, len(raw),
+                                    None, None)
+                    break
                 with holding(held):
                     ready = prepare(engine, scope["path"], headers, body, request, len(raw),
                                     held, old)

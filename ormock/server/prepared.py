@@ -88,9 +88,10 @@ def prepare(engine: Engine, path: str, headers: dict[str, str], body: Any,
     except Exception as exc:
         entry.status = 500
         ready.bug = exc
-    planned = at_once(ready.wire) if ready.wire is not None else None
-    if planned is not None and ready.ahead is not None and held is not None:
-        ready.ahead(planned)  # the entry as it will be, held: made with the response
+    if held is not None and ready.ahead is not None and ready.wire is not None:
+        planned = at_once(ready.wire)
+        if planned is not None:  # the entry as it will be, held: made with the response
+            ready.ahead(planned)
     try:
         commit(held)
     except Stale:
