@@ -14,6 +14,7 @@ import openai
 import pytest
 import redis
 from stores import RedisServer, serve
+from test_shared_state import _cassette_text
 
 KEY = "sk-" + "test-optimistic"
 ADMIN = {"X-Ormock-Admin": "1"}
@@ -153,4 +154,18 @@ def test_an_error_answer_is_answered_again_when_stale(replicas: Replicas) -> Non
     answer = replicas.sdk.responses.create(model="gpt-5", input="Something else.")
     assert answer.output_text  # the embedded default's
     assert [e["status"] for e in replicas.journal()] == [400, 200, 200]
+    assert replicas.stored() == 2
+
+
+def test_a_cassette_loaded_on_b_plays_a_s_next_request(replicas: Replicas) -> None:
+    """A's route was chosen with what A knew (no cassette): the stale attempt finds one and
+    hands the request to the replay."""
+    replicas.warm()
+    loaded = replicas.admin_b.post("/_ormock/cassettes", content=_cassette_text(["Play me."]),
+                                   headers={"Content-Type": "application/yaml"})
+    assert loaded.status_code == 201, loaded.text
+    answer = replicas.sdk.responses.create(model="gpt-5", input="Play me.")
+    assert answer.output_text == "played 1"
+    journal = replicas.journal()
+    assert len(journal) == 3 and journal[-1]["interaction"] == 1  # the attempt left nothing
     assert replicas.stored() == 2
