@@ -22,7 +22,8 @@ from ormock.engine.store.held import Held, Holding, Stale, active, holding
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["Held", "Stale", "commit", "defer", "forget", "hold", "holding", "noted", "retake"]
+__all__ = ["Held", "Stale", "commit", "defer", "forget", "hold", "holding", "joined", "noted",
+           "retake"]
 
 
 def hold(engine: Engine, unverified: bool) -> Held | None:
@@ -38,6 +39,16 @@ def commit(held: Held | None) -> None:
     """Make what ``held`` holds (``Stale`` if its guard fails); nothing to do for None."""
     if held is not None:
         held.commit()
+
+
+def joined(engine: Engine, entry: JournalEntry, again: JournalEntry | None) -> None:
+    """``entry`` in the engine's journal (in place of ``again``, a stale attempt's entry), and
+    the entry of the attempt active in this context (``noted``); the caller holds the lock."""
+    if again is None:
+        engine.journal.append(entry)
+    else:
+        retake(engine, entry, again)
+    noted(engine, entry)
 
 
 def noted(engine: Engine, entry: JournalEntry) -> None:

@@ -336,11 +336,7 @@ class Engine:
         entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
                              size=_body_size(body) if size is None else size)
         with self._lock, FAKER_LOCK:
-            if again is None:
-                self.journal.append(entry)
-            else:
-                attempt.retake(self, entry, again)
-            attempt.noted(self, entry)
+            attempt.joined(self, entry, again)  # the journal's, in place of a stale attempt's
             try:
                 with answering(entry, headers):
                     reply = building.respond(self, parsed or parse_request(body), headers,
