@@ -42,7 +42,7 @@ from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_wh
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.inspector import inspector_routes
-from ormock.server.prepared import Prepared, prepare
+from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
 from ormock.server.replay import ReplayRoute
 from ormock.server.responses_api import generating, response_routes, send_replay, settle
@@ -232,7 +232,7 @@ class _CreateResponse:
                     return
                 if self.replay is not None and self.replay.claims(name, lazily=True):
                     forget(engine, old)  # a cassette loaded meanwhile: the replay's request
-                    await self.replay.handle(scope, _again(raw, receive), send)
+                    await self.replay.handle(scope, body_again(raw, receive), send)
                     return
         await self._send(scope, receive, send, engine, ready)
 
@@ -333,20 +333,6 @@ class _CreateResponse:
         if len(self._read) > 512:
             self._read.popitem(last=False)
         return body, request
-
-
-def _again(raw: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that gives the body read already once, then what the client sends."""
-    given = False
-
-    async def again() -> Message:
-        nonlocal given
-        if given:
-            return await receive()
-        given = True
-        return {"type": "http.request", "body": raw, "more_body": False}
-
-    return again
 
 
 def create_app(

@@ -19,9 +19,10 @@ from ormock.engine.writer import at_once
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.request import ResponseRequest
+from ormock.server.asgi import Message, Receive
 from ormock.server.responses_api import idempotent
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Prepared", "body_again", "prepare"]
 
 
 class Prepared:
@@ -99,3 +100,18 @@ def prepare(engine: Engine, path: str, headers: dict[str, str], body: Any,
             claim.release()
         raise
     return ready
+
+
+def body_again(raw: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body read already once, then what the client sends (a
+    stale attempt's request handed to another route)."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    return again
