@@ -253,14 +253,14 @@ def test_deeply_nested_bodies_are_answered_and_journaled(
 def test_a_bug_while_rendering_before_the_answer_starts_is_a_500_envelope(
     server: OrmockServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ormock.server.app as app_module
+    import ormock.server.prepared as prepared_module  # where the create route renders
 
     server.namespaces.open("writer-bug")
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom in the writer")
 
-    monkeypatch.setattr(app_module, "render", broken)
+    monkeypatch.setattr(prepared_module, "render", broken)
     with httpx.Client(base_url=server.url) as raw:
         response = raw.post("/writer-bug/v1/responses", json={"model": "m", "input": "x"})
         assert response.status_code == 500

@@ -1,9 +1,10 @@
 """What a request costs in Redis round trips, counted on a real server (``INFO commandstats``:
 every store call is one ``EVALSHA``), for ``ormock serve --store redis://...`` on a warm worker.
-A reply written at once publishes its journal entry once (when written); a paced one also when
-planned, so that other workers see it while it runs (``ormock.engine.journal_sink``). The
-journal's writes are sent without waiting for Redis's answer (``put_nowait``: that they do not
-wait is ``test_store_redis``'s), so of a plain create's 3 scripts the server waits for 2."""
+A plain create is one waited script: its writes (the response, its journal entry) are held
+while it is answered and made in one ``PUT_MANY`` just before its first byte, guarded by the
+admin stamp the worker applied instead of a read of it first (``ormock.engine.attempt``). A
+paced reply's entry is also published when planned (in that same call), and again once
+written, so that other workers see it while it runs (``ormock.engine.journal_sink``)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,9 @@ def redis_alone() -> Iterator[RedisServer]:
 def _served(server: RedisServer, *args: str) -> Iterator[tuple[str, redis.Redis]]:
     """One ormock server on that Redis (``args``: more of its options); a client of the same
     Redis to count with."""
-    client = redis.Redis(host="127.0.0.1", port=server.port)
-    with serve("--store", server.fresh_url(), *args) as running:
+    url = server.fresh_url()
+    client = redis.Redis.from_url(url)  # its database: the server's keys
+    with serve("--store", url, *args) as running:
         try:
             yield running.base_url, client
         finally:
@@ -83,7 +85,7 @@ def _per_request(client: redis.Redis, send: Callable[[], object]) -> float:
     return (_evalsha(client) - before) / REQUESTS
 
 
-def test_a_plain_create_costs_three_round_trips_and_store_false_two(
+def test_a_plain_create_costs_one_round_trip(
         redis_alone: RedisServer) -> None:
     with _served(redis_alone) as (base_url, client):
         _count_creates(base_url, client)
@@ -103,16 +105,22 @@ def _count_creates(base_url: str, client: redis.Redis) -> None:
     def unstored() -> None:
         assert sdk.responses.create(**default, store=False).output_text
 
-    # the admin stamp read, the response stored (both waited for), the journal entry written
-    # once (not waited for)
-    assert _per_request(client, plain) == 3
-    assert _per_request(client, streamed) == 3
-    assert _per_request(client, unstored) == 2  # no response stored
-    # the journal still has every one of them, finished
+    def refused() -> None:
+        with pytest.raises(openai.BadRequestError):
+            sdk.responses.create(model="gpt-5", input=[{"type": "nothing"}])  # type: ignore[list-item]
+
+    # the response and its journal entry in one script, guarded by the admin stamp
+    assert _per_request(client, plain) == 1
+    assert _per_request(client, streamed) == 1
+    assert _per_request(client, unstored) == 1  # the journal entry alone
+    assert _per_request(client, refused) == 1  # an error answer's entry
+    # the journal still has every one of them, finished, and the store every response
     entries = httpx.get(base_url.removesuffix("/v1") + "/_ormock/journal",
                         headers={"X-Ormock-Admin": "1"}).json()["data"]
-    assert len(entries) == 3 * (REQUESTS + 1)
-    assert all(e["finished_at"] is not None for e in entries)
+    assert len(entries) == 4 * (REQUESTS + 1)
+    assert all(e["finished_at"] is not None for e in entries if e["status"] == 200)
+    assert [e["status"] for e in entries].count(400) == REQUESTS + 1
+    assert client.zcard("ormock:{ns:}:o:response") == 2 * (REQUESTS + 1)
 
 
 def test_a_paced_reply_is_published_when_planned_too(redis_alone: RedisServer,
@@ -133,4 +141,7 @@ def _count_paced(base_url: str, client: redis.Redis) -> None:
         return send
 
     fast, slow = _per_request(client, say("fast")), _per_request(client, say("slow"))
-    assert slow == fast + 1  # the same step's counts, one journal write more
+    # the stamp checked before the step's count is claimed (a write), the claim, then the
+    # response and the entry in one script
+    assert fast == 3
+    assert slow == fast + 1  # the same step's counts, one journal write more (at its end)

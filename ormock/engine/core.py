@@ -9,6 +9,7 @@ itself is made step by step in ``ormock.engine.building``; the cassettes in ``re
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
@@ -18,7 +19,7 @@ from typing import Any
 
 from ormock.cassette.matching import Order
 from ormock.cassette.model import Cassette, Interaction
-from ormock.engine import building
+from ormock.engine import attempt, building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.compiled import Compiled
@@ -39,6 +40,7 @@ from ormock.engine.settings import Settings, settings_from
 from ormock.engine.shared import StoreCounters, cassette_tag
 from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
+from ormock.engine.store.held import Holding
 from ormock.engine.sync import PRELOADED, Sync, token
 from ormock.engine.wire import Transport, Wire
 from ormock.faults import Fault, parse_fault
@@ -61,7 +63,6 @@ from ormock.scenario.fakes import FAKER_LOCK, shared_faker
 __all__ = ["Engine"]
 
 
-
 class Engine:
     """One isolated fake provider."""
 
@@ -77,6 +78,8 @@ class Engine:
         self.settings = settings = settings_from(settings, overrides)
         limits = settings.limits
         self.backend = backend if backend is not None else open_backend(settings.store, limits)
+        if shared:  # a request's writes may be held, and made at once (``store.held``)
+            self.backend = Holding(self.backend)
         # what it stored before (an SQLite file, a restart) stays until reset() is called
         self.responses = ResponseStore(limits.store_responses, limits.store_bytes,
                                        backend=self.backend, ttl=limits.store_seconds)
@@ -313,6 +316,7 @@ class Engine:
         size: int | None = None,
         transport: Transport | None = None,
         forced: Selection | None = None,
+        again: JournalEntry | None = None,
     ) -> tuple[Reply | RawReply, JournalEntry]:
         """``respond``, with the journal entry (the server sets its ``finished_at``).
 
@@ -326,17 +330,20 @@ class Engine:
         ``parse_request`` (the server remembers the requests it has read). ``size``: the body's
         length in bytes, as read (the journal and the store count it against their limits;
         measured when not given). ``forced``: answer with this step, whatever the request
-        matches (``respond_with``).
+        matches (``respond_with``). ``again``: the entry of a stale attempt at this request,
+        which this one replaces (``ormock.engine.attempt``).
         """
         entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
                              size=_body_size(body) if size is None else size)
         with self._lock, FAKER_LOCK:
-            self.journal.append(entry)
+            attempt.joined(self, entry, again)  # the journal's, in place of a stale attempt's
             try:
                 with answering(entry, headers):
                     reply = building.respond(self, parsed or parse_request(body), headers,
                                              entry, forced=forced, local=local,
                                              transport=transport)
+            except attempt.Stale:  # answered again from the start (the create route)
+                raise
             except Exception:
                 if self.sink is not None:  # an error answer is never finished: shared now,
                     self.sink.publish(entry, wait=True)  # before the client has it
@@ -346,8 +353,8 @@ class Engine:
                 self.sink.publish(entry)  # seen by other workers while it is written
         if transport is None:  # a Python caller's: kept by reference for the inspector
             self.feed.planned(entry, reply)
-        for hook in self.on_reply:
-            hook(entry, reply)
+        if self.on_reply:  # an attempt that may be stale runs them once it is not
+            attempt.defer(self, [functools.partial(hook, entry, reply) for hook in self.on_reply])
         return reply, entry
 
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:

@@ -11,6 +11,7 @@ arrived (``at``, on the namespace's shared clock)."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import secrets
@@ -27,6 +28,7 @@ __all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "written_at_once"]
 
 _KIND = "journal"
 _KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
+_EVENTS = 256  # the encoded events of summaries kept (``SharedJournal._encoded``)
 
 
 class JournalSink(Protocol):
@@ -49,6 +51,9 @@ class SharedJournal:
         self.backend = backend
         self._token = secrets.token_hex(6)
         self._numbers = itertools.count(1)
+        # the encoded events of the newest summaries, by the identity of their tuples (kept
+        # alive with them, so an id is never another's)
+        self._events: dict[tuple[int, int, int], tuple[Any, Any, Any, str]] = {}
 
     def publish(self, entry: JournalEntry, wait: bool = False) -> None:
         key = getattr(entry, _KEY, None)
@@ -58,11 +63,34 @@ class SharedJournal:
         # encoded as the admin API encodes it (GET /_ormock/journal/ID), by the C encoder made
         # once; unless waited for, the next store call of this thread (the next request's)
         # finds it done (Redis: one round trip less to wait for)
-        value = encode_json(entry.to_dict()).encode()
+        value = self._encoded(entry)
         if wait:
             self.backend.put(_KIND, key, value)
         else:
             self.backend.put_nowait(_KIND, key, value)
+
+    def _encoded(self, entry: JournalEntry) -> bytes:
+        """``entry.to_dict()`` as JSON, its ``events`` and ``output_ids`` (what ``entry.sent``
+        says, the largest part) last, the events encoded once per summary's tuples: a reply
+        issued again from the stream cache shares its template's (only its output ids are its
+        own), so only the rest of the entry is encoded."""
+        sent = entry.sent
+        if sent is None:
+            return encode_json(entry.to_dict()).encode()
+        bare = copy.copy(entry)  # the entry as it is, without what sent says
+        bare.sent = None
+        data = bare.to_dict()
+        del data["events"], data["output_ids"]
+        key = (id(sent.types), id(sent.numbers), id(sent.delays))
+        found = self._events.get(key)
+        if found is None or found[0] is not sent.types or found[1] is not sent.numbers \
+                or found[2] is not sent.delays:
+            if len(self._events) >= _EVENTS:
+                self._events.clear()
+            found = self._events[key] = (sent.types, sent.numbers, sent.delays,
+                                         f',"events":{encode_json(entry.events)}')
+        return (f"{encode_json(data)[:-1]}{found[3]},\"output_ids\":"
+                f"{encode_json(entry.output_ids)}}}").encode()
 
     def read(self, limit: int) -> list[dict[str, Any]]:
         page = self.backend.list(_KIND, limit=limit, reverse=True)
@@ -92,7 +120,9 @@ class WrittenAhead:
     before the write that ends the answer, the entry as it will then be (``wrote``) is
     finished and published, waited for, so a client that asks any worker for the journal as
     soon as it has its answer finds the entry whole. ``covers(written)``: the writer ended as
-    told, so nothing is left to record or publish."""
+    told, so nothing is left to record or publish. Told again what it was told already (the
+    create route tells it what ``writer.at_once`` knows before sending, so that the entry goes
+    in the same store call as the response), it does nothing more."""
 
     __slots__ = ("entry", "finish", "told")
 
@@ -102,6 +132,9 @@ class WrittenAhead:
         self.told: Written | None = None
 
     def __call__(self, written: Written) -> None:
+        if self.told is not None and self.told == written:  # told before it was sent
+            self.told = written  # (``at_once``: the create route's commit); the same
+            return
         wrote(self.entry, written)
         self.finish(self.entry, True)
         self.told = written

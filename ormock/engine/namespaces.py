@@ -167,11 +167,18 @@ class Namespaces:
         """The engine of a namespace, opened and made if need be (for trusted callers)."""
         if name and name not in self._engines:
             self.open(name)
-        return self._pulled(name)
+        return self._pulled(name)[0]
 
     def serve(self, name: str = "") -> Engine:
         """The engine a request to ``name`` reaches: 404 unless the namespace is open (on
         this process, or with a shared store on any)."""
+        return self.serve_unverified(name, lazily=False)[0]
+
+    def serve_unverified(self, name: str = "", *, lazily: bool = True
+                         ) -> tuple[Engine, bool]:
+        """``serve``, but for a warm engine on a shared store (``lazily``) without reading the
+        admin stamp first: the engine, and whether it is unverified (the caller then checks
+        the stamp in its commit, ``Engine.hold``, and pulls on ``Stale``: ``pull``)."""
         if name and name not in self._engines:
             mark = self._registry.get("namespace", name) if self._registry else None
             if mark != _OPEN:
@@ -183,24 +190,32 @@ class Namespaces:
                 self._closed.pop(name, None)
                 self._engines.setdefault(name, None)
                 self._trim()
-        return self._pulled(name)
+        return self._pulled(name, lazily)
 
-    def _pulled(self, name: str) -> Engine:
-        """The engine, with what other processes on a shared store changed taken in."""
+    def _pulled(self, name: str, lazily: bool = False) -> tuple[Engine, bool]:
+        """The engine, with what other processes on a shared store changed taken in (not
+        yet, when ``lazily`` and it is warm: then True, unverified)."""
         engine = self._engine(name)
         if self.backend is not None:
             if _ROUTED.get() is engine:  # this request's routing pulled it a moment ago
                 _ROUTED.set(None)
-                return engine
-            try:
-                engine.pull()
-            except OpenResponsesError:  # another process dropped it
-                with self._lock:
-                    if self._engines.get(name) is engine:
-                        self._engines.pop(name, None)
-                        self._remember_closed(name)
-                raise
-        return engine
+                return engine, False
+            if lazily and engine.sync is not None and engine.sync.stamp is not None:
+                return engine, True
+            self.pull(name, engine)
+        return engine, False
+
+    def pull(self, name: str, engine: Engine) -> None:
+        """Take in what other processes changed (``Engine.pull``); a namespace another
+        process dropped is forgotten here too, and answers 404 ``namespace_closed``."""
+        try:
+            engine.pull()
+        except OpenResponsesError:  # another process dropped it
+            with self._lock:
+                if self._engines.get(name) is engine:
+                    self._engines.pop(name, None)
+                    self._remember_closed(name)
+            raise
 
     def _engine(self, name: str) -> Engine:
         engine = self._engines.get(name)
@@ -263,18 +278,21 @@ class Namespaces:
         while len(self._closed) > _CLOSED_REMEMBERED:
             self._closed.popitem(last=False)
 
-    def routed(self, name: str = "") -> Engine | None:
+    def routed(self, name: str = "", *, lazily: bool = False) -> Engine | None:
         """For routing a request: the engine of ``name`` as ``find`` gives it, but with a
         shared store as ``serve`` does (what other processes changed taken in: a cassette
         loaded on another worker decides the route here too); None when it is unknown or
-        closed (the route that serves the request says so)."""
+        closed (the route that serves the request says so). ``lazily``: a warm engine as
+        this process knows it, not pulled (the create route pulls and routes again if its
+        commit finds the admin state changed)."""
         if self.backend is None:
             return self.find(name)
         try:
-            engine = self.serve(name)
+            engine, unverified = self.serve_unverified(name, lazily=lazily)
         except OpenResponsesError:
             return None
-        _ROUTED.set(engine)
+        if not unverified:
+            _ROUTED.set(engine)
         return engine
 
     def profile_of(self, name: str = "") -> Profile:

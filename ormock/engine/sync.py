@@ -6,7 +6,9 @@ when it started and its reset epoch) is one JSON value in its keyspace (kind ``a
 ``state``), written whole by the process that changes it, and then its stamp (key ``stamp``: a
 fresh token per change). Each process compares the stamp with the one it applied, once per
 request (one ``get``: one Redis round trip), and reads and applies the state only when it
-changed. The writer writes the state before the stamp, so a process that sees a new stamp reads
+changed (or, for an HTTP create, not before: its writes are made in one call only if the stamp
+is still the one applied, ``guard``; on a change it is answered again after a pull). The writer
+writes the state before the stamp, so a process that sees a new stamp reads
 a state at least as new, and an admin call returns only once both are written: what it changed
 is in effect on every worker for the next request any of them serves.
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ormock.engine.shared import PRELOADED, apply_cassettes, cassettes_state
-from ormock.engine.store.base import StoreBackend
+from ormock.engine.store.base import Guard, StoreBackend
 from ormock.faults import parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.errors import OpenResponsesError
@@ -85,6 +87,12 @@ class Sync:
         self.chaos_tag = token()
 
     # -- reading --------------------------------------------------------------------------------
+    def guard(self) -> Guard | None:
+        """The condition of a commit made without reading the stamp first (``put_many``'s
+        guard, ``ormock.engine.store.held``): the stamp is still the one applied last. None
+        before any was applied."""
+        return None if self.stamp is None else (_KIND, _STAMP, self.stamp.encode())
+
     def pull(self, engine: Engine) -> None:
         """Apply what another process changed (one ``get`` when nothing did); the caller
         holds the engine's lock. A dropped namespace raises 404 ``namespace_closed``."""

@@ -19,8 +19,8 @@ from typing import Any
 from ormock.engine.wire import Ended, Frame, Kind, Wire, Written, coalesced
 from ormock.protocol.types import Receive, Send
 
-__all__ = ["Ahead", "Tally", "close_connection", "remember_transport", "send_frames",
-           "send_wire"]
+__all__ = ["Ahead", "Tally", "at_once", "close_connection", "remember_transport",
+           "send_frames", "send_wire"]
 
 # told what the writer is about to report, just before the write that ends the answer as
 # planned (the client has it all once that write is done); never for a client that left
@@ -111,8 +111,21 @@ async def send_wire(send: Send, receive: Receive, wire: Wire,
         await send(_start(wire.status, wire.headers, frame.data))
         await send({"type": "http.response.body", "body": frame.data, "more_body": False})
         return written
-    await send(_start(wire.status, wire.headers, None))
+    await send(_start(wire.status, wire.headers, None))  # its frames: ``at_once`` is None
     return await send_frames(send, receive, frames, wire.kind, wire.ending, ahead)
+
+
+def at_once(wire: Wire) -> Written | None:
+    """What ``send_wire`` will report for a wire it writes in one go, at once (one frame of
+    bytes, no delay), known before anything is sent (equal to the ``Written`` it returns, and
+    to the one it tells ``ahead``); None for any other wire."""
+    frames = wire.frames
+    if len(frames) > 1:
+        frames = tuple(coalesced(frames))
+    if len(frames) != 1 or frames[0].action is not None or frames[0].delay != 0:
+        return None
+    frame = frames[0]
+    return Written(wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),))
 
 
 async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],

@@ -24,14 +24,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
-from ormock.engine.journal import unfoldable, wrote
-from ormock.engine.journal_sink import WrittenAhead
+from ormock.engine.attempt import Stale, forget, hold, holding
+from ormock.engine.core import Engine
+from ormock.engine.journal import wrote
 from ormock.engine.namespaces import Namespaces
-from ormock.engine.render import render
 from ormock.engine.reply import Reply
-from ormock.engine.stateful import Claim
 from ormock.engine.writer import remember_transport, send_wire
-from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
@@ -44,15 +42,10 @@ from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_wh
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.inspector import inspector_routes
+from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
 from ormock.server.replay import ReplayRoute
-from ormock.server.responses_api import (
-    generating,
-    idempotent,
-    response_routes,
-    send_replay,
-    settle,
-)
+from ormock.server.responses_api import generating, response_routes, send_replay, settle
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
@@ -137,7 +130,8 @@ class _Front:
             return False
         engine = self.namespaces.find(name)  # its profile, else the server's
         profile = engine.profile if engine is not None else self.namespaces.settings.profile
-        if profile.error_types or self.replay.claims(name):
+        # as this worker knows the namespace: a create that finds it changed routes again
+        if profile.error_types or self.replay.claims(name, lazily=True):
             return False
         scope["endpoint"] = self.create.create
         scope["path_params"] = {"namespace": name} if name else {}
@@ -192,43 +186,91 @@ def _bug(exc: Exception) -> OpenResponsesError:
 
 
 class _CreateResponse:
-    """``POST [/<namespace>]/v1/responses``."""
+    """``POST [/<namespace>]/v1/responses``: on a shared store, answered in one attempt whose
+    writes are made in one call just before the first byte (``ormock.engine.attempt``), again
+    if the admin state changed meanwhile."""
 
     def __init__(self, namespaces: Namespaces, max_body: int) -> None:
         self.namespaces = namespaces
         self.max_body = max_body
+        self.replay: ReplayRoute | None = None  # routed to when a stale attempt finds cassettes
         self._read: OrderedDict[bytes, tuple[Any, ResponseRequest]] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers: dict[str, str] = {}
         for name, value in scope["headers"]:  # a loop: cheaper than a comprehension
             headers[name.decode("latin-1")] = value.decode("latin-1")
+        name = scope.get("path_params", {}).get("namespace", "")
+        unverified = False
         try:
-            engine = self.namespaces.serve(scope.get("path_params", {}).get("namespace", ""))
+            # a warm engine on a shared store: the admin stamp is checked in the commit
+            # (``ormock.engine.attempt``), not read first
+            engine, unverified = self.namespaces.serve_unverified(name)
             raw = await self._raw_body(headers, receive)
             body, request = self._read.get(raw) or self._parse(raw)
-            claim = idempotent(engine, headers, body)  # Idempotency-Key (responses_api)
-            if claim is not None and not isinstance(claim, Claim):
-                await send_replay(send, engine, claim)
-                return
-            try:
-                # the server's own path may issue a repeated content from the stream cache:
-                # it writes bytes, and never looks at the events
-                reply, entry = engine.answer(body, headers, scope["path"], transport="http",
-                                             parsed=request, size=len(raw))
-            except BaseException:
-                if claim is not None:
-                    claim.release()
-                raise
         except OpenResponsesError as error:
-            await send_error(send, error)
+            # a namespace dropped meanwhile answers 404, as a pull first would
+            await send_error(send, (self._closed(name, engine) if unverified else None) or error)
             return
         except Exception as exc:
             await self._answer_bug(scope, send, exc)
             return
-        if (isinstance(reply, Reply) and isinstance(body, dict)
-                and body.get("background") is True and entry.response_id is not None):
+        old = None
+        while True:
+            held = hold(engine, unverified)
+            try:
+                if held is None:  # no shared store: nothing to hold
+                    ready = prepare(engine, scope["path"], headers, body, request, len(raw),
+                                    None, None)
+                    break
+                with holding(held):
+                    ready = prepare(engine, scope["path"], headers, body, request, len(raw),
+                                    held, old)
+                break
+            except Stale:  # nothing was written or sent: take the change in, answer again
+                old, unverified = held.entry if held is not None else None, False
+                try:
+                    self.namespaces.pull(name, engine)
+                except OpenResponsesError as error:  # dropped by another process
+                    forget(engine, old)
+                    await send_error(send, error)
+                    return
+                if self.replay is not None and self.replay.claims(name, lazily=True):
+                    forget(engine, old)  # a cassette loaded meanwhile: the replay's request
+                    await self.replay.handle(scope, body_again(raw, receive), send)
+                    return
+        await self._send(scope, receive, send, engine, ready)
+
+    def _closed(self, name: str, engine: Engine) -> OpenResponsesError | None:
+        """The 404 of a namespace another process dropped (after a pull), else None."""
+        try:
+            self.namespaces.pull(name, engine)
+        except OpenResponsesError as closed:
+            return closed
+        return None
+
+    async def _send(self, scope: Scope, receive: Receive, send: Send, engine: Engine,
+                    ready: Prepared) -> None:
+        """Write what ``prepare`` made (the store has it all by now)."""
+        try:
+            if ready.error is not None and ready.entry is None:
+                await send_error(send, ready.error)
+                return
+            if ready.bug is not None and ready.entry is None:
+                await self._answer_bug(scope, send, ready.bug)
+                return
+            if ready.replay is not None:
+                await send_replay(send, engine, ready.replay)
+                return
+        except OpenResponsesError as error:
+            await send_error(send, error)
+            return
+        reply, entry, claim = ready.reply, ready.entry, ready.claim
+        assert reply is not None
+        assert entry is not None
+        if ready.background:
             # background mode: run on this loop, not tied to this connection (background)
+            assert isinstance(reply, Reply)
             try:
                 await answer_background(send, receive, engine, reply, entry, claim)
             finally:
@@ -237,18 +279,13 @@ class _CreateResponse:
         self.namespaces.replies_in_flight += 1
         generating(engine, entry)
         written = None
-        # a shared journal has the entry whole before the client has the answer's last bytes
-        ahead = WrittenAhead(entry, engine.finished) if engine.sink is not None else None
+        ahead, wire = ready.ahead, ready.wire
         try:
-            try:  # nothing is sent before the wire is rendered: a bug here is a 500 envelope
-                wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream
-                              else "json")
-            except ProtocolError as error:
-                await send_error(send, unfoldable(error))
+            if ready.error is not None:  # a reply the protocol cannot fold into JSON
+                await send_error(send, ready.error)
                 return
-            except Exception as exc:
-                entry.status = 500
-                await self._answer_bug(scope, send, exc)
+            if ready.bug is not None or wire is None:
+                await self._answer_bug(scope, send, ready.bug or RuntimeError("no wire"))
                 return
             # once the writer has started, a bug can only drop the connection
             written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire,
@@ -260,8 +297,8 @@ class _CreateResponse:
             settle(engine, entry, written, claim)
             if ahead is None or not ahead.covers(written):
                 engine.finished(entry)
-            if written is not None:  # kept for the inspector (bounded), its watchers told
-                engine.feed.sent(entry, wire.status, wire.headers, written)
+            if written is not None and wire is not None:  # kept for the inspector (bounded),
+                engine.feed.sent(entry, wire.status, wire.headers, written)  # its watchers told
 
     async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
         """A bug before anything was sent is answered here (a 500 envelope, the traceback kept
@@ -352,6 +389,7 @@ def create_app(
 
     replay, create_route = ReplayRoute(namespaces, max_body, create._answer_bug), \
         _CreateRoute(create)
+    create.replay = replay
     routes: list[BaseRoute] = [replay, create_route,
                                *inspector_routes(namespaces, admin_hosts),
                                *admin_routes(namespaces, admin_hosts, max_body)]

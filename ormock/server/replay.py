@@ -69,10 +69,11 @@ class ReplayRoute(BaseRoute):
             return Match.NONE, {}
         return Match.FULL, {"path_params": {"namespace": name} if name else {}}
 
-    def claims(self, name: str) -> bool:
+    def claims(self, name: str, *, lazily: bool = False) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
-        cassettes or records (with a shared store, as the other processes left it)."""
-        engine = self.namespaces.routed(name)  # with a shared store: pulled
+        cassettes or records (with a shared store, as the other processes left it; not
+        pulled first when ``lazily``: ``Namespaces.routed``)."""
+        engine = self.namespaces.routed(name, lazily=lazily)  # with a shared store: pulled
         if engine is None:
             return not name and bool(self.namespaces.settings.cassettes)
         return bool(engine.replays) or engine.replays.upstream is not None

@@ -14,17 +14,21 @@ newest always stays. A key written with ``ttl`` seconds is gone, for ``get``, ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["KINDS", "LOG_END", "AppendsToLogs", "Clock", "LogEntries", "LogEntry", "StoreBackend",
-           "StoreError", "check_args", "check_log", "counted", "shown"]
+__all__ = ["KINDS", "LOG_END", "AppendsToLogs", "Clock", "Guard", "LogEntries", "LogEntry",
+           "StoreBackend", "StoreError", "Write", "check_args", "check_log", "check_writes",
+           "counted", "shown"]
 
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
 LogEntry = tuple[int, bytes]  # an event log's entry: its number, its value
 LogEntries = list[LogEntry]  # (a name of its own: inside a backend, ``list`` is its method)
 LOG_END = 2**63 - 1  # the number of a closed log's last entry (``log_close``)
+Write = tuple[str, str, bytes, "float | None"]  # one write of ``put_many``: kind, key, value, ttl
+# ``put_many``'s condition: (kind, key, the value that key must hold; None: absent or expired)
+Guard = tuple[str, str, "bytes | None"]
 
 # the kinds in use or planned
 KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "conversation",
@@ -58,6 +62,14 @@ class StoreBackend(Protocol):
         no consequence to the caller: the journal's entry of a reply already sent. Memory
         and SQLite write at once (this default)."""
         self.put(kind, key, value, ttl)
+
+    def put_many(self, writes: Sequence[Write], guard: Guard | None = None) -> bool:
+        """Make every write (kind, key, value, ttl: each as ``put`` makes it, in order, with
+        the same caps and expiry) atomically, in one call (one transaction on SQLite, one
+        script on Redis: one round trip), only if ``guard`` holds: its key's current value is
+        its expected one (None: absent or expired). Whether they were made (nothing is
+        written when the guard fails); no writes and a guard: a check of it alone."""
+        ...
 
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
                         ttl: float | None = None) -> bool:
@@ -137,6 +149,16 @@ def check_args(kind: str, *, limit: int = 0, ttl: float | None = None) -> None:
         raise ValueError(f"a page limit is a whole number >= 0, not {limit!r}")
     if ttl is not None and not ttl > 0:
         raise ValueError(f"a ttl is a number of seconds > 0, not {ttl!r}")
+
+
+def check_writes(writes: Sequence[Write], guard: Guard | None) -> None:
+    """The arguments of ``put_many`` every backend refuses alike (before writing any)."""
+    for kind, _, value, ttl in writes:
+        check_args(kind, ttl=ttl)
+        if not isinstance(value, bytes):
+            raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
+    if guard is not None:
+        check_args(guard[0])
 
 
 def counted(found: bytes | None, key: str, amount: int) -> int:

@@ -9,17 +9,21 @@ import heapq
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ormock.engine.store.base import (
     LOG_END,
     AppendsToLogs,
     Clock,
+    Guard,
     LogEntries,
     LogEntry,
     StoreBackend,
+    Write,
     check_args,
     check_log,
+    check_writes,
     counted,
 )
 
@@ -102,6 +106,18 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
             if m.expiring:
                 self._expire()
             self._write(kind, key, value, ttl)
+
+    def put_many(self, writes: Sequence[Write], guard: Guard | None = None) -> bool:
+        check_writes(writes, guard)
+        with self._m.lock:
+            self._expire()
+            if guard is not None:
+                found = self._find(guard[0]).entries.get(guard[1])
+                if (found[0] if found is not None else None) != guard[2]:
+                    return False
+            for kind, key, value, ttl in writes:
+                self._write(kind, key, value, ttl)
+            return True
 
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
                         ttl: float | None = None) -> bool:

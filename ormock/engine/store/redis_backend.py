@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -30,12 +31,15 @@ from ormock.engine.store.base import (
     LOG_END,
     AppendsToLogs,
     Clock,
+    Guard,
     LogEntries,
     LogEntry,
     StoreBackend,
     StoreError,
+    Write,
     check_args,
     check_log,
+    check_writes,
     shown,
 )
 from ormock.engine.store.redis_link import Link
@@ -106,6 +110,24 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         now = self._now
         self._r.link.send("PUT", [self._base, kind, repr(now), *self._write(key, value, ttl, now)],
                           wait=False)
+
+    def put_many(self, writes: Sequence[Write], guard: Guard | None = None) -> bool:
+        """One script (``PUT_MANY``): one round trip, the guard checked in it."""
+        check_writes(writes, guard)
+        for kind, *_ in writes:
+            self._check(kind)
+        self._open()
+        r, now = self._r, self._now
+        guard_kind, guard_key, expected = guard if guard is not None else ("", "", None)
+        if guard is not None:
+            self._check(guard_kind)
+        mode = "0" if guard is None else "2" if expected is None else "1"
+        args: list[str | bytes | int] = [self._base, guard_kind, repr(now), mode, guard_key, "",
+                                         r.max_keys, r.max_bytes, expected or b""]
+        for kind, key, value, ttl in writes:
+            args += (kind, key, value, "", "") if ttl is None else (
+                kind, key, value, str(max(1, math.ceil(ttl * 1000))), repr(now + ttl))
+        return bool(r.link.send("PUT_MANY", args))
 
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
                         ttl: float | None = None) -> bool:

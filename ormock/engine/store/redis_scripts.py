@@ -13,81 +13,94 @@ hash tag, so a namespace's keys share one cluster slot):
 - ``BASE n:KIND``: a hash, ``seq`` (the last write number) and ``bytes`` (the sizes' sum);
 - ``BASE kinds``: the set of kinds written (what ``clear`` drops).
 
-Every script's ARGV starts with BASE, KIND and the time now; reads never write.
+Every script's ARGV starts with BASE, KIND and the time now; reads never write. The helpers of
+the writes (``_WRITES``) each take the kind they work on, so that one script (``PUT_MANY``)
+writes to several.
 """
 
 from __future__ import annotations
 
-__all__ = ["CLEAR", "COMPARE_AND_SET", "DELETE", "GET", "INCR", "LIST", "PUT"]
+__all__ = ["CLEAR", "COMPARE_AND_SET", "DELETE", "GET", "INCR", "LIST", "PUT", "PUT_MANY"]
 
 SWEEP = 100  # expired keys a write forgets at most (``expire``)
 
 _COMMON = """
-local base, kind, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local o, x, s, n = base .. 'o:' .. kind, base .. 'x:' .. kind, base .. 's:' .. kind,
-    base .. 'n:' .. kind
-local function vkey(key) return base .. 'v:' .. kind .. ':' .. key end
-local function live(key)
-  local at = redis.call('ZSCORE', x, key)
-  if at and tonumber(at) <= now then return false end
-  return redis.call('GET', vkey(key))
+local base, now = ARGV[1], tonumber(ARGV[3])
+-- the keys of one kind: its values' prefix (v), write order (o), expiry (x), sizes (s), sums (n)
+local function kind_of(name)
+  return {name = name, v = base .. 'v:' .. name .. ':', o = base .. 'o:' .. name,
+          x = base .. 'x:' .. name, s = base .. 's:' .. name, n = base .. 'n:' .. name}
 end
+local K = kind_of(ARGV[2])  -- the kind the call names
+local o, x, s, n = K.o, K.x, K.s, K.n
+local function vkey(key) return K.v .. key end
+local function live_in(k, key)
+  local at = redis.call('ZSCORE', k.x, key)
+  if at and tonumber(at) <= now then return false end
+  return redis.call('GET', k.v .. key)
+end
+local function live(key) return live_in(K, key) end
 """
 
+# the helpers of every write, each on the kind ``k`` it is given (``kind_of``)
 _WRITES = _COMMON + """
 local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
 -- forget a key whose write order is already gone (ZPOPMIN, ZREM): the value, its expiry and
 -- its size; the sizes' sum after it
-local function drop(key)
-  redis.call('DEL', vkey(key))
-  redis.call('ZREM', x, key)
-  local size = redis.call('HGET', s, key)
-  if not size then return tonumber(redis.call('HGET', n, 'bytes') or 0) end
-  redis.call('HDEL', s, key)
-  return redis.call('HINCRBY', n, 'bytes', 0 - tonumber(size))
+local function drop(k, key)
+  redis.call('DEL', k.v .. key)
+  redis.call('ZREM', k.x, key)
+  local size = redis.call('HGET', k.s, key)
+  if not size then return tonumber(redis.call('HGET', k.n, 'bytes') or 0) end
+  redis.call('HDEL', k.s, key)
+  return redis.call('HINCRBY', k.n, 'bytes', 0 - tonumber(size))
 end
 -- every key is in the write order (o), so a key not there has nothing else to forget
-local function remove(key)
-  if redis.call('ZREM', o, key) == 1 then drop(key) end
+local function remove(k, key)
+  if redis.call('ZREM', k.o, key) == 1 then drop(k, key) end
 end
 -- at most SWEEP keys whose time has passed, per write: the work of a call stays bounded
 -- whatever expired at once; the rest go with the next writes (reads never see them)
-local function expire()
-  for _, key in ipairs(redis.call('ZRANGEBYSCORE', x, '-inf', now, 'LIMIT', 0, SWEEP)) do
-    remove(key)
+local function expire(k)
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', k.x, '-inf', now, 'LIMIT', 0, SWEEP)) do
+    remove(k, key)
   end
 end
 -- the next write number; the first one of a kind (since a clear) makes it known to CLEAR
-local function order(key)
-  local seq = redis.call('HINCRBY', n, 'seq', 1)
-  if seq == 1 then redis.call('SADD', base .. 'kinds', kind) end
-  redis.call('ZADD', o, seq, key)
+local function order(k, key)
+  local seq = redis.call('HINCRBY', k.n, 'seq', 1)
+  if seq == 1 then redis.call('SADD', base .. 'kinds', k.name) end
+  redis.call('ZADD', k.o, seq, key)
 end
 -- past a cap, the oldest go (the newest always stays): each key is dropped once, so the
 -- work of many writes is one eviction each
-local function trim(total)
-  local count = redis.call('ZCARD', o)
+local function trim(k, total)
+  local count = redis.call('ZCARD', k.o)
   while count > 1 and (count > max_keys or total > max_bytes) do
-    total = drop(redis.call('ZPOPMIN', o)[1])
+    total = drop(k, redis.call('ZPOPMIN', k.o)[1])
     count = count - 1
   end
 end
--- write: ARGV[4] = key, ARGV[5] = value, ARGV[6] = the ttl in milliseconds ('' for none),
--- ARGV[7..8] = the caps (keys, bytes), ARGV[9] = when it expires (on the backend's clock)
-local function write(value)
-  local key, ttl = ARGV[4], ARGV[6]
-  value = value or ARGV[5]
-  remove(key)
-  order(key)
-  redis.call('HSET', s, key, #value)
-  local total = redis.call('HINCRBY', n, 'bytes', #value)
+-- write key = value in the kind k: ttl in milliseconds ('' for none), at = when it expires
+-- (on the backend's clock)
+local function write_in(k, key, value, ttl, at)
+  remove(k, key)
+  order(k, key)
+  redis.call('HSET', k.s, key, #value)
+  local total = redis.call('HINCRBY', k.n, 'bytes', #value)
   if ttl ~= '' then
-    redis.call('SET', vkey(key), value, 'PX', ttl)
-    redis.call('ZADD', x, ARGV[9], key)
+    redis.call('SET', k.v .. key, value, 'PX', ttl)
+    redis.call('ZADD', k.x, at, key)
   else
-    redis.call('SET', vkey(key), value)
+    redis.call('SET', k.v .. key, value)
   end
-  trim(total)
+  trim(k, total)
+end
+-- the call's own write: ARGV[4] = key, ARGV[5] = value (or the one given), ARGV[6] = the ttl
+-- in milliseconds ('' for none), ARGV[7..8] = the caps (keys, bytes), ARGV[9] = when it
+-- expires
+local function write(value)
+  write_in(K, ARGV[4], value or ARGV[5], ARGV[6], ARGV[9])
 end
 """.replace("SWEEP", str(SWEEP))
 
@@ -96,14 +109,14 @@ GET = _COMMON + "return live(ARGV[4])\n"
 
 # ARGV[4..9] as for write()
 PUT = _WRITES + """
-expire()
+expire(K)
 write()
 return 1
 """
 
 # ARGV[4..9] as for write(); ARGV[10] = '1' with an expected value in ARGV[11], '0' for none
 COMPARE_AND_SET = _WRITES + """
-expire()
+expire(K)
 local current = live(ARGV[4])
 if ARGV[10] == '1' then
   if current ~= ARGV[11] then return 0 end
@@ -117,7 +130,7 @@ return 1
 # ARGV[4..9] as for write() (the value unused), ARGV[10] = the amount; the answer: the new
 # value (a whole number, kept as its decimal text)
 INCR = _WRITES + """
-expire()
+expire(K)
 local current = live(ARGV[4])
 local before = 0
 if current then
@@ -133,10 +146,37 @@ return value
 
 # ARGV[4] = key
 DELETE = _WRITES + """
-expire()
+expire(K)
 local there = redis.call('EXISTS', vkey(ARGV[4]))
-remove(ARGV[4])
+remove(K, ARGV[4])
 return there
+"""
+
+# several writes at once, each as PUT makes it, only if a guard holds: ARGV[2] = the guard's
+# kind, ARGV[4] = '0' no guard, '1' its key must hold ARGV[9], '2' it must be absent (or
+# expired); ARGV[5] = the guard's key; ARGV[7..8] = the caps; from ARGV[10], five a write:
+# kind, key, value, the ttl in milliseconds ('' for none), when it expires. The answer: 1
+# written, 0 the guard failed (nothing written)
+PUT_MANY = _WRITES + """
+if ARGV[4] ~= '0' then
+  local current = live(ARGV[5])
+  if ARGV[4] == '1' then
+    if current ~= ARGV[9] then return 0 end
+  elseif current then
+    return 0
+  end
+end
+local kinds = {}
+for i = 10, #ARGV, 5 do
+  local k = kinds[ARGV[i]]
+  if not k then
+    k = kind_of(ARGV[i])
+    kinds[ARGV[i]] = k
+    expire(k)
+  end
+  write_in(k, ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
+end
+return 1
 """
 
 # ARGV[4] = prefix, ARGV[5] = '1' with a cursor key in ARGV[6], ARGV[7] = limit,
@@ -202,7 +242,7 @@ return 1
 # the number of a closed log's last entry; the answer: 1 appended, 0 closed already, -1 a
 # number not above the last one's
 LOG_APPEND = _WRITES + """
-expire()
+expire(K)
 local key, value, ttl, number, closed = ARGV[4], ARGV[5], ARGV[6], ARGV[10], ARGV[11]
 local v = vkey(key)
 local last = redis.call('XREVRANGE', v, '+', '-', 'COUNT', 1)[1]
@@ -212,7 +252,7 @@ if last then
   if number ~= closed and tonumber(top) >= tonumber(number) then return -1 end
 end
 redis.call('XADD', v, number .. '-1', 'v', value)
-order(key)
+order(K, key)
 redis.call('HINCRBY', s, key, #value)
 local total = redis.call('HINCRBY', n, 'bytes', #value)
 if ttl ~= '' then
@@ -222,7 +262,7 @@ else
   redis.call('PERSIST', v)
   redis.call('ZREM', x, key)
 end
-trim(total)
+trim(K, total)
 return 1
 """
 __all__ += ["LOG_APPEND"]

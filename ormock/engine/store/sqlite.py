@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 
@@ -19,10 +20,13 @@ from ormock.engine.store.base import (
     LOG_END,
     AppendsToLogs,
     Clock,
+    Guard,
     LogEntries,
     StoreBackend,
+    Write,
     check_args,
     check_log,
+    check_writes,
     counted,
 )
 
@@ -125,6 +129,24 @@ class SqliteBackend(AppendsToLogs, StoreBackend):
                 (self.namespace, kind, key, self._next_seq(sql, kind), len(_bytes(value)),
                  value, None if ttl is None else now + ttl))
             self._trim(sql, kind)
+
+    def put_many(self, writes: Sequence[Write], guard: Guard | None = None) -> bool:
+        check_writes(writes, guard)
+        with self._db.lock, self._transaction() as sql:
+            now = self._expire(sql)  # an expired guard's key is gone now
+            if guard is not None:
+                row = sql.execute(
+                    "SELECT value FROM ormock_store WHERE namespace = ? AND kind = ? AND key = ?",
+                    (self.namespace, guard[0], guard[1])).fetchone()
+                if (None if row is None else bytes(row[0])) != guard[2]:
+                    return False
+            for kind, key, value, ttl in writes:
+                sql.execute(
+                    "INSERT OR REPLACE INTO ormock_store VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (self.namespace, kind, key, self._next_seq(sql, kind), len(value), value,
+                     None if ttl is None else now + ttl))
+                self._trim(sql, kind)
+        return True
 
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
                         ttl: float | None = None) -> bool:
