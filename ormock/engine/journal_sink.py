@@ -11,7 +11,6 @@ arrived (``at``, on the namespace's shared clock)."""
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import secrets
@@ -77,10 +76,7 @@ class SharedJournal:
         sent = entry.sent
         if sent is None:
             return encode_json(entry.to_dict()).encode()
-        bare = copy.copy(entry)  # the entry as it is, without what sent says
-        bare.sent = None
-        data = bare.to_dict()
-        del data["events"], data["output_ids"]
+        data = entry.fields_dict()  # the entry as it is, without what sent says
         key = (id(sent.types), id(sent.numbers), id(sent.delays))
         found = self._events.get(key)
         if found is None or found[0] is not sent.types or found[1] is not sent.numbers \
