@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from ormock.engine.cache import RecordingIds, Same
+from ormock.engine.cache import RecordingIds
 from ormock.engine.journal import Sent
 from ormock.engine.text_cuts import DeltaFormat, plain, tokens, usage_format
 from ormock.protocol import events as ev
@@ -42,7 +42,7 @@ from ormock.protocol.tokens import chunker, count_tokens
 from ormock.protocol.types import Json
 from ormock.scenario.replies import StepReply
 
-__all__ = ["Compiled", "Filled", "Template", "final_usage", "shape_of"]
+__all__ = ["Compiled", "Filled", "Template", "echo_key", "final_usage", "shape_of"]
 
 _MARK = "@ormock-slot-"
 # a sentinel as the bytes hold it: quoted values (c created_at, d completed_at, t the text,
@@ -269,13 +269,36 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
         store=bool(final.get("store", True)), completed=final.get("completed_at") is not None)
 
 
+def echo_key(echo: Json) -> tuple[Any, ...]:
+    """The echo as a key part, equal for two echoes exactly when their JSON is: its keys in
+    order, then each value as it is when a string or null (the usual ones), an empty list as
+    ``()``, any other value as ``("", its JSON)`` (``1``, ``1.0``, ``true`` and ``-0.0`` compare
+    equal in Python, not on the wire). Cheaper than encoding the whole echo (a new content's
+    request has a new echo every time), hashed at C speed."""
+    out: list[Any] = [*echo]
+    for value in echo.values():
+        if value is None or value.__class__ is str:
+            out.append(value)
+        elif value.__class__ is list and not value:
+            out.append(())
+        else:
+            out.append(("", encode_json(value)))
+    return tuple(out)
+
+
 class Compiled:
     """Templates by key, each compiled the second time its key is seen; the least recently
-    used dropped past ``size``. Shared by an engine's threads (a lock around the order)."""
+    used dropped past ``size``. Shared by an engine's threads (a lock around the order).
+
+    A key holds the step and the profile by ``id`` (hashed and compared in C, where ``Same``
+    calls Python on every hash and comparison) and its entry holds the two objects, so that
+    neither id can come back as another object's while the key is there."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._templates: OrderedDict[Hashable, Template | None] = OrderedDict()
+        # key -> (the template, or None when seen once; the step and the profile, kept alive)
+        self._templates: OrderedDict[Hashable, tuple[Template | None, object, object]] = \
+            OrderedDict()
         self._lock = threading.Lock()
 
     def template(self, plan: ReplyPlan, echo: Json, profile: Profile,
@@ -285,31 +308,31 @@ class Compiled:
         shape = shape_of(plan)
         if shape is None:
             return None
-        key = (Same(step_reply), Same(profile), stream, shape, encode_json(echo))
+        key = (id(step_reply), id(profile), stream, shape, echo_key(echo))
         with self._lock:
-            seen = key in self._templates
-            template = self._templates.get(key)
-            if seen:
+            entry = self._templates.get(key)
+            if entry is not None:
                 self._templates.move_to_end(key)
-        if template is not None or not seen:
-            if not seen:
-                self._put(key, None)
-            return template
+        if entry is None:  # seen for the first time
+            self._put(key, (None, step_reply, profile))
+            return None
+        if entry[0] is not None:
+            return entry[0]
         template = compile_reply(plan, echo, profile, step_reply, stream)
         if template is not None:
-            self._put(key, template)
+            self._put(key, (template, step_reply, profile))
         return template
 
-    def _put(self, key: Hashable, template: Template | None) -> None:
+    def _put(self, key: Hashable, entry: tuple[Template | None, object, object]) -> None:
         with self._lock:
-            self._templates[key] = template
+            self._templates[key] = entry
             if len(self._templates) > self.size:
                 self._templates.popitem(last=False)
 
     def compiled(self) -> list[Template]:
         """The templates compiled, least recently used first."""
         with self._lock:
-            return [t for t in self._templates.values() if t is not None]
+            return [t for t, _, _ in self._templates.values() if t is not None]
 
     def clear(self) -> None:
         with self._lock:
