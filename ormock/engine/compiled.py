@@ -27,12 +27,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any
 
-from ormock.engine.cache import RecordingIds
 from ormock.engine.journal import Sent
 from ormock.engine.text_cuts import DeltaFormat, plain, tokens, usage_format
 from ormock.protocol import events as ev
+from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import MessagePlan, ReplyPlan, TextPart
 from ormock.protocol.profile import Profile
 from ormock.protocol.response import new_response, usage_object
@@ -42,7 +42,7 @@ from ormock.protocol.tokens import chunker, count_tokens
 from ormock.protocol.types import Json
 from ormock.scenario.replies import StepReply
 
-__all__ = ["Compiled", "Filled", "Template", "echo_key", "final_usage", "shape_of"]
+__all__ = ["Compiled", "Template", "echo_key", "final_usage", "shape_of"]
 
 _MARK = "@ormock-slot-"
 # a sentinel as the bytes hold it: quoted values (c created_at, d completed_at, t the text,
@@ -120,20 +120,6 @@ class _Format:
 
         return _Format(b"".join(pieces), pick)
 
-    def fill(self, values: Sequence[Any]) -> bytes:
-        return self.fmt % self.pick(values)
-
-
-class Filled(NamedTuple):
-    """One request's reply from a template: what ``building.fresh`` sends and keeps."""
-
-    body: bytes
-    final: bytes  # the final Response's JSON (the body itself, for JSON)
-    summary: Sent
-    status: str
-    store: bool
-    completed: bool  # whether the final Response has a completed_at
-
 
 @dataclass(frozen=True)
 class Template:
@@ -162,12 +148,18 @@ class Template:
     # the journal's event types and numbers by number of deltas (a few counts recur)
     kinds: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = field(default_factory=dict)
 
-    def fill(self, ids: RecordingIds, text: str, created: int, completed: int,
-             input_tokens: int) -> Filled:
-        """This reply with ``text``, its ids drawn from ``ids`` after the response id (drawn
-        already, the build's first draw)."""
-        fresh = [*ids.drawn, *(ids.new(prefix) for prefix in self.prefixes[len(ids.drawn):])]
-        words = text.split(" ") if plain(text) else None  # cut at its spaces, or by the rules
+    def fill(self, ids: IdFactory, response_id: str, part: TextPart, created: int,
+             completed: int, input_tokens: int) -> tuple[bytes, bytes, Sent, list[str]]:
+        """This reply with ``part``'s text: the body, the final Response's JSON (the body
+        itself, for JSON), the journal summary and the ids: ``response_id`` (drawn already, the
+        build's first draw), then the others drawn from ``ids`` in the build's order."""
+        fresh = [response_id, *map(ids.new, self.prefixes[1:])]
+        text, cut = part.text, part.cut
+        if cut is not None:  # its writer cut it already (a plain text)
+            words: list[str] | None = cut[0]
+            output = cut[1]
+        else:  # cut at its spaces, or by the rules
+            words, output = text.split(" ") if plain(text) else None, -1
         pieces = None
         if words is not None and self.by_words:
             deltas = len(words)
@@ -176,19 +168,20 @@ class Template:
             deltas = len(pieces)
         usage = b"null"
         if self.counted:
-            output = tokens(words) if words is not None else count_tokens(text)
+            if output < 0:
+                output = tokens(words) if words is not None else count_tokens(text)
             if self.step_reply is None:
                 usage = _USAGE_FORMAT % (input_tokens, output, input_tokens + output)
             else:
                 final = {"usage": usage_object(input_tokens, output)}
                 self.step_reply.own_usage(final)
                 usage = encode_json(final["usage"]).encode()
-        values: list[Any] = [*(i.encode() for i in fresh), created, completed,
+        values: list[Any] = [*map(str.encode, fresh), created, completed,
                              b'"%s"' % text.encode() if words is not None
                              else encode_json(text).encode(), usage]
         start = self.first + deltas
         values += range(start, start + len(self.after))
-        raw = self.final.fill(values)
+        raw = self.final.fmt % self.final.pick(values)
         if self.head is None or self.tail is None:
             body = raw
         else:
@@ -198,17 +191,16 @@ class Template:
             else:
                 framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
                                                pieces))
-            body = b"".join([self.head.fill(values), framed, self.tail.fill(values),
-                             DONE_FRAME])
+            body = b"".join([self.head.fmt % self.head.pick(values), framed,
+                             self.tail.fmt % self.tail.pick(values), DONE_FRAME])
         kinds = self.kinds.get(deltas)
         if kinds is None:  # the types and numbers of a reply of this many deltas, made once
             if len(self.kinds) >= 64:
                 self.kinds.clear()
             types = (*self.before, *(self.delta,) * deltas, *self.after)
             kinds = self.kinds[deltas] = (types, tuple(range(len(types))))
-        summary = Sent(types=kinds[0], numbers=kinds[1], delays=None,
-                       output_ids=tuple([fresh[i] for i in self.output_ids]))
-        return Filled(body, raw, summary, self.status, self.store, self.completed)
+        return body, raw, Sent(kinds[0], kinds[1], None,
+                               tuple(map(fresh.__getitem__, self.output_ids))), fresh
 
 
 def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: StepReply | None,
