@@ -23,6 +23,7 @@ from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
 from ormock.engine.faulting import fault_reply, faults_for
 from ormock.engine.journal import JournalEntry, Sent, final_response, summarize
+from ormock.engine.records import made
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.stateful import owner_of
 from ormock.engine.store import ResponseStore, Stored
@@ -207,15 +208,16 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
         ends = final.get("completed_at") is not None
     entry = turn.entry
     entry.response_id, entry.response_status = response_id, status
-    engine.cache.put(key, StreamTemplate(
-        body=body, final=raw, prefixes=tuple(prefixes), ids=tuple(drawn),
-        created=created, completed=completed if ends else None,
-        summary=summary, status=status, store=store))
+    engine.cache.put(key, made(  # a frozen dataclass made without its __init__ (records)
+        StreamTemplate, body=body, final=raw, prefixes=tuple(prefixes), ids=tuple(drawn),
+        created=created, completed=completed if ends else None, summary=summary,
+        status=status, store=store))
     keep(engine, turn.selection, response_id, store,
          Stored(final, turn.request.input, turn.parent, raw=raw,
                 context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
          turn.local)
-    return Reply(events=[], stream=stream, seed=turn.seed, body=body, summary=summary)
+    return made(Reply, events=[], stream=stream, headers={}, pacing=None, frames=None,
+                seed=turn.seed, socket=False, built=None, body=body, summary=summary)
 
 
 def _built(turn: Turn, plan: ReplyPlan, ids: Any, response_id: str, created: int,

@@ -30,6 +30,7 @@ from operator import itemgetter
 from typing import Any
 
 from ormock.engine.journal import Sent
+from ormock.engine.records import made
 from ormock.engine.text_cuts import DeltaFormat, plain, tokens, usage_format
 from ormock.protocol import events as ev
 from ormock.protocol.ids import IdFactory
@@ -199,8 +200,9 @@ class Template:
                 self.kinds.clear()
             types = (*self.before, *(self.delta,) * deltas, *self.after)
             kinds = self.kinds[deltas] = (types, tuple(range(len(types))))
-        return body, raw, Sent(kinds[0], kinds[1], None,
-                               tuple(map(fresh.__getitem__, self.output_ids))), fresh
+        summary = made(Sent, types=kinds[0], numbers=kinds[1], delays=None,
+                       output_ids=tuple(map(fresh.__getitem__, self.output_ids)))
+        return body, raw, summary, fresh
 
 
 def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: StepReply | None,

@@ -1,0 +1,47 @@
+"""Frozen dataclasses made without their ``__init__`` (``ormock.engine.records.made``): each
+use gives every field, and the instance ``__init__`` would have made."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ormock.engine.core import Engine
+from ormock.engine.journal import Sent
+from ormock.engine.records import made
+from ormock.engine.reply import Reply
+
+
+def _as_init_makes_it(instance: Any) -> None:
+    by_init = vars(dataclasses.replace(instance))  # what __init__ gives: each field it sets
+    assert list(vars(instance)) == list(by_init) and vars(instance) == by_init
+
+
+def test_made_is_what_init_makes() -> None:
+    sent = made(Sent, types=("a",), numbers=(0,), delays=None, output_ids=("x",))
+    assert sent == Sent(("a",), (0,), None, ("x",)) and hash(sent) == hash(sent)
+    _as_init_makes_it(sent)
+    try:
+        sent.types = ()  # type: ignore[misc]
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("a made instance is frozen as one from __init__")
+
+
+def test_a_new_contents_records_are_whole() -> None:
+    """The reply, its journal summary and the stream cache's template of a new content over
+    HTTP (``building.fresh``), JSON and streamed, filled into a compiled template (the third
+    request of an echo) or built."""
+    engine = Engine(seed=2)
+    for stream in (False, True):
+        for n in range(3):
+            reply, _ = engine.answer({"model": "m", "input": f"hi {n}", "stream": stream}, {},
+                                     transport="http")
+            assert isinstance(reply, Reply) and reply.body is not None
+            _as_init_makes_it(reply)
+            _as_init_makes_it(reply.summary)
+            template = list(engine.cache._templates.values())[-1]
+            _as_init_makes_it(template)
+            assert template.body == reply.body
+    assert len(engine.compiled.compiled()) == 2  # JSON and streamed
