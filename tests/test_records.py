@@ -7,9 +7,12 @@ import dataclasses
 from typing import Any
 
 from ormock.engine.core import Engine
+from ormock.engine.embedded import default_plan
 from ormock.engine.journal import Sent
 from ormock.engine.records import made
 from ormock.engine.reply import Reply
+from ormock.protocol.plan import MessagePlan
+from ormock.protocol.request import parse_request
 
 
 def _as_init_makes_it(instance: Any) -> None:
@@ -45,3 +48,12 @@ def test_a_new_contents_records_are_whole() -> None:
             _as_init_makes_it(template)
             assert template.body == reply.body
     assert len(engine.compiled.compiled()) == 2  # JSON and streamed
+
+
+def test_the_default_plans_message_is_whole() -> None:
+    engine = Engine(seed=2)
+    request = parse_request({"model": "m", "input": "hi"})
+    message = default_plan(request, request.input, engine.faker, 2).items[0]
+    assert isinstance(message, MessagePlan)
+    _as_init_makes_it(message)
+    _as_init_makes_it(message.parts[0])
