@@ -23,8 +23,10 @@ WORD = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, m
 TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x2030), max_size=40)
 
 
-@given(st.lists(WORD, min_size=1, max_size=30))
-def test_a_plain_text_is_cut_as_the_rules_cut_it(words: list[str]) -> None:
+@given(st.lists(WORD, min_size=1, max_size=30), st.sampled_from([0, 7, 4090, 5000]),
+       st.sampled_from(["msg_1%d", 'say "x"', "a\\b", "naïve", "tab\t"]))
+def test_a_plain_text_is_cut_as_the_rules_cut_it(words: list[str], first: int,
+                                                 item_id: str) -> None:
     text = " ".join(words)
     if not plain(text):  # a quote or a backslash
         assert '"' in text or "\\" in text
@@ -35,8 +37,8 @@ def test_a_plain_text_is_cut_as_the_rules_cut_it(words: list[str]) -> None:
     assert encode_json(text) == f'"{text}"'
     for kind, index, part in (("response.output_text.delta", 0, 0),
                               ("x.delta", 2, 1)):
-        assert DeltaFormat(kind, index, part).frames(7, "msg_1%d", cut) == b"".join(
-            delta_frames(kind, 7, "msg_1%d", index, part, chunker("words")(text)))
+        assert DeltaFormat(kind, index, part).frames(first, item_id, cut) == b"".join(
+            delta_frames(kind, first, item_id, index, part, chunker("words")(text)))
 
 
 @given(TEXT)
