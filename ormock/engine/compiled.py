@@ -13,10 +13,11 @@ bytes, summary, ids (drawn in the same order) and stored response are a build's.
 
 A template is keyed by everything else the bytes depend on: the step (its own usage), the
 profile (event names, estimated usage), the stream flag, the plan's shape and the echo (the
-request fields the Response repeats, as JSON). It is compiled the second time its key is seen,
-so a one-off echo never pays for a compile; ``Compiled`` keeps a few hundred, the least
-recently used dropped. A plan of any other shape (tools, reasoning, several items or parts,
-annotations, fixed ids, a failed status) is built as before.
+request fields the Response repeats: ``echo_key``, its values as they are when strings or null,
+any other as JSON, so that the key is equal exactly when the echo's JSON is). It is compiled
+the second time its key is seen, so a one-off echo never pays for a compile; ``Compiled`` keeps
+a few hundred, the least recently used dropped. A plan of any other shape (tools, reasoning,
+several items or parts, annotations, fixed ids, a failed status) is built as before.
 """
 
 from __future__ import annotations

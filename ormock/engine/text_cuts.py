@@ -9,8 +9,12 @@ JSON escapes (``plain``). No token, delta or escape crosses a space of such a te
   the word with its leading space, remembered per word (``tokens``);
 * its ``words`` deltas are its first word and each later word with its leading space, so there
   are as many as words (``deltas``);
-* each delta's JSON string is the delta in quotes, so a run of delta frames is one ``%``-format
-  per frame, applied at C speed (``DeltaFormat``), byte for byte ``delta_frames``'s.
+* each delta's JSON string is the delta in quotes, so a run of delta frames is constant pieces
+  around the sequence numbers and the words, joined once (``DeltaFormat``), byte for byte
+  ``delta_frames``'s.
+
+A text may come cut already: the embedded default's prose knows its words and its tokens
+(``TextPart.cut``, ``Prose.cut_paragraph``), and a fill takes them as they are.
 
 Any other text goes through ``count_tokens``, the chunker and ``delta_frames``.
 """
