@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from ormock import OrmockServer, check_stream
+from ormock.engine.compiled import echo_key
 from ormock.engine.core import Engine
 from ormock.engine.reply import Reply
 
@@ -143,6 +144,10 @@ ECHOES: list[dict[str, Any]] = [
         "type": "object", "properties": {"n": {"type": "integer"}}}}}},
     {"model": "m", "store": False},
     {"model": "m", "x_trace": {"run": 7}},
+    # equal in Python, not on the wire: each its own template (``compiled.echo_key``)
+    {"model": "m", "x_n": 1}, {"model": "m", "x_n": 1.0}, {"model": "m", "x_n": True},
+    {"model": "m", "temperature": 0.0}, {"model": "m", "temperature": -0.0},
+    {"model": "m", "x_n": []}, {"model": "m", "x_n": ""}, {"model": "m", "x_n": None},
     {"model": "ormock:text"},
     {"model": "ormock:counted", "store": False},
     {"model": "ormock:plain"},
@@ -244,3 +249,13 @@ def test_a_repeated_content_with_percent_signs_and_its_ids_in_the_text(stream: b
     assert len({e.response_id for e in journal}) == 3
     assert [k["id"] for k in kept] == [e.response_id for e in journal]
     assert journal[2].output_ids != journal[1].output_ids
+
+def test_echo_keys_are_equal_only_for_the_same_json() -> None:
+    """Values Python holds equal but JSON spells apart give apart keys; the same echo, made
+    anew, the same key."""
+    values: list[Any] = [1, 1.0, True, 0.0, -0.0, "1", None, [], "", [1], {"a": 1}, {"a": 1.0}]
+    keys = [echo_key({"model": "m", "x_n": value}) for value in values]
+    assert len(set(keys)) == len(values)
+    assert echo_key({"model": "m", "x_n": {"a": [1]}}) == echo_key({"model": "m",
+                                                                   "x_n": {"a": [1]}})
+    assert echo_key({"a": None, "b": "x"}) != echo_key({"b": "x", "a": None})  # the order

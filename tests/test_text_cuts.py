@@ -3,19 +3,30 @@
 
 from __future__ import annotations
 
+import hashlib
+import sys
+from array import array
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ormock.engine.core import Engine
+from ormock.engine.embedded import default_plan
 from ormock.engine.text_cuts import DeltaFormat, plain, tokens
+from ormock.protocol.plan import TextPart
+from ormock.protocol.request import parse_request
 from ormock.protocol.sse import delta_frames, encode_json
 from ormock.protocol.tokens import chunker, count_tokens
+from ormock.scenario.fakes import Prose
 
 WORD = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
 TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x2030), max_size=40)
 
 
-@given(st.lists(WORD, min_size=1, max_size=30))
-def test_a_plain_text_is_cut_as_the_rules_cut_it(words: list[str]) -> None:
+@given(st.lists(WORD, min_size=1, max_size=30), st.sampled_from([0, 7, 4090, 5000]),
+       st.sampled_from(["msg_1%d", 'say "x"', "a\\b", "naïve", "tab\t"]))
+def test_a_plain_text_is_cut_as_the_rules_cut_it(words: list[str], first: int,
+                                                 item_id: str) -> None:
     text = " ".join(words)
     if not plain(text):  # a quote or a backslash
         assert '"' in text or "\\" in text
@@ -26,8 +37,8 @@ def test_a_plain_text_is_cut_as_the_rules_cut_it(words: list[str]) -> None:
     assert encode_json(text) == f'"{text}"'
     for kind, index, part in (("response.output_text.delta", 0, 0),
                               ("x.delta", 2, 1)):
-        assert DeltaFormat(kind, index, part).frames(7, "msg_1%d", cut) == b"".join(
-            delta_frames(kind, 7, "msg_1%d", index, part, chunker("words")(text)))
+        assert DeltaFormat(kind, index, part).frames(first, item_id, cut) == b"".join(
+            delta_frames(kind, first, item_id, index, part, chunker("words")(text)))
 
 
 @given(TEXT)
@@ -43,3 +54,47 @@ def test_what_is_not_plain() -> None:
     for text in ("", " a", "a ", "a  b", "a\tb", 'say "x"', "a\\b", "naïve", "a\nb"):
         assert not plain(text), text
     assert plain("Hello, world. It's 100% _fine_ (ok)!")
+
+
+def _paragraph_by_sentences(seed: int, sentences: int, skip: int) -> tuple[str, int]:
+    """What the embedded default's prose is by its definition: from the SHAKE-128 draws of
+    ``seed`` after the first ``skip``, each sentence a draw for its count (5 to 12) then its
+    words, joined and cased whole (the first letter upper, the rest lower), with a full stop;
+    and how many draws it took."""
+    draws = array("H", hashlib.shake_128(str(seed).encode()).digest(2 * (skip + 13 * sentences)))
+    if sys.byteorder == "big":
+        draws.byteswap()
+    out, at = [], skip
+    for _ in range(sentences):
+        end = at + 6 + draws[at] % 8
+        out.append(" ".join(Prose.table()[d] for d in draws[at + 1:end]).capitalize())
+        at = end
+    return ". ".join(out) + ".", at - skip
+
+
+@given(st.integers(min_value=0, max_value=2**64 - 1), st.integers(0, 5), st.integers(1, 4))
+def test_the_prose_is_cut_as_it_is_written(seed: int, first: int, sentences: int) -> None:
+    """``Prose.cut_paragraph``: the paragraph its definition gives (the words are Faker's
+    list, some capitalized: ``I``, ``TV``), and its cut: the text split at its spaces, its
+    tokens counted, a plain text; a second paragraph goes on from the same draws."""
+    prose = Prose(seed)
+    head, taken = _paragraph_by_sentences(seed, first, 0)
+    assert (prose.paragraph(first) if first else ".") == head
+    text, cut = prose.cut_paragraph(sentences)
+    assert text == _paragraph_by_sentences(seed, sentences, taken if first else 0)[0]
+    assert cut is not None and plain(text)
+    assert cut[0] == text.split(" ") and cut[1] == count_tokens(text) == tokens(cut[0])
+
+
+def test_the_default_reply_carries_its_cut() -> None:
+    """The embedded default's message part holds its prose's cut; one cut short by
+    ``max_output_tokens`` holds none (its text is not the prose's)."""
+    engine = Engine(seed=4)
+    for body, cut in (({"model": "m", "input": "hi"}, True),
+                      ({"model": "m", "input": "hi", "max_output_tokens": 16}, False)):
+        request = parse_request(body)
+        part = default_plan(request, request.input, engine.faker, 4).items[0].parts[0]
+        assert isinstance(part, TextPart)
+        assert (part.cut is not None) is cut
+        if part.cut is not None:
+            assert part.cut == (part.text.split(" "), count_tokens(part.text))

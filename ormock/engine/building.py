@@ -10,7 +10,7 @@ fault, no pacing, no self-check, no literal events, no conversation) is looked u
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -185,34 +185,37 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
     (``build_final``), a stream with its deltas framed from a template (``build_frames``);
     the same bytes, journal summary and ids, drawn in the same order, as a full build. Its
     body is sent as it is, and kept by the store and the cache."""
-    ids: Any = RecordingIds(engine.ids)  # an IdFactory that remembers its draws
-    response_id = ids.new("resp")  # drawn first, as a build does
+    response_id = engine.ids.new("resp")  # drawn first, as a build does
     plan = plan_of(engine, turn)
     tokens = input_tokens(turn.request, turn.context_tokens)
     stream = turn.request.stream
     template = engine.compiled.template(plan, turn.echo, turn.profile, turn.step_reply, stream)
     if template is not None:
-        text = plan.items[0].parts[0].text  # type: ignore[union-attr]
-        filled = template.fill(ids, text, created, completed, tokens)
-        body, raw, summary = filled.body, filled.final, filled.summary
-        status, store, final = filled.status, filled.store, None
-        ends = filled.completed
+        body, raw, summary, drawn = template.fill(
+            engine.ids, response_id, plan.items[0].parts[0],  # type: ignore[union-attr,arg-type]
+            created, completed, tokens)
+        prefixes: Sequence[str] = template.prefixes
+        status, store, final, ends = template.status, template.store, None, template.completed
     else:
+        ids = RecordingIds(engine.ids)  # an IdFactory that remembers its draws
+        ids.prefixes.append("resp")
+        ids.drawn.append(response_id)
         body, raw, summary, final = _built(turn, plan, ids, response_id, created, completed,
                                            tokens)
+        prefixes, drawn = ids.prefixes, ids.drawn
         status, store = str(final["status"]), bool(final.get("store", True))
         ends = final.get("completed_at") is not None
     entry = turn.entry
     entry.response_id, entry.response_status = response_id, status
     engine.cache.put(key, StreamTemplate(
-        body=body, final=raw, prefixes=tuple(ids.prefixes), ids=tuple(ids.drawn),
-        created=created, completed=completed if ends else None,
-        summary=summary, status=status, store=store))
+        body=body, final=raw, prefixes=tuple(prefixes), ids=tuple(drawn),
+        created=created, completed=completed if ends else None, summary=summary,
+        status=status, store=store))
     keep(engine, turn.selection, response_id, store,
          Stored(final, turn.request.input, turn.parent, raw=raw,
                 context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
          turn.local)
-    return Reply(events=[], stream=stream, seed=turn.seed, body=body, summary=summary)
+    return issued_reply(stream, turn.seed, body, summary, False)
 
 
 def _built(turn: Turn, plan: ReplyPlan, ids: Any, response_id: str, created: int,

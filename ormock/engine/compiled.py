@@ -13,10 +13,11 @@ bytes, summary, ids (drawn in the same order) and stored response are a build's.
 
 A template is keyed by everything else the bytes depend on: the step (its own usage), the
 profile (event names, estimated usage), the stream flag, the plan's shape and the echo (the
-request fields the Response repeats, as JSON). It is compiled the second time its key is seen,
-so a one-off echo never pays for a compile; ``Compiled`` keeps a few hundred, the least
-recently used dropped. A plan of any other shape (tools, reasoning, several items or parts,
-annotations, fixed ids, a failed status) is built as before.
+request fields the Response repeats: ``echo_key``, its values as they are when strings or null,
+any other as JSON, so that the key is equal exactly when the echo's JSON is). It is compiled
+the second time its key is seen, so a one-off echo never pays for a compile; ``Compiled`` keeps
+a few hundred, the least recently used dropped. A plan of any other shape (tools, reasoning,
+several items or parts, annotations, fixed ids, a failed status) is built as before.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any
 
-from ormock.engine.cache import RecordingIds, Same
 from ormock.engine.journal import Sent
 from ormock.engine.text_cuts import DeltaFormat, plain, tokens, usage_format
 from ormock.protocol import events as ev
+from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import MessagePlan, ReplyPlan, TextPart
 from ormock.protocol.profile import Profile
 from ormock.protocol.response import new_response, usage_object
@@ -42,7 +43,7 @@ from ormock.protocol.tokens import chunker, count_tokens
 from ormock.protocol.types import Json
 from ormock.scenario.replies import StepReply
 
-__all__ = ["Compiled", "Filled", "Template", "final_usage", "shape_of"]
+__all__ = ["Compiled", "Template", "echo_key", "final_usage", "shape_of"]
 
 _MARK = "@ormock-slot-"
 # a sentinel as the bytes hold it: quoted values (c created_at, d completed_at, t the text,
@@ -120,20 +121,6 @@ class _Format:
 
         return _Format(b"".join(pieces), pick)
 
-    def fill(self, values: Sequence[Any]) -> bytes:
-        return self.fmt % self.pick(values)
-
-
-class Filled(NamedTuple):
-    """One request's reply from a template: what ``building.fresh`` sends and keeps."""
-
-    body: bytes
-    final: bytes  # the final Response's JSON (the body itself, for JSON)
-    summary: Sent
-    status: str
-    store: bool
-    completed: bool  # whether the final Response has a completed_at
-
 
 @dataclass(frozen=True)
 class Template:
@@ -162,12 +149,18 @@ class Template:
     # the journal's event types and numbers by number of deltas (a few counts recur)
     kinds: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = field(default_factory=dict)
 
-    def fill(self, ids: RecordingIds, text: str, created: int, completed: int,
-             input_tokens: int) -> Filled:
-        """This reply with ``text``, its ids drawn from ``ids`` after the response id (drawn
-        already, the build's first draw)."""
-        fresh = [*ids.drawn, *(ids.new(prefix) for prefix in self.prefixes[len(ids.drawn):])]
-        words = text.split(" ") if plain(text) else None  # cut at its spaces, or by the rules
+    def fill(self, ids: IdFactory, response_id: str, part: TextPart, created: int,
+             completed: int, input_tokens: int) -> tuple[bytes, bytes, Sent, list[str]]:
+        """This reply with ``part``'s text: the body, the final Response's JSON (the body
+        itself, for JSON), the journal summary and the ids: ``response_id`` (drawn already, the
+        build's first draw), then the others drawn from ``ids`` in the build's order."""
+        fresh = [response_id, *map(ids.new, self.prefixes[1:])]
+        text, cut = part.text, part.cut
+        if cut is not None:  # its writer cut it already (a plain text)
+            words: list[str] | None = cut[0]
+            output = cut[1]
+        else:  # cut at its spaces, or by the rules
+            words, output = text.split(" ") if plain(text) else None, -1
         pieces = None
         if words is not None and self.by_words:
             deltas = len(words)
@@ -176,19 +169,20 @@ class Template:
             deltas = len(pieces)
         usage = b"null"
         if self.counted:
-            output = tokens(words) if words is not None else count_tokens(text)
+            if output < 0:
+                output = tokens(words) if words is not None else count_tokens(text)
             if self.step_reply is None:
                 usage = _USAGE_FORMAT % (input_tokens, output, input_tokens + output)
             else:
                 final = {"usage": usage_object(input_tokens, output)}
                 self.step_reply.own_usage(final)
                 usage = encode_json(final["usage"]).encode()
-        values: list[Any] = [*(i.encode() for i in fresh), created, completed,
+        values: list[Any] = [*map(str.encode, fresh), created, completed,
                              b'"%s"' % text.encode() if words is not None
                              else encode_json(text).encode(), usage]
         start = self.first + deltas
         values += range(start, start + len(self.after))
-        raw = self.final.fill(values)
+        raw = self.final.fmt % self.final.pick(values)
         if self.head is None or self.tail is None:
             body = raw
         else:
@@ -198,17 +192,16 @@ class Template:
             else:
                 framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
                                                pieces))
-            body = b"".join([self.head.fill(values), framed, self.tail.fill(values),
-                             DONE_FRAME])
+            body = b"".join([self.head.fmt % self.head.pick(values), framed,
+                             self.tail.fmt % self.tail.pick(values), DONE_FRAME])
         kinds = self.kinds.get(deltas)
         if kinds is None:  # the types and numbers of a reply of this many deltas, made once
             if len(self.kinds) >= 64:
                 self.kinds.clear()
             types = (*self.before, *(self.delta,) * deltas, *self.after)
             kinds = self.kinds[deltas] = (types, tuple(range(len(types))))
-        summary = Sent(types=kinds[0], numbers=kinds[1], delays=None,
-                       output_ids=tuple([fresh[i] for i in self.output_ids]))
-        return Filled(body, raw, summary, self.status, self.store, self.completed)
+        summary = Sent(kinds[0], kinds[1], None, tuple(map(fresh.__getitem__, self.output_ids)))
+        return body, raw, summary, fresh
 
 
 def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: StepReply | None,
@@ -269,13 +262,36 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
         store=bool(final.get("store", True)), completed=final.get("completed_at") is not None)
 
 
+def echo_key(echo: Json) -> tuple[Any, ...]:
+    """The echo as a key part, equal for two echoes exactly when their JSON is: its keys in
+    order, then each value as it is when a string or null (the usual ones), an empty list as
+    ``()``, any other value as ``("", its JSON)`` (``1``, ``1.0``, ``true`` and ``-0.0`` compare
+    equal in Python, not on the wire). Cheaper than encoding the whole echo (a new content's
+    request has a new echo every time), hashed at C speed."""
+    out: list[Any] = [*echo]
+    for value in echo.values():
+        if value is None or value.__class__ is str:
+            out.append(value)
+        elif value.__class__ is list and not value:
+            out.append(())
+        else:
+            out.append(("", encode_json(value)))
+    return tuple(out)
+
+
 class Compiled:
     """Templates by key, each compiled the second time its key is seen; the least recently
-    used dropped past ``size``. Shared by an engine's threads (a lock around the order)."""
+    used dropped past ``size``. Shared by an engine's threads (a lock around the order).
+
+    A key holds the step and the profile by ``id`` (hashed and compared in C, where ``Same``
+    calls Python on every hash and comparison) and its entry holds the two objects, so that
+    neither id can come back as another object's while the key is there."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._templates: OrderedDict[Hashable, Template | None] = OrderedDict()
+        # key -> (the template, or None when seen once; the step and the profile, kept alive)
+        self._templates: OrderedDict[Hashable, tuple[Template | None, object, object]] = \
+            OrderedDict()
         self._lock = threading.Lock()
 
     def template(self, plan: ReplyPlan, echo: Json, profile: Profile,
@@ -285,31 +301,31 @@ class Compiled:
         shape = shape_of(plan)
         if shape is None:
             return None
-        key = (Same(step_reply), Same(profile), stream, shape, encode_json(echo))
+        key = (id(step_reply), id(profile), stream, shape, echo_key(echo))
         with self._lock:
-            seen = key in self._templates
-            template = self._templates.get(key)
-            if seen:
+            entry = self._templates.get(key)
+            if entry is not None:
                 self._templates.move_to_end(key)
-        if template is not None or not seen:
-            if not seen:
-                self._put(key, None)
-            return template
+        if entry is None:  # seen for the first time
+            self._put(key, (None, step_reply, profile))
+            return None
+        if entry[0] is not None:
+            return entry[0]
         template = compile_reply(plan, echo, profile, step_reply, stream)
         if template is not None:
-            self._put(key, template)
+            self._put(key, (template, step_reply, profile))
         return template
 
-    def _put(self, key: Hashable, template: Template | None) -> None:
+    def _put(self, key: Hashable, entry: tuple[Template | None, object, object]) -> None:
         with self._lock:
-            self._templates[key] = template
+            self._templates[key] = entry
             if len(self._templates) > self.size:
                 self._templates.popitem(last=False)
 
     def compiled(self) -> list[Template]:
         """The templates compiled, least recently used first."""
         with self._lock:
-            return [t for t in self._templates.values() if t is not None]
+            return [t for t, _, _ in self._templates.values() if t is not None]
 
     def clear(self) -> None:
         with self._lock:

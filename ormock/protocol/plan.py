@@ -23,10 +23,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TextPart:
-    """An ``output_text`` part; annotations are url citations (dicts as on the wire)."""
+    """An ``output_text`` part; annotations are url citations (dicts as on the wire).
+
+    ``cut``: when whoever wrote the text knows it (the embedded default's prose), the text split
+    at its spaces and its token count (``count_tokens``), for a plain text only
+    (``ormock.engine.text_cuts.plain``); a shortcut for a compiled reply, never on the wire."""
 
     text: str
     annotations: tuple[dict[str, Any], ...] = ()
+    cut: tuple[list[str], int] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import threading
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import itemgetter
 
 from faker import Faker
 
@@ -44,6 +45,7 @@ class Prose:
 
     _words: tuple[str, ...] = ()
     _table: tuple[str, ...] = ()  # the word of each 16-bit draw (``_words[draw % size]``)
+    _cased: list[tuple[str, ...]] | None = None  # ``cased()``; [] when not ASCII letters
     _BATCH = 84  # draws made at a time, one SHAKE-128 block: a 3-sentence paragraph takes <= 39
 
     def __init__(self, seed: int) -> None:
@@ -86,20 +88,56 @@ class Prose:
     def paragraph(self, sentences: int) -> str:
         """``sentences`` sentences, one after the other (what as many ``sentence`` calls
         give), drawn in one go: each takes a draw for its number of words, then its words."""
+        return self.cut_paragraph(sentences)[0]
+
+    @staticmethod
+    def cased() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+        """For each of the 65,536 draws, its word as a sentence's first (its first letter upper,
+        the rest lower), as a later one (lower) and as its last (lower, with the full stop): a
+        sentence of ASCII words cased as ``paragraph`` cases it whole, word by word (made
+        once). None when a word is not ASCII letters: then each sentence is cased whole."""
+        if Prose._cased is None:
+            words = Prose.words()
+            if words and all(word.isascii() and word.isalpha() for word in words):
+                later = [word.lower() for word in words]
+                columns = ([word[0].upper() + word[1:].lower() for word in words], later,
+                           [word + "." for word in later])
+                Prose._cased = [tuple([column[draw % len(words)] for draw in range(1 << 16)])
+                                 for column in columns]
+            else:
+                Prose._cased = []
+        cased = Prose._cased
+        return (cased[0], cased[1], cased[2]) if cased else None
+
+    def cut_paragraph(self, sentences: int) -> tuple[str, tuple[list[str], int] | None]:
+        """``paragraph(sentences)``, and when its words are ASCII letters (Faker's English list)
+        its cut: the paragraph split at its spaces, and its token count (a word with its
+        leading space is one token, each full stop one more). None: not cut."""
         start = self._next
         draws = self.take(13 * sentences)  # the most they can take; the rest is given back
+        cased = Prose.cased()
+        at = 0
+        if cased is not None and sentences > 0:
+            first, later, last = cased
+            words: list[str] = []
+            for _ in range(sentences):
+                end = at + 6 + draws[at] % 8  # its count, then 5 to 12 words
+                words.append(first[draws[at + 1]])
+                # the 3 to 10 between (a tuple: itemgetter of two or more), looked up in C
+                words += itemgetter(*draws[at + 2:end - 1])(later)
+                words.append(last[draws[end - 1]])
+                at = end
+            self._next = start + at
+            return " ".join(words), (words, len(words) + sentences)
         table = Prose.table()
         out = []
-        at = 0
         for _ in range(sentences):
-            end = at + 6 + draws[at] % 8  # its count, then 5 to 12 words
+            end = at + 6 + draws[at] % 8
             text = " ".join([table[draw] for draw in draws[at + 1:end]])
-            # str.capitalize: the first letter upper, the rest lower (on ASCII, at C speed)
-            out.append(text[0].upper() + text[1:].lower() if text.isascii()
-                       else text.capitalize())
+            out.append(text.capitalize())  # the first letter upper (title), the rest lower
             at = end
         self._next = start + at
-        return ". ".join(out) + "."
+        return ". ".join(out) + ".", None
 
 
 class Lorem:
