@@ -5,17 +5,23 @@ reached each ``nth`` step (its ``counters``: in this process, or shared by every
 store), and the last response each step produced (for ``step:N`` matching; in this process, or
 with shared counters in the store too, for the steps some ``step:N`` names).
 A request that nothing matches gets a ``Miss`` list, closest first, to explain the miss.
+The request's ``RequestView`` may be given as a function that makes it: it is then made only
+when a step has checks to run (a step without any, the catalogue's ``text`` one, never reads it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ormock.scenario.counters import Counters, LocalCounters
 from ormock.scenario.matching import RequestView
 from ormock.scenario.model import Scenario, Step
 
-__all__ = ["Miss", "ScenarioSet", "Selection"]
+__all__ = ["Miss", "ScenarioSet", "Selection", "Viewed"]
+
+# the request as the checks see it, or what makes it when a check first looks
+Viewed = RequestView | Callable[[], RequestView]
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,10 @@ class ScenarioSet:
         return used if step.times is None else min(used, step.times)
 
     def get(self, name: str) -> Scenario | None:
-        return next((s for s in self.scenarios if s.name == name), None)
+        for scenario in self.scenarios:
+            if scenario.name == name:
+                return scenario
+        return None
 
     @property
     def strict(self) -> bool:
@@ -106,23 +115,29 @@ class ScenarioSet:
             self.spent.add((tag, step.index))
         return used <= step.times
 
-    def _reasons(self, scenario: Scenario, step: Step, view: RequestView,
+    def _reasons(self, scenario: Scenario, step: Step, view: Viewed,
                  left: bool | None = None) -> list[str]:
         """Why the step does not answer (none: it does); ``left``: whether it has a use left,
         when already known."""
-        def responses(index: int) -> str | None:
-            if self.counters.shared:  # another worker may have answered that step
-                return self.counters.noted((self.tag(scenario), "produced", index))
-            return self.produced.get((scenario.name, index))
+        if not step.checks:
+            if step.times is None:  # nothing to check, and always a use left
+                return []
+            reasons: list[str] = []
+        else:
+            def responses(index: int) -> str | None:
+                if self.counters.shared:  # another worker may have answered that step
+                    return self.counters.noted((self.tag(scenario), "produced", index))
+                return self.produced.get((scenario.name, index))
 
-        reasons = [r for c in step.checks if (r := c.test(view, responses)) is not None]
+            seen = view if isinstance(view, RequestView) else view()
+            reasons = [r for c in step.checks if (r := c.test(seen, responses)) is not None]
         if not (self._left(scenario, step) if left is None else left):
             times = step.times
             reasons.append(f"already used {times} time{'s' if times != 1 else ''} "
                            f"(times: {times})")
         return reasons
 
-    def _pick(self, scenario: Scenario, view: RequestView, misses: list[Miss]) -> Step | None:
+    def _pick(self, scenario: Scenario, view: Viewed, misses: list[Miss]) -> Step | None:
         steps, left = scenario.steps, None
         if scenario.order == "sequence":  # the first step left (one read with shared counts)
             pending = next((s for s in steps if self._left(scenario, s)), None)
@@ -145,8 +160,9 @@ class ScenarioSet:
             return None
         return max(passing, key=lambda s: (len(s.checks) + (s.nth is not None), -s.index))
 
-    def select(self, view: RequestView, only: Scenario | None = None) -> Selection | list[Miss]:
-        """The step that answers ``view``, or the misses, closest first."""
+    def select(self, view: Viewed, only: Scenario | None = None) -> Selection | list[Miss]:
+        """The step that answers ``view`` (or the view a function makes, made when a check
+        first needs it), or the misses, closest first."""
         misses: list[Miss] = []
         for scenario in [only] if only is not None else self.scenarios:
             tried = len(misses)
