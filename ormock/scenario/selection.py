@@ -51,6 +51,8 @@ class ScenarioSet:
     produced: dict[tuple[str, int], str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)  # whose counts: name -> tag (the name)
     spent: set[tuple[str, int]] = field(default_factory=set)  # (tag, step) known used up
+    # the selection of each step answered so far, made once (by ``id`` of the step)
+    chosen: dict[int, Selection] = field(default_factory=dict, repr=False)
 
     def add(self, scenario: Scenario, tag: str | None = None) -> None:
         """Load a scenario; one with the same name is replaced (its counters start over).
@@ -67,6 +69,7 @@ class ScenarioSet:
         self.spent = {k for k in self.spent if k[0] != tag}
         for key in [k for k in self.produced if k[0] == name]:
             del self.produced[key]
+        self.chosen = {k: c for k, c in self.chosen.items() if c.scenario.name != name}
 
     def clear(self) -> None:
         self.scenarios.clear()
@@ -74,6 +77,7 @@ class ScenarioSet:
         self.produced.clear()
         self.tags.clear()
         self.spent.clear()
+        self.chosen.clear()
 
     def tag(self, scenario: Scenario) -> str:
         return self.tags.get(scenario.name, scenario.name)
@@ -139,6 +143,8 @@ class ScenarioSet:
 
     def _pick(self, scenario: Scenario, view: Viewed, misses: list[Miss]) -> Step | None:
         steps, left = scenario.steps, None
+        if scenario.order != "best" and steps and _free(steps[0]):
+            return steps[0]  # the first step, and the first left: it answers anything
         if scenario.order == "sequence":  # the first step left (one read with shared counts)
             pending = next((s for s in steps if self._left(scenario, s)), None)
             steps, left = ([pending], True) if pending is not None else (steps[-1:], False)
@@ -168,7 +174,11 @@ class ScenarioSet:
             tried = len(misses)
             while (step := self._pick(scenario, view, misses)) is not None:
                 if self._claim(scenario, step):
-                    return Selection(scenario, step)
+                    chosen = self.chosen.get(id(step))
+                    if chosen is None or chosen.step is not step or chosen.scenario \
+                            is not scenario:
+                        chosen = self.chosen[id(step)] = Selection(scenario, step)
+                    return chosen
                 del misses[tried:]  # its last use went to another worker: pick again
 
         misses.sort(key=lambda m: len(m.reasons))
@@ -191,6 +201,11 @@ class ScenarioSet:
                 ):
                     out.append((scenario, step, used))
         return out
+
+
+def _free(step: Step) -> bool:
+    """A step with no check, no ``nth`` and no limit of uses: it answers any request."""
+    return not step.checks and step.times is None and step.nth is None
 
 
 def continued(scenario: Scenario) -> frozenset[int]:
