@@ -104,16 +104,16 @@ def no_match(misses: list[Miss]) -> OpenResponsesError:
 
 
 def view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
-    return RequestView(
-        model=request.model or "",
-        input_text=request.new_input_text,
-        instructions=request.echo.get("instructions") or "",
-        tools=[t["name"] for t in request.function_tools],
-        tool_choice=request.tool_choice,
-        call_outputs=[str(i.get("call_id")) for i in request.input
-                      if i.get("type") == "function_call_output"],
-        previous_response_id=request.previous_response_id,
-        headers={k.lower(): v for k, v in headers.items()},
-        metadata=request.echo.get("metadata") or {},
-        stream=request.stream,
+    echo = request.echo
+    return RequestView(  # positional, in the order of its fields
+        request.model or "",
+        request.new_input_text,
+        echo.get("instructions") or "",
+        [t["name"] for t in request.function_tools] if request.tools else [],
+        request.tool_choice,
+        [str(i.get("call_id")) for i in request.input if i.get("type") == "function_call_output"],
+        request.previous_response_id,
+        {k.lower(): v for k, v in headers.items()},
+        echo.get("metadata") or {},
+        request.stream,
     )

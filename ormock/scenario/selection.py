@@ -42,6 +42,9 @@ class Miss:
                 + "; ".join(self.reasons))
 
 
+_Missed = tuple[Scenario, Step, list[str]]  # a Miss, before it is one
+
+
 @dataclass
 class ScenarioSet:
     scenarios: list[Scenario] = field(default_factory=list)
@@ -141,7 +144,7 @@ class ScenarioSet:
                            f"(times: {times})")
         return reasons
 
-    def _pick(self, scenario: Scenario, view: Viewed, misses: list[Miss]) -> Step | None:
+    def _pick(self, scenario: Scenario, view: Viewed, misses: list[_Missed]) -> Step | None:
         steps, left = scenario.steps, None
         if scenario.order != "best" and steps and _free(steps[0]):
             return steps[0]  # the first step, and the first left: it answers anything
@@ -157,7 +160,7 @@ class ScenarioSet:
                     reasons.append(f"this is matching request #{reached}; the step "
                                    f"answers request #{step.nth} (nth: {step.nth})")
             if reasons:
-                misses.append(Miss(scenario, step, reasons))
+                misses.append((scenario, step, reasons))
                 continue
             if scenario.order != "best":
                 return step
@@ -169,7 +172,7 @@ class ScenarioSet:
     def select(self, view: Viewed, only: Scenario | None = None) -> Selection | list[Miss]:
         """The step that answers ``view`` (or the view a function makes, made when a check
         first needs it), or the misses, closest first."""
-        misses: list[Miss] = []
+        misses: list[_Missed] = []  # a Miss made only when they are the answer
         for scenario in [only] if only is not None else self.scenarios:
             tried = len(misses)
             while (step := self._pick(scenario, view, misses)) is not None:
@@ -181,8 +184,8 @@ class ScenarioSet:
                     return chosen
                 del misses[tried:]  # its last use went to another worker: pick again
 
-        misses.sort(key=lambda m: len(m.reasons))
-        return misses
+        misses.sort(key=lambda m: len(m[2]))
+        return [Miss(*missed) for missed in misses]
 
     def answered(self, selection: Selection, response_id: str) -> None:
         scenario, index = selection.scenario, selection.step.index
