@@ -582,3 +582,23 @@ def test_finding4_secret_not_in_near_miss_answer(server: OrmockServer, base_url:
             assert value not in answer.text and value[4:] not in answer.text
             assert (f"header {name!r} is {shown}, not {pattern!r}"
                     in answer.json()["error"]["message"])
+
+
+def test_a_view_is_made_only_when_a_step_has_checks() -> None:
+    made: list[RequestView] = []
+
+    def look() -> RequestView:
+        made.append(_view(input_text="hello"))
+        return made[-1]
+
+    free = ScenarioSet()
+    free.add(load_scenario({"name": "free", "steps": [
+        {"times": "forever", "reply": {"items": [{"message": "hi"}]}}]}))
+    assert isinstance(free.select(look), Selection) and made == []
+    checked = ScenarioSet()
+    checked.add(load_scenario({"name": "checked", "steps": [
+        {"match": {"input_contains": "bye"}, "reply": {"items": [{"message": "no"}]}},
+        {"match": {"input_contains": "hello"}, "reply": {"items": [{"message": "yes"}]}}]}))
+    chosen = checked.select(look)
+    # asked by each step with checks (``choose`` keeps the first view it makes)
+    assert isinstance(chosen, Selection) and chosen.step.index == 2 and len(made) == 2

@@ -315,3 +315,13 @@ def test_other_providers_seed_faker_on_first_use_with_the_same_seed() -> None:
     words = compile_template("{{ faker.words(2, ext_word_list=['a']) }}").render(
         Draws(Faker(), 1), {})
     assert words == "['a', 'a']"
+
+
+def test_lorem_words_stay_those_of_their_seed() -> None:
+    # pinned with the code before the fifth round (the same stream, drawn without Faker)
+    lorem = Lorem(7)
+    assert lorem.sentence(nb_words=8) == "Individual kitchen owner usually off thing."
+    assert lorem.words(1) == ["mission"]
+    assert lorem.words(3) == ["tonight", "month", "part"]
+    assert lorem.paragraph(2) == ("Beyond Congress anything off course culture reveal. Buy front "
+                                  "camera everybody perhaps.")

@@ -26,22 +26,26 @@ def choose(engine: Engine, request: ResponseRequest, headers: Mapping[str, str]
            ) -> Selection | None:
     """The step that answers: the loaded scenarios' ``match`` rules, then the scenario the
     header or ``ormock:NAME`` names, then None (the embedded default); a miss of a strict
-    scenario is a 400 naming the closest step."""
+    scenario is a 400 naming the closest step. A scenario named once is a dict look-up after
+    (``engine.named_by_request``), and the request's ``view`` is made only when a step has
+    checks to run."""
     header = headers.get(SCENARIO_HEADER)
-    named = request.model is not None and request.model.startswith(MODEL_PREFIX)
-    if not (engine.scenarios.scenarios or header or named):
+    model = request.model
+    named = model is not None and model.startswith(MODEL_PREFIX)
+    loaded = engine.scenarios
+    if not (loaded.scenarios or header or named):
         return None  # the embedded default
-    seen = view(request, headers)
+    seen = _Seen(request, headers)
     misses: list[Miss] = []
-    if engine.scenarios.scenarios:
-        chosen = engine.scenarios.select(seen)
+    if loaded.scenarios:
+        chosen = loaded.select(seen)
         if isinstance(chosen, Selection):
             return chosen
         misses = chosen
-    name = header or (request.model[len(MODEL_PREFIX):]
-                      if named and request.model is not None else None)
+    name = header or (model[len(MODEL_PREFIX):] if named and model is not None else None)
     if name is not None:
-        scenario = engine.scenarios.get(name) or engine.named_by_request.get(name)
+        scenario = (loaded.get(name) if loaded.scenarios else None) \
+            or engine.named_by_request.get(name)
         if scenario is None:
             try:
                 scenario = find_named(name, engine.scenario_dirs)
@@ -59,13 +63,31 @@ def choose(engine: Engine, request: ResponseRequest, headers: Mapping[str, str]
             return chosen
         misses = chosen + misses
         raise no_match(misses)
-    if misses and engine.scenarios.strict:
+    if misses and loaded.strict:
         raise no_match(misses)
     return None
 
+
+class _Seen:
+    """The request as the checks see it (``view``), made the first time one looks."""
+
+    __slots__ = ("headers", "request", "seen")
+
+    def __init__(self, request: ResponseRequest, headers: Mapping[str, str]) -> None:
+        self.request, self.headers = request, headers
+        self.seen: RequestView | None = None
+
+    def __call__(self) -> RequestView:
+        if self.seen is None:
+            self.seen = view(self.request, self.headers)
+        return self.seen
+
+
 def set_of(engine: Engine, scenario: Scenario) -> ScenarioSet:
     """The set that keeps a scenario's counters: the loaded ones, or those chosen by name."""
-    return engine.scenarios if engine.scenarios.get(scenario.name) is scenario else engine.named
+    loaded = engine.scenarios
+    return loaded if loaded.scenarios and loaded.get(scenario.name) is scenario \
+        else engine.named
 
 
 def no_match(misses: list[Miss]) -> OpenResponsesError:
@@ -82,16 +104,16 @@ def no_match(misses: list[Miss]) -> OpenResponsesError:
 
 
 def view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
-    return RequestView(
-        model=request.model or "",
-        input_text=request.new_input_text,
-        instructions=request.echo.get("instructions") or "",
-        tools=[t["name"] for t in request.function_tools],
-        tool_choice=request.tool_choice,
-        call_outputs=[str(i.get("call_id")) for i in request.input
-                      if i.get("type") == "function_call_output"],
-        previous_response_id=request.previous_response_id,
-        headers={k.lower(): v for k, v in headers.items()},
-        metadata=request.echo.get("metadata") or {},
-        stream=request.stream,
+    echo = request.echo
+    return RequestView(  # positional, in the order of its fields
+        request.model or "",
+        request.new_input_text,
+        echo.get("instructions") or "",
+        [t["name"] for t in request.function_tools] if request.tools else [],
+        request.tool_choice,
+        [str(i.get("call_id")) for i in request.input if i.get("type") == "function_call_output"],
+        request.previous_response_id,
+        {k.lower(): v for k, v in headers.items()},
+        echo.get("metadata") or {},
+        request.stream,
     )

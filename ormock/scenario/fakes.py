@@ -48,6 +48,8 @@ class Prose:
     _cased: list[tuple[str, ...]] | None = None  # ``cased()``; [] when not ASCII letters
     _BATCH = 84  # draws made at a time, one SHAKE-128 block: a 3-sentence paragraph takes <= 39
 
+    __slots__ = ("_draws", "_next", "_seed")
+
     def __init__(self, seed: int) -> None:
         self._seed = str(seed).encode()
         self._draws: Sequence[int] = ()
@@ -72,14 +74,26 @@ class Prose:
     def take(self, count: int) -> Sequence[int]:
         """The next ``count`` draws of the stream."""
         end = self._next + count
-        if end > len(self._draws):  # more of the same stream (its first bytes do not change)
-            size = max(end, 2 * len(self._draws), self._BATCH)  # doubling: linear in all
-            draws = array("H", hashlib.shake_128(self._seed).digest(2 * size))  # no int each
-            if _BIG_ENDIAN:
-                draws.byteswap()
-            self._draws = draws
+        if end > len(self._draws):
+            self._more(end)
         taken, self._next = self._draws[self._next:end], end
         return taken
+
+    def draw(self) -> int:
+        """The next draw of the stream (``take(1)[0]``, without the slice)."""
+        at = self._next
+        if at >= len(self._draws):
+            self._more(at + 1)
+        self._next = at + 1
+        return self._draws[at]
+
+    def _more(self, end: int) -> None:
+        """At least ``end`` draws of the stream made (its first bytes do not change)."""
+        size = max(end, 2 * len(self._draws), self._BATCH)  # doubling: linear in all
+        draws = array("H", hashlib.shake_128(self._seed).digest(2 * size))  # no int each
+        if _BIG_ENDIAN:
+            draws.byteswap()
+        self._draws = draws
 
     def sentence(self) -> str:
         """5 to 12 words, the first capitalized, and a full stop."""
@@ -145,16 +159,18 @@ class Lorem:
     stream of a seed: the same text for the same seed on every platform. The counts vary as
     Faker's do (``variable_nb_words``: 60% to 140% of the number asked, at least one)."""
 
+    __slots__ = ("prose",)
+
     def __init__(self, seed: int) -> None:
         self.prose = Prose(seed)
 
     def _count(self, number: int, variable: bool) -> int:
         if not variable or number <= 0:
             return number
-        return max(1, number * (60 + self.prose.take(1)[0] % 81) // 100)
+        return max(1, number * (60 + self.prose.draw() % 81) // 100)
 
     def words(self, nb: int = 3) -> list[str]:
-        return list(map(Prose.table().__getitem__, self.prose.take(max(nb, 0))))
+        return list(_words(self.prose.take(max(nb, 0))))
 
     def word(self) -> str:
         return self.words(1)[0]
@@ -163,9 +179,9 @@ class Lorem:
         count = self._count(nb_words, variable_nb_words)
         if count <= 0:
             return ""
-        words = self.words(count)
-        words[0] = words[0].title()
-        return " ".join(words) + "."
+        words = _words(self.prose.take(count))
+        first = words[0]
+        return first.title() + " ".join(words)[len(first):] + "."  # the first word titled
 
     def sentences(self, nb: int = 3) -> list[str]:
         return [self.sentence() for _ in range(nb)]
@@ -176,6 +192,14 @@ class Lorem:
 
     def paragraphs(self, nb: int = 3) -> list[str]:
         return [self.paragraph() for _ in range(nb)]
+
+
+def _words(draws: Sequence[int]) -> Sequence[str]:
+    """The words of these draws (at C speed: ``itemgetter``, not a call per word)."""
+    table = Prose._table or Prose.table()
+    if len(draws) == 1:  # itemgetter gives a tuple only for two and more
+        return (table[draws[0]],)
+    return itemgetter(*draws)(table) if draws else ()
 
 
 # the providers ``Lorem`` draws, and the arguments it takes of each (any other: Faker draws it)

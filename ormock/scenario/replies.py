@@ -2,12 +2,15 @@
 
 ``compile_reply`` turns the ``reply:`` mapping of a step into a ``StepReply`` at load time;
 ``StepReply.build`` makes the events for one request (templates rendered from its seed: ``Draws``).
+How a request makes each item of the plan is decided once per item (``_Item``): a message
+that is one template renders only that; an item with no template whose plan holds nothing
+mutable is made once and shared (plans are frozen); any other renders its spec and reads it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +65,17 @@ def _render(value: Any, draws: Draws, request: Mapping[str, Any]) -> Any:
     if isinstance(value, dict):
         return {k: _render(v, draws, request) for k, v in value.items()}
     return value
+
+
+def _templated(value: Any) -> bool:
+    """Whether a compiled spec holds a template anywhere."""
+    if isinstance(value, Template):
+        return True
+    if isinstance(value, list):
+        return any(_templated(v) for v in value)
+    if isinstance(value, dict):
+        return any(_templated(v) for v in value.values())
+    return False
 
 
 def _texts(value: Any) -> tuple[str, ...]:
@@ -126,6 +140,50 @@ def _item(spec: Json) -> ItemPlan:
                           id=body.get("id"))
 
 
+def _frozen(item: ItemPlan) -> bool:
+    """Whether a plan holds nothing a build or a fault could change (no dict): one object may
+    then stand in every reply."""
+    if type(item) is MessagePlan:
+        return all(not isinstance(p, TextPart) or not p.annotations for p in item.parts)
+    return type(item) in (FunctionCallPlan, ReasoningPlan)
+
+
+ItemMaker = Callable[[Draws, Mapping[str, Any]], ItemPlan]
+
+
+class _Item:
+    """How a request makes one item of the plan from its compiled ``spec``: rendered and read
+    (``_item``), and, when the spec has no template and the plan is ``_frozen``, kept from the
+    first request (the load's check) for every later one: the same plan, made once."""
+
+    __slots__ = ("made", "spec", "templated")
+
+    def __init__(self, spec: Any) -> None:
+        self.spec, self.templated = spec, _templated(spec)
+        self.made: ItemPlan | None = None
+
+    def __call__(self, draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
+        if self.made is not None:
+            return self.made
+        item = _item(_render(self.spec, draws, request))
+        if not self.templated and _frozen(item):
+            self.made = item
+        return item
+
+
+def _maker(spec: Any) -> ItemMaker:
+    """How a request makes the item of ``spec``: a message that is one template is its text
+    rendered (``{message: "Hello! {{ faker.sentence() }}"}``), anything else an ``_Item``."""
+    if isinstance(spec, dict) and len(spec) == 1 and isinstance(spec.get("message"), Template):
+        template: Template = spec["message"]
+
+        def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
+            return MessagePlan(parts=(TextPart(template.render(draws, request)),))
+
+        return message
+    return _Item(spec)
+
+
 @dataclass
 class StepReply:
     """What a step answers. Exactly one of items (a plan), ``events`` or ``sse`` is the source."""
@@ -142,6 +200,12 @@ class StepReply:
     sse: bytes | None = None
     breaks: frozenset[str] = frozenset()
     model: str | None = None
+    # this reply in a cache key: an object of its own, hashed and compared by identity at C
+    # speed (where ``Same(step_reply)`` calls Python), alive as long as a key holds it
+    token: object = field(default_factory=object, init=False, repr=False, compare=False)
+    # how a request makes each item: (the ``items`` they were made for, one maker an item)
+    _makers: tuple[list[Any], tuple[ItemMaker, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     @property
     def literal(self) -> bool:
@@ -159,7 +223,10 @@ class StepReply:
         return [Frame(self.sse, events=tuple(events))] if self.sse is not None else None
 
     def plan(self, faker: Draws, request: Mapping[str, Any]) -> ReplyPlan:
-        items = [_item(_render(spec, faker, request)) for spec in self.items]
+        makers = self._makers
+        if makers is None or makers[0] is not self.items:  # decided once per item
+            makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
+        items = [make(faker, request) for make in makers[1]]
         return ReplyPlan(
             items=items,
             status=self.status,  # type: ignore[arg-type]

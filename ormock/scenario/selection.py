@@ -5,17 +5,23 @@ reached each ``nth`` step (its ``counters``: in this process, or shared by every
 store), and the last response each step produced (for ``step:N`` matching; in this process, or
 with shared counters in the store too, for the steps some ``step:N`` names).
 A request that nothing matches gets a ``Miss`` list, closest first, to explain the miss.
+The request's ``RequestView`` may be given as a function that makes it: it is then made only
+when a step has checks to run (a step without any, the catalogue's ``text`` one, never reads it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ormock.scenario.counters import Counters, LocalCounters
 from ormock.scenario.matching import RequestView
 from ormock.scenario.model import Scenario, Step
 
-__all__ = ["Miss", "ScenarioSet", "Selection"]
+__all__ = ["Miss", "ScenarioSet", "Selection", "Viewed"]
+
+# the request as the checks see it, or what makes it when a check first looks
+Viewed = RequestView | Callable[[], RequestView]
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,9 @@ class Miss:
                 + "; ".join(self.reasons))
 
 
+_Missed = tuple[Scenario, Step, list[str]]  # a Miss, before it is one
+
+
 @dataclass
 class ScenarioSet:
     scenarios: list[Scenario] = field(default_factory=list)
@@ -45,6 +54,8 @@ class ScenarioSet:
     produced: dict[tuple[str, int], str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)  # whose counts: name -> tag (the name)
     spent: set[tuple[str, int]] = field(default_factory=set)  # (tag, step) known used up
+    # the selection of each step answered so far, made once (by ``id`` of the step)
+    chosen: dict[int, Selection] = field(default_factory=dict, repr=False)
 
     def add(self, scenario: Scenario, tag: str | None = None) -> None:
         """Load a scenario; one with the same name is replaced (its counters start over).
@@ -61,6 +72,7 @@ class ScenarioSet:
         self.spent = {k for k in self.spent if k[0] != tag}
         for key in [k for k in self.produced if k[0] == name]:
             del self.produced[key]
+        self.chosen = {k: c for k, c in self.chosen.items() if c.scenario.name != name}
 
     def clear(self) -> None:
         self.scenarios.clear()
@@ -68,6 +80,7 @@ class ScenarioSet:
         self.produced.clear()
         self.tags.clear()
         self.spent.clear()
+        self.chosen.clear()
 
     def tag(self, scenario: Scenario) -> str:
         return self.tags.get(scenario.name, scenario.name)
@@ -78,7 +91,10 @@ class ScenarioSet:
         return used if step.times is None else min(used, step.times)
 
     def get(self, name: str) -> Scenario | None:
-        return next((s for s in self.scenarios if s.name == name), None)
+        for scenario in self.scenarios:
+            if scenario.name == name:
+                return scenario
+        return None
 
     @property
     def strict(self) -> bool:
@@ -106,24 +122,32 @@ class ScenarioSet:
             self.spent.add((tag, step.index))
         return used <= step.times
 
-    def _reasons(self, scenario: Scenario, step: Step, view: RequestView,
+    def _reasons(self, scenario: Scenario, step: Step, view: Viewed,
                  left: bool | None = None) -> list[str]:
         """Why the step does not answer (none: it does); ``left``: whether it has a use left,
         when already known."""
-        def responses(index: int) -> str | None:
-            if self.counters.shared:  # another worker may have answered that step
-                return self.counters.noted((self.tag(scenario), "produced", index))
-            return self.produced.get((scenario.name, index))
+        if not step.checks:
+            if step.times is None:  # nothing to check, and always a use left
+                return []
+            reasons: list[str] = []
+        else:
+            def responses(index: int) -> str | None:
+                if self.counters.shared:  # another worker may have answered that step
+                    return self.counters.noted((self.tag(scenario), "produced", index))
+                return self.produced.get((scenario.name, index))
 
-        reasons = [r for c in step.checks if (r := c.test(view, responses)) is not None]
+            seen = view if isinstance(view, RequestView) else view()
+            reasons = [r for c in step.checks if (r := c.test(seen, responses)) is not None]
         if not (self._left(scenario, step) if left is None else left):
             times = step.times
             reasons.append(f"already used {times} time{'s' if times != 1 else ''} "
                            f"(times: {times})")
         return reasons
 
-    def _pick(self, scenario: Scenario, view: RequestView, misses: list[Miss]) -> Step | None:
+    def _pick(self, scenario: Scenario, view: Viewed, misses: list[_Missed]) -> Step | None:
         steps, left = scenario.steps, None
+        if scenario.order != "best" and steps and _free(steps[0]):
+            return steps[0]  # the first step, and the first left: it answers anything
         if scenario.order == "sequence":  # the first step left (one read with shared counts)
             pending = next((s for s in steps if self._left(scenario, s)), None)
             steps, left = ([pending], True) if pending is not None else (steps[-1:], False)
@@ -136,7 +160,7 @@ class ScenarioSet:
                     reasons.append(f"this is matching request #{reached}; the step "
                                    f"answers request #{step.nth} (nth: {step.nth})")
             if reasons:
-                misses.append(Miss(scenario, step, reasons))
+                misses.append((scenario, step, reasons))
                 continue
             if scenario.order != "best":
                 return step
@@ -145,18 +169,23 @@ class ScenarioSet:
             return None
         return max(passing, key=lambda s: (len(s.checks) + (s.nth is not None), -s.index))
 
-    def select(self, view: RequestView, only: Scenario | None = None) -> Selection | list[Miss]:
-        """The step that answers ``view``, or the misses, closest first."""
-        misses: list[Miss] = []
+    def select(self, view: Viewed, only: Scenario | None = None) -> Selection | list[Miss]:
+        """The step that answers ``view`` (or the view a function makes, made when a check
+        first needs it), or the misses, closest first."""
+        misses: list[_Missed] = []  # a Miss made only when they are the answer
         for scenario in [only] if only is not None else self.scenarios:
             tried = len(misses)
             while (step := self._pick(scenario, view, misses)) is not None:
                 if self._claim(scenario, step):
-                    return Selection(scenario, step)
+                    chosen = self.chosen.get(id(step))
+                    if chosen is None or chosen.step is not step or chosen.scenario \
+                            is not scenario:
+                        chosen = self.chosen[id(step)] = Selection(scenario, step)
+                    return chosen
                 del misses[tried:]  # its last use went to another worker: pick again
 
-        misses.sort(key=lambda m: len(m.reasons))
-        return misses
+        misses.sort(key=lambda m: len(m[2]))
+        return [Miss(*missed) for missed in misses]
 
     def answered(self, selection: Selection, response_id: str) -> None:
         scenario, index = selection.scenario, selection.step.index
@@ -175,6 +204,11 @@ class ScenarioSet:
                 ):
                     out.append((scenario, step, used))
         return out
+
+
+def _free(step: Step) -> bool:
+    """A step with no check, no ``nth`` and no limit of uses: it answers any request."""
+    return not step.checks and step.times is None and step.nth is None
 
 
 def continued(scenario: Scenario) -> frozenset[int]:

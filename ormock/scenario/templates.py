@@ -5,7 +5,9 @@ is ``faker.<provider>`` with optional literal arguments, or ``request.<field>`` 
 ``request.extensions.<key>...``, the extension fields in effect). Nothing is
 evaluated with ``eval``. Each reply draws from its own seed (``fakes.Draws``: the lorem providers
 from Faker's word list by SHAKE-128, any other from Faker seeded when first called), so the same
-scenario seed gives the same bytes.
+scenario seed gives the same bytes. A template is compiled once into one function of the
+reply's draws and request (``Template.render``): its literal text joined around its calls, and
+a lorem call bound to ``Lorem``'s own method with its arguments in that method's order.
 
 Only the providers of ``ALLOWED_PROVIDERS`` may be called, and their arguments are bounded
 (numbers, string lengths, list items), as is the text Faker draws for one template.
@@ -18,12 +20,12 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from faker import Faker
 
-from ormock.scenario.fakes import FAKER_LOCK, LOREM_PROVIDERS, Draws, shared_faker
+from ormock.scenario.fakes import FAKER_LOCK, LOREM_PROVIDERS, Draws, Lorem, shared_faker
 
 __all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]
 
@@ -78,12 +80,22 @@ class _FakerCall:
         self.args = bound.args
         self.kwargs = bound.kwargs
         self.drawn = 0
-        # a lorem provider asked only what ``Lorem`` takes is drawn from it, not from Faker
+        # a lorem provider asked only what ``Lorem`` takes is drawn from it, not from Faker:
+        # its method, and the arguments in its order (no look-up or keywords per call)
         self.lorem = name in LOREM_PROVIDERS and set(bound.arguments) <= LOREM_PROVIDERS[name]
+        self.method: Callable[..., Any] | None = None
+        self.positional: tuple[Any, ...] = ()
+        if self.lorem:
+            self.method = getattr(Lorem, name)
+            self.positional = inspect.signature(self.method).bind(
+                None, **bound.arguments).args[1:]
 
     def __call__(self, draws: Draws, request: Mapping[str, Any]) -> str:
-        source: Any = draws.lorem if self.lorem else draws.faker
-        return str(getattr(source, self.name)(*self.args, **self.kwargs))
+        if self.method is not None:
+            text = self.method(draws.lorem, *self.positional)
+        else:
+            text = getattr(draws.faker, self.name)(*self.args, **self.kwargs)
+        return text if type(text) is str else str(text)
 
 
 def _too_long(drawn: int) -> TemplateError:
@@ -91,26 +103,52 @@ def _too_long(drawn: int) -> TemplateError:
                          f"{MAX_RENDERED}; ask for less text")
 
 
+def _runner(pieces: tuple[str | Render, ...]) -> Render:
+    """The pieces of a template as one function: the text of its calls between its literal
+    text, the characters Faker draws counted (at most ``MAX_RENDERED``)."""
+    calls = tuple((at, piece, isinstance(piece, _FakerCall)) for at, piece in enumerate(pieces)
+                  if not isinstance(piece, str))
+    if len(calls) == 1:  # the usual one: a call with text around it
+        at, call, counted = calls[0]
+        before, after = "".join(pieces[:at]), "".join(pieces[at + 1:])  # type: ignore[arg-type]
+
+        def one(draws: Draws, request: Mapping[str, Any]) -> str:
+            text = call(draws, request)
+            if counted and len(text) > MAX_RENDERED:
+                raise _too_long(len(text))
+            return before + text + after
+
+        return one
+
+    def many(draws: Draws, request: Mapping[str, Any]) -> str:
+        out: list[Any] = list(pieces)  # the literal text in place, each call's put in
+        drawn = 0
+        for at, call, counted in calls:
+            text = out[at] = call(draws, request)
+            if counted:
+                drawn += len(text)
+                if drawn > MAX_RENDERED:
+                    raise _too_long(drawn)
+        return "".join(out)
+
+    return many
+
+
 @dataclass(frozen=True)
 class Template:
     source: str
     pieces: tuple[str | Render, ...]
+    _run: Render = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_run", _runner(self.pieces))  # compiled once
 
     def render(self, draws: Draws | Faker, request: Mapping[str, Any]) -> str:
         """The text for one reply; ``draws``: what it draws from (a Faker seeded already is
         taken as the seed of its ``Draws``)."""
         if not isinstance(draws, Draws):
             draws = Draws(draws)
-        out = []
-        drawn = 0
-        for piece in self.pieces:
-            text = piece if isinstance(piece, str) else piece(draws, request)
-            if isinstance(piece, _FakerCall):
-                drawn += len(text)
-                if drawn > MAX_RENDERED:
-                    raise _too_long(drawn)
-            out.append(text)
-        return "".join(out)
+        return self._run(draws, request)
 
 
 def _literal(node: ast.expr) -> Any:
