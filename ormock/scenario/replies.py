@@ -200,9 +200,6 @@ class StepReply:
     sse: bytes | None = None
     breaks: frozenset[str] = frozenset()
     model: str | None = None
-    # this reply in a cache key: an object of its own, hashed and compared by identity at C
-    # speed (where ``Same(step_reply)`` calls Python), alive as long as a key holds it
-    token: object = field(default_factory=object, init=False, repr=False, compare=False)
     # how a request makes each item: (the ``items`` they were made for, one maker an item)
     _makers: tuple[list[Any], tuple[ItemMaker, ...]] | None = field(
         default=None, init=False, repr=False, compare=False)
