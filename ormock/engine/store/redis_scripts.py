@@ -40,6 +40,13 @@ local function live_in(k, key)
   return redis.call('GET', k.v .. key)
 end
 local function live(key) return live_in(K, key) end
+-- whether the call's kind's ``key`` is as a compare-and-set expects: holding ``expected``
+-- (``must_hold``), or else absent or expired
+local function holds(key, must_hold, expected)
+  local current = live(key)
+  if must_hold then return current == expected end
+  return not current
+end
 """
 
 # the helpers of every write, each on the kind ``k`` it is given (``kind_of``)
@@ -117,12 +124,7 @@ return 1
 # ARGV[4..9] as for write(); ARGV[10] = '1' with an expected value in ARGV[11], '0' for none
 COMPARE_AND_SET = _WRITES + """
 expire(K)
-local current = live(ARGV[4])
-if ARGV[10] == '1' then
-  if current ~= ARGV[11] then return 0 end
-elseif current then
-  return 0
-end
+if not holds(ARGV[4], ARGV[10] == '1', ARGV[11]) then return 0 end
 write()
 return 1
 """
@@ -158,14 +160,7 @@ return there
 # kind, key, value, the ttl in milliseconds ('' for none), when it expires. The answer: 1
 # written, 0 the guard failed (nothing written)
 PUT_MANY = _WRITES + """
-if ARGV[4] ~= '0' then
-  local current = live(ARGV[5])
-  if ARGV[4] == '1' then
-    if current ~= ARGV[9] then return 0 end
-  elseif current then
-    return 0
-  end
-end
+if ARGV[4] ~= '0' and not holds(ARGV[5], ARGV[4] == '1', ARGV[9]) then return 0 end
 local kinds = {}
 for i = 10, #ARGV, 5 do
   local k = kinds[ARGV[i]]
