@@ -54,6 +54,55 @@ def test_request_fields() -> None:
     assert _render(text, request) == "gpt-5|Hi||resp_1|18C 09:00"
 
 
+def test_a_steps_request_fields_are_the_requests_and_made_only_when_read() -> None:
+    """Through the engine (``building.RequestFields``): every field a template may read, from
+    the request answered; a step whose templates read none of them never makes them."""
+    from ormock.engine.building import _FIELDS, RequestFields
+
+    assert tuple(_FIELDS) == templates.REQUEST_FIELDS
+    engine = Engine(seed=1)
+    engine.use({"name": "echo", "steps": [{"reply": {"items": [{"message": (
+        "{{ request.model }}|{{ request.input }}|{{ request.instructions }}|"
+        "{{ request.previous_response_id }}|{{ request.tool_outputs }}|"
+        "{{ request.extensions.x_a.b }}")}]}, "times": "forever"}]})
+    first = engine.respond({"model": "m1", "input": "Hi there", "instructions": "be brief",
+                            "x_a": {"b": 2}}, {})
+    assert isinstance(first, Reply)
+    assert first.response["output"][0]["content"][0]["text"] == "m1|Hi there|be brief|||2"
+    second = engine.respond({"model": "m1", "input": [
+        {"type": "function_call_output", "call_id": "c1", "output": "18C"}]}, {})
+    assert isinstance(second, Reply)
+    assert second.response["output"][0]["content"][0]["text"] == "m1||||18C|"
+    third = engine.respond({"model": "m1", "previous_response_id": first.response["id"],
+                            "input": "again"}, {})
+    assert isinstance(third, Reply)
+    assert third.response["output"][0]["content"][0]["text"] == \
+        f"m1|again||{first.response['id']}||2"  # the extensions in effect: the chain's
+
+    read: list[str] = []
+    views: list[object] = []
+
+    class Watched(RequestFields):
+        def __init__(self, turn: Any) -> None:
+            super().__init__(turn)
+            views.append(self)
+
+        def __getitem__(self, name: str) -> object:
+            read.append(name)
+            return super().__getitem__(name)
+
+    engine = Engine(seed=1)
+    engine.use({"name": "plain", "steps": [{"reply": {"items": [
+        {"message": "Hello! {{ faker.sentence(nb_words=8) }}"}]}, "times": "forever"}]})
+    import ormock.engine.building as building
+    real, building.RequestFields = building.RequestFields, Watched  # type: ignore[misc]
+    try:
+        engine.respond({"model": "m", "input": "hi"}, {})
+    finally:
+        building.RequestFields = real  # type: ignore[misc]
+    assert len(views) == 1 and read == []  # the step's view was made, and nothing read
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("{{ faker.no_such_provider() }}",
      "faker has no provider 'no_such_provider' (try sentence, word, name, city)"),

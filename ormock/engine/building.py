@@ -10,7 +10,7 @@ fault, no pacing, no self-check, no literal events, no conversation) is looked u
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -155,19 +155,47 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
 
 def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     """What the reply says: the embedded default's plan, or the chosen step's rendered."""
-    request, selection, step_reply, echo = turn.request, turn.selection, turn.step_reply, \
-        turn.echo
+    request, selection, step_reply = turn.request, turn.selection, turn.step_reply
     if selection is None or step_reply is None:
         return default_plan(request, turn.context, engine.faker, engine.seed)
     draws = Draws(engine.faker,
                   request.content_seed(selection.scenario.seed + selection.step.index))
-    fields = {"model": echo.get("model"), "input": request.new_input_text,
-              "instructions": echo.get("instructions"),
-              "previous_response_id": request.previous_response_id,
-              "tool_outputs": " ".join(item_text(i) for i in request.input
-                                       if i.get("type") == "function_call_output"),
-              "extensions": turn.extensions}
-    return step_reply.plan(draws, fields)
+    return step_reply.plan(draws, RequestFields(turn))
+
+
+class RequestFields(Mapping[str, Any]):
+    """The request fields a step's templates may read (``request.<field>``:
+    ``scenario.templates.REQUEST_FIELDS``), each made the first time it is read: most steps'
+    templates read none (the input's text and the tool outputs are walks over the input)."""
+
+    __slots__ = ("_made", "_turn")
+
+    def __init__(self, turn: Turn) -> None:
+        self._turn = turn
+        self._made: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        made = self._made
+        if name not in made:
+            made[name] = _FIELDS[name](self._turn)  # KeyError: no such field
+        return made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_FIELDS)
+
+
+_FIELDS: dict[str, Callable[[Turn], Any]] = {
+    "model": lambda turn: turn.echo.get("model"),
+    "input": lambda turn: turn.request.new_input_text,
+    "instructions": lambda turn: turn.echo.get("instructions"),
+    "previous_response_id": lambda turn: turn.request.previous_response_id,
+    "tool_outputs": lambda turn: " ".join(item_text(i) for i in turn.request.input
+                                          if i.get("type") == "function_call_output"),
+    "extensions": lambda turn: turn.extensions,
+}
 
 
 def _usage(turn: Turn, final: Json) -> None:
