@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -196,3 +196,22 @@ def serve(*args: str) -> Iterator[Served]:
         if drain.is_alive():
             drain.join(timeout=15)
         process.stderr.close()
+
+
+def winners(attempt: Callable[[int], bool], threads: int = 20) -> list[int]:
+    """Run ``attempt(n)`` for n in range(threads), every thread released at once (a barrier):
+    the numbers of those whose attempt answered True."""
+    start = threading.Barrier(threads)
+    won: list[int] = []
+
+    def race(n: int) -> None:
+        start.wait()
+        if attempt(n):
+            won.append(n)
+
+    running = [threading.Thread(target=race, args=(n,)) for n in range(threads)]
+    for thread in running:
+        thread.start()
+    for thread in running:
+        thread.join()
+    return won

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
-from stores import BACKENDS, RedisServer
+from stores import BACKENDS, RedisServer, winners
 
 from ormock import Engine
 from ormock.engine.limits import Limits
@@ -93,36 +93,14 @@ def test_compare_and_set(make: Make) -> None:
 
 def test_twenty_threads_racing_one_compare_and_set_one_wins(make: Make) -> None:
     store = make()
-    start = threading.Barrier(20)
-    won: list[int] = []
-
-    def race(n: int) -> None:
-        start.wait()
-        if store.compare_and_set("idempotency", "key", None, f"thread {n}".encode()):
-            won.append(n)
-
-    threads = [threading.Thread(target=race, args=(n,)) for n in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    won = winners(lambda n: store.compare_and_set("idempotency", "key", None,
+                                                  f"thread {n}".encode()))
     assert len(won) == 1
     assert store.get("idempotency", "key") == f"thread {won[0]}".encode()
     # and the same for an update: of 20 racing from one expected value, one wins
-    start = threading.Barrier(20)
-    updated: list[int] = []
     current = store.get("idempotency", "key")
-
-    def update(n: int) -> None:
-        start.wait()
-        if store.compare_and_set("idempotency", "key", current, f"done {n}".encode()):
-            updated.append(n)
-
-    threads = [threading.Thread(target=update, args=(n,)) for n in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    updated = winners(lambda n: store.compare_and_set("idempotency", "key", current,
+                                                      f"done {n}".encode()))
     assert len(updated) == 1 and store.get("idempotency", "key") == f"done {updated[0]}".encode()
 
 

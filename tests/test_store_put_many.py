@@ -4,9 +4,8 @@ the ``make`` fixture of ``test_store_backends``)."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
+from stores import winners
 from test_store_backends import FakeClock, Make, make
 
 __all__ = ["make"]  # the fixture, imported for these tests
@@ -89,20 +88,9 @@ def test_racing_guarded_writes_one_wins(make: Make) -> None:
     two workers' commits race on one stamp."""
     store = make()
     store.put("admin", "stamp", b"s0")
-    won: list[int] = []
-    start = threading.Barrier(20)
-
-    def race(n: int) -> None:
-        start.wait()
-        if store.put_many([("admin", "stamp", f"s{n + 1}".encode(), None),
-                           ("response", f"r{n}", b"v", None)], ("admin", "stamp", b"s0")):
-            won.append(n)
-
-    threads = [threading.Thread(target=race, args=(n,)) for n in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    won = winners(lambda n: store.put_many([("admin", "stamp", f"s{n + 1}".encode(), None),
+                                            ("response", f"r{n}", b"v", None)],
+                                           ("admin", "stamp", b"s0")))
     assert len(won) == 1
     assert store.get("admin", "stamp") == f"s{won[0] + 1}".encode()
     assert [k for k, _ in store.list("response")] == [f"r{won[0]}"]
