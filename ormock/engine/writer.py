@@ -97,15 +97,11 @@ async def send_wire(send: Send, receive: Receive, wire: Wire,
     after its delay: the status line comes when the body would be generated); any other gets
     its status line at once, then its frames. ``ahead``: told the ``Written`` this returns
     just before the write that ends the answer as planned."""
-    frames = wire.frames
-    if len(frames) > 1:
-        frames = tuple(coalesced(frames))
-    if len(frames) == 1 and frames[0].action is None and (
-            frames[0].delay == 0 or wire.kind == "json"):
-        frame = frames[0]
+    frames, frame = _one_write(wire)
+    if frame is not None and (frame.delay == 0 or wire.kind == "json"):
         if frame.delay:
             await asyncio.sleep(frame.delay)
-        written = Written(wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),))
+        written = _written(wire, frame)
         if ahead is not None:
             ahead(written)
         await send(_start(wire.status, wire.headers, frame.data))
@@ -119,12 +115,21 @@ def at_once(wire: Wire) -> Written | None:
     """What ``send_wire`` will report for a wire it writes in one go, at once (one frame of
     bytes, no delay), known before anything is sent (equal to the ``Written`` it returns, and
     to the one it tells ``ahead``); None for any other wire."""
+    frame = _one_write(wire)[1]
+    return _written(wire, frame) if frame is not None and frame.delay == 0 else None
+
+
+def _one_write(wire: Wire) -> tuple[tuple[Frame, ...], Frame | None]:
+    """The wire's frames (coalesced), and the one frame of bytes it is when it is one (None:
+    several frames, or an action)."""
     frames = wire.frames
     if len(frames) > 1:
         frames = tuple(coalesced(frames))
-    if len(frames) != 1 or frames[0].action is not None or frames[0].delay != 0:
-        return None
-    frame = frames[0]
+    return frames, frames[0] if len(frames) == 1 and frames[0].action is None else None
+
+
+def _written(wire: Wire, frame: Frame) -> Written:
+    """What a wire written as the one frame ``frame`` went out as."""
     return Written(wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),))
 
 

@@ -113,14 +113,14 @@ class RedisBackend(AppendsToLogs, StoreBackend):
 
     def put_many(self, writes: Sequence[Write], guard: Guard | None = None) -> bool:
         """One script (``PUT_MANY``): one round trip, the guard checked in it."""
-        check_writes(writes, guard)
+        check_writes(writes, guard)  # every kind checked once, and the store opened once
         for kind, *_ in writes:
-            self._check(kind)
-        self._open()
-        r, now = self._r, self._now
+            _named(kind)
         guard_kind, guard_key, expected = guard if guard is not None else ("", "", None)
         if guard is not None:
-            self._check(guard_kind)
+            _named(guard_kind)
+        self._open()
+        r, now = self._r, self._now
         mode = "0" if guard is None else "2" if expected is None else "1"
         args: list[str | bytes | int] = [self._base, guard_kind, repr(now), mode, guard_key, "",
                                          r.max_keys, r.max_bytes, expected or b""]
@@ -168,9 +168,7 @@ class RedisBackend(AppendsToLogs, StoreBackend):
     # -- one script, one round trip -------------------------------------------------------------
     def _check(self, kind: str, *, limit: int = 0, ttl: float | None = None) -> None:
         check_args(kind, limit=limit, ttl=ttl)
-        if ":" in kind:
-            raise ValueError(f"a store kind is a name without ':' such as 'response', not "
-                             f"{kind!r}")
+        _named(kind)
         self._open()
 
     def _open(self) -> None:
@@ -237,3 +235,10 @@ def _entry(entry: Any) -> LogEntry:
     entry_id, fields = entry
     value = fields[b"v"] if isinstance(fields, dict) else fields[1]
     return int(bytes(entry_id).split(b"-")[0]), bytes(value)
+
+
+def _named(kind: str) -> None:
+    """A kind is part of Redis key names joined by ':' (``redis_scripts``): none in it."""
+    if ":" in kind:
+        raise ValueError(f"a store kind is a name without ':' such as 'response', not "
+                         f"{kind!r}")
