@@ -71,7 +71,7 @@ def respond(
     turn.seed = request.content_seed(engine.seed)
     if selection is not None:
         entry.scenario, entry.step = selection.scenario.name, selection.step.index
-    created, completed = engine.clock.now(), engine.clock.now()
+    created, completed = engine.clock.pair()  # now(), now()
     faults = faults_for(engine, turn.step_reply, selection.scenario if selection else None,
                         selection.step.index if selection else 0)
     pacing = turn.step_reply.pacing if turn.step_reply else None
@@ -213,18 +213,19 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
     (``build_final``), a stream with its deltas framed from a template (``build_frames``);
     the same bytes, journal summary and ids, drawn in the same order, as a full build. Its
     body is sent as it is, and kept by the store and the cache."""
-    response_id = engine.ids.new("resp")  # drawn first, as a build does
-    plan = plan_of(engine, turn)
+    plan = plan_of(engine, turn)  # it draws no id: the response id is still the first
     tokens = input_tokens(turn.request, turn.context_tokens)
     stream = turn.request.stream
     template = engine.compiled.template(plan, turn.echo, turn.profile, turn.step_reply, stream)
     if template is not None:
         body, raw, summary, drawn = template.fill(
-            engine.ids, response_id, plan.items[0].parts[0],  # type: ignore[union-attr,arg-type]
+            engine.ids, plan.items[0].parts[0],  # type: ignore[union-attr,arg-type]
             created, completed, tokens)
+        response_id = drawn[0]
         prefixes: Sequence[str] = template.prefixes
         status, store, final, ends = template.status, template.store, None, template.completed
     else:
+        response_id = engine.ids.new("resp")  # drawn first, as a build does
         ids = RecordingIds(engine.ids)  # an IdFactory that remembers its draws
         ids.prefixes.append("resp")
         ids.drawn.append(response_id)

@@ -51,6 +51,7 @@ _MARK = "@ormock-slot-"
 _SLOT = re.compile(rb'"@ormock-slot-([cdtuq])(\d*)@"|@ormock-slot-i(\d+)@')
 _TEXT, _CREATED, _COMPLETED, _USAGE = (f"{_MARK}{k}@" for k in "tcdu")
 _USAGE_FORMAT = usage_format()  # a counted usage's JSON: % (input, output, total)
+_tuple_new = tuple.__new__
 
 
 def final_usage(step_reply: StepReply | None, profile: Profile, final: Json) -> None:
@@ -140,7 +141,6 @@ class Template:
     before: tuple[str, ...]  # the journal's event types before the deltas, and after them
     after: tuple[str, ...]
     delta: str
-    output_ids: tuple[int, ...]  # the ids the output items show (indexes into the ids)
     counted: bool  # usage counted (False: null)
     step_reply: StepReply | None
     status: str
@@ -149,16 +149,18 @@ class Template:
     # the journal's event types and numbers by number of deltas (a few counts recur)
     kinds: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = field(default_factory=dict)
 
-    def fill(self, ids: IdFactory, response_id: str, part: TextPart, created: int,
-             completed: int, input_tokens: int) -> tuple[bytes, bytes, Sent, list[str]]:
+    def fill(self, ids: IdFactory, part: TextPart, created: int, completed: int,
+             input_tokens: int) -> tuple[bytes, bytes, Sent, list[str]]:
         """This reply with ``part``'s text: the body, the final Response's JSON (the body
-        itself, for JSON), the journal summary and the ids: ``response_id`` (drawn already, the
-        build's first draw), then the others drawn from ``ids`` in the build's order."""
-        fresh = [response_id, *map(ids.new, self.prefixes[1:])]
+        itself, for JSON: one encoding, the store keeps the same bytes), the journal summary
+        and the ids, all drawn here at once (``IdFactory.many``) in the build's order, the
+        response id first. A JSON reply makes no event and no frame: its body is the final
+        format filled from the same values as a stream's frames."""
+        fresh = ids.many(self.prefixes)
         text, cut = part.text, part.cut
         if cut is not None:  # its writer cut it already (a plain text)
-            words: list[str] | None = cut[0]
-            output = cut[1]
+            words: list[str] | None
+            words, output = cut
         else:  # cut at its spaces, or by the rules
             words, output = text.split(" ") if plain(text) else None, -1
         pieces = None
@@ -180,27 +182,29 @@ class Template:
         values: list[Any] = [*map(str.encode, fresh), created, completed,
                              b'"%s"' % text.encode() if words is not None
                              else encode_json(text).encode(), usage]
-        start = self.first + deltas
-        values += range(start, start + len(self.after))
-        raw = self.final.fmt % self.final.pick(values)
-        if self.head is None or self.tail is None:
-            body = raw
+        head, tail = self.head, self.tail
+        if head is None or tail is None:  # JSON: the final Response is the body
+            body = raw = self.final.fmt % self.final.pick(values)
         else:
+            start = self.first + deltas
+            values += range(start, start + len(self.after))  # the numbers after the deltas
+            raw = self.final.fmt % self.final.pick(values)
             if pieces is None:
                 assert words is not None
                 framed = self.deltas.frames(self.first, fresh[self.message], words)
             else:
                 framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
                                                pieces))
-            body = b"".join([self.head.fmt % self.head.pick(values), framed,
-                             self.tail.fmt % self.tail.pick(values), DONE_FRAME])
+            body = b"".join([head.fmt % head.pick(values), framed,
+                             tail.fmt % tail.pick(values), DONE_FRAME])
         kinds = self.kinds.get(deltas)
         if kinds is None:  # the types and numbers of a reply of this many deltas, made once
             if len(self.kinds) >= 64:
                 self.kinds.clear()
             types = (*self.before, *(self.delta,) * deltas, *self.after)
             kinds = self.kinds[deltas] = (types, tuple(range(len(types))))
-        summary = Sent(kinds[0], kinds[1], None, tuple(map(fresh.__getitem__, self.output_ids)))
+        # ``Sent(...)`` without its ``__new__``'s call (its one output: the message's id)
+        summary = _tuple_new(Sent, (kinds[0], kinds[1], None, (fresh[self.message],)))
         return body, raw, summary, fresh
 
 
@@ -250,14 +254,16 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
                 part["type"] = names.get(part["type"], part["type"])
         head = _Format.of(b"".join(Framed(parts[:first]).frames), ids)
         tail = _Format.of(b"".join(Framed(parts[end:]).frames), ids)
+    outputs = [v for item in final["output"] for k in ("id", "call_id")
+               if isinstance(v := item.get(k), str)]
+    if outputs != [f"{_MARK}i{msg}@"]:  # the summary's output ids: the message's only
+        return None
     renamed = [names.get(t, t) for t in types]
     return Template(
         prefixes=tuple(sentinels.prefixes), final=_Format.of(encode_json(final).encode(), ids),
         head=head, tail=tail, first=first, kind=kind, message=msg, chunk=chunk,
         by_words=chunk is chunker("words"), deltas=DeltaFormat(kind, 0, 0),
         before=tuple(renamed[:first]), after=tuple(renamed[end:]), delta=kind,
-        output_ids=tuple(int(v[len(_MARK) + 1:-1]) for item in final["output"]
-                         for k in ("id", "call_id") if isinstance(v := item.get(k), str)),
         counted=counted, step_reply=step_reply, status=str(final["status"]),
         store=bool(final.get("store", True)), completed=final.get("completed_at") is not None)
 

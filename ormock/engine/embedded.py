@@ -39,6 +39,14 @@ _PLACE_KEYS = ("location", "city", "place", "destination", "address", "region")
 _PARALLEL_WORDS = re.compile(r"\b(each|every|all|both|parallel)\b", re.IGNORECASE)
 
 
+# the echoed fields besides the tools that change what the default answers
+_SHAPING = frozenset(("text", "reasoning", "max_output_tokens"))
+
+
+def _is_user_message(item: Json) -> bool:
+    return item.get("type") == "message" and item.get("role") == "user"
+
+
 def _last_user_index(context: list[Json]) -> int:
     for index in range(len(context) - 1, -1, -1):
         item = context[index]
@@ -113,6 +121,14 @@ def default_plan(
     """Plan the embedded default reply for ``request`` given its whole ``context``."""
     content = request.content_seed(seed)
     prose = Prose(content)
+    if not request.tools and _SHAPING.isdisjoint(request.echo) and (
+            not context or _is_user_message(context[-1])):
+        # nearly every request: no tools, no format, reasoning or budget, nothing after the
+        # user's message: prose, what the steps below come to for it without their checks
+        text, cut = prose.cut_paragraph(3)
+        return ReplyPlan(items=[made(MessagePlan, parts=(
+            made(TextPart, text=text, annotations=(), cut=cut),), role="assistant", phase=None,
+            id=None)])
     start = _last_user_index(context)
     tools, must_call = _callable_tools(request)
     # read only when tools are offered: what the user asked, whether a tool output came back

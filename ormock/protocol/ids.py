@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import string
 import time
+from collections.abc import Sequence
 
 __all__ = ["CLOCK_MODES", "Clock", "IdFactory"]
 
@@ -37,6 +38,21 @@ class IdFactory:
         # 192 random bits as 48 hex digits: the text of f"{bits:048x}", a third of its cost
         return prefix + "_" + self._bits(192).to_bytes(24, "big").hex()
 
+    def many(self, prefixes: Sequence[str]) -> list[str]:
+        """``[self.new(prefix) for prefix in prefixes]``, with the random bits of ids of hex
+        digits drawn in one call: ``getrandbits(192 * n)`` is the n draws of 192 bits, the
+        first the lowest (Python's ``Random`` fills the number from its lowest 32 bits up,
+        one generator output at a time), so the end of its hex text is the first id's."""
+        count = len(prefixes)
+        if count < 2 or "call" in prefixes:  # a call id draws its letters another way
+            return [self.new(prefix) for prefix in prefixes]
+        text = self._bits(192 * count).to_bytes(24 * count, "big").hex()
+        if count == 2:  # a message's reply: its response and its message
+            return [prefixes[0] + "_" + text[48:], prefixes[1] + "_" + text[:48]]
+        end = 48 * count
+        return [prefix + "_" + text[end - 48 * n - 48:end - 48 * n]
+                for n, prefix in enumerate(prefixes)]
+
 
 class Clock:
     """Unix timestamps in seconds: seeded (a fixed start, one second per reading) or real."""
@@ -46,6 +62,15 @@ class Clock:
             raise ValueError(f"clock mode must be 'seeded' or 'real', not {mode!r}")
         self.mode = mode
         self._next = start
+
+    def pair(self) -> tuple[int, int]:
+        """Two readings, one after the other (``now(), now()``: a reply's ``created_at`` and
+        ``completed_at``), in one call."""
+        if self.mode == "real":
+            return int(time.time()), int(time.time())
+        value = self._next
+        self._next += 2
+        return value, value + 1
 
     def now(self) -> int:
         if self.mode == "real":
