@@ -18,6 +18,24 @@ def test_the_same_seed_gives_the_same_ids() -> None:
     assert IdFactory(8).new("resp") != drawn[0]
 
 
+@pytest.mark.parametrize("prefixes", [("resp", "msg"), ("resp", "msg", "fc", "rs", "msg"),
+                                      ("resp",), (), ("resp", "call", "fc"), ("call", "call")])
+def test_ids_drawn_at_once_are_the_ids_drawn_one_by_one(prefixes: tuple[str, ...]) -> None:
+    """``IdFactory.many``: the ids ``new`` gives one after the other, and the stream goes on
+    from the same place (its bits drawn in one call)."""
+    at_once, one_by_one = IdFactory(11), IdFactory(11)
+    for _ in range(3):
+        assert at_once.many(prefixes) == [one_by_one.new(p) for p in prefixes]
+    assert at_once.new("msg") == one_by_one.new("msg")
+
+
+def test_a_clock_pair_is_two_readings() -> None:
+    one, two = Clock(start=5), Clock(start=5)
+    assert [*one.pair(), one.now(), *one.pair()] == [two.now() for _ in range(5)]
+    first, second = Clock("real").pair()
+    assert abs(first - time.time()) < 5 and second >= first
+
+
 def test_id_shapes() -> None:
     ids = IdFactory()
     assert re.fullmatch(r"resp_[0-9a-f]{48}", ids.new("resp"))

@@ -96,6 +96,9 @@ NEW_JSON: list[dict[str, Any]] = [
             "type": "object", "properties": {"n": {"type": "integer"}}}}}},
     {"model": "ormock:text", "input": "a scenario"},
     {"model": "ormock:counted", "input": "its own usage", "store": False},
+    {"model": "m", "input": [{"role": "user", "content": "a"},
+                             {"role": "assistant", "content": "b"}]},  # not the user's last
+    {"model": "m", "input": []},  # no input at all
     {"model": "m", "input": "plain"},  # a repeat, from the cache
 ]
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 import hashlib
 import sys
 from array import array
+from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ormock.engine import embedded
 from ormock.engine.core import Engine
 from ormock.engine.embedded import default_plan
 from ormock.engine.text_cuts import DeltaFormat, plain, tokens
@@ -21,6 +24,22 @@ from ormock.scenario.fakes import Prose
 
 WORD = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
 TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x2030), max_size=40)
+# words as lorem text writes them: letters and digits, some with a full stop or other ends
+LOREM_WORD = st.builds(lambda word, end: word + end,
+                       st.text(st.sampled_from("aZ09_é.-"), min_size=0, max_size=6),
+                       st.sampled_from(["", ".", "!", "..", "_"]))
+
+
+@given(st.lists(LOREM_WORD, min_size=1, max_size=12))
+def test_words_are_counted_as_the_tokenizer_counts_them(words: list[str]) -> None:
+    """``tokens``' per-word counts (a word of letters and digits, with a full stop or not,
+    counted without the tokenizer): what ``count_tokens`` gives each word and the text."""
+    words = [word for word in words if word] or ["a"]
+    if plain(" ".join(words)):
+        assert tokens(words) == count_tokens(" ".join(words))
+    for word in words:
+        assert tokens([word]) == count_tokens(word)
+        assert tokens(["a", word]) == 1 + count_tokens(" " + word)
 
 
 @given(st.lists(WORD, min_size=1, max_size=30), st.sampled_from([0, 7, 4090, 5000]),
@@ -98,3 +117,24 @@ def test_the_default_reply_carries_its_cut() -> None:
         assert (part.cut is not None) is cut
         if part.cut is not None:
             assert part.cut == (part.text.split(" "), count_tokens(part.text))
+
+
+def test_a_plain_requests_prose_is_what_the_checks_give(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded default answers a request with no tools, format, reasoning or budget whose
+    context ends with the user's message without its other checks: the same plan as with them
+    (``_SHAPING`` made to hold a field every echo has, so that every request takes them)."""
+    engine = Engine(seed=6)
+    bodies: list[dict[str, Any]] = [
+        {"model": "m", "input": "hi"},
+        {"model": "m", "input": [{"role": "user", "content": "a"}]},
+        {"model": "m", "input": [{"role": "user", "content": "a"},
+                                 {"role": "assistant", "content": "b"}]},  # its checks
+        {"model": "m", "input": [], "instructions": "be brief"},
+    ]
+    requests = [parse_request(body) for body in bodies]
+    quick = [default_plan(r, r.input, engine.faker, 6) for r in requests]
+    monkeypatch.setattr(embedded, "_SHAPING", frozenset({"model"}))
+    checked = [default_plan(r, r.input, engine.faker, 6) for r in requests]
+    assert quick == checked
+    assert [p.items[0].parts[0].cut for p in quick] == [  # type: ignore[union-attr]
+        p.items[0].parts[0].cut for p in checked]  # type: ignore[union-attr]

@@ -41,7 +41,13 @@ class _Counts(dict[str, int]):
     def __missing__(self, word: str) -> int:
         if len(self) >= _WORDS:
             self.clear()
-        value = self[word] = count_tokens(" " + word if self.spaced else word)
+        if word.isalnum() and word.isascii():  # letters and digits, after a space or not
+            value = 1
+        elif word[-1:] == "." and word[:-1].isalnum() and word.isascii():  # and a full stop
+            value = 2
+        else:
+            value = count_tokens(" " + word if self.spaced else word)
+        self[word] = value
         return value
 
 

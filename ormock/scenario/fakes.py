@@ -182,10 +182,12 @@ class Lorem:
         return self.words(1)[0]
 
     def sentence(self, nb_words: int = 6, variable_nb_words: bool = True) -> str:
-        count = self._count(nb_words, variable_nb_words)
+        prose = self.prose
+        count = max(1, nb_words * (60 + prose.draw() % 81) // 100) \
+            if variable_nb_words and nb_words > 0 else nb_words  # ``_count``, inlined
         if count <= 0:
             return ""
-        words = _words(self.prose.take(count))
+        words = _words(prose.take(count))
         first = words[0]
         return first.title() + " ".join(words)[len(first):] + "."  # the first word titled
 
