@@ -146,7 +146,7 @@ class StreamTemplate:
         """The body, the final Response's JSON, the fresh ids (the response id first) and the
         journal summary, for a new reply of this content: its formats filled with fresh ids,
         drawn in the order the first reply drew them, and its own timestamps."""
-        fresh = list(map(ids.new, self.prefixes))
+        fresh = ids.many(self.prefixes)  # drawn at once, in the order the first reply drew them
         body_format, body_args, final_format, final_args, outputs = self._formats
         values = [*map(str.encode, fresh), created, completed]
         body = body_format % body_args(values)
