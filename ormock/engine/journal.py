@@ -178,9 +178,12 @@ def events_of(types: Sequence[Any], numbers: Sequence[Any], delays: Sequence[flo
               ) -> list[dict[str, Any]]:
     """``JournalEntry.events`` of what ``Sent`` says (its types, numbers and delays): each
     event with its planned offset from the first byte, in milliseconds."""
+    if not delays:  # unpaced: every offset 0
+        return [{"type": type_, "sequence_number": number, "offset_ms": 0.0}
+                for type_, number in zip(types, numbers, strict=True)]
     out, offset = [], 0.0
     for index, (type_, number) in enumerate(zip(types, numbers, strict=True)):
-        offset += delays[index] if delays else 0.0
+        offset += delays[index]
         out.append({"type": type_, "sequence_number": number,
                     "offset_ms": round(offset * 1000, 3)})
     return out

@@ -119,7 +119,9 @@ def decoded(value: bytes) -> dict[str, Any]:
     width = len(FIELDS)
     out = dict(zip(FIELDS, data[:width], strict=True))
     output_ids, runs, numbers, delays = data[width:]
-    types = [runs[i] for i in range(0, len(runs), 2) for _ in range(runs[i + 1])]
+    types: list[Any] = []
+    for index in range(0, len(runs), 2):
+        types += [runs[index]] * runs[index + 1]
     if type(numbers) is int:
         numbers = range(numbers, numbers + len(types))
     out["events"] = events_of(types, numbers, delays)

@@ -119,7 +119,9 @@ def active(backend: Holding) -> Held | None:
 
 class Holding(StoreBackend):
     """A backend whose writes a ``Held`` may hold back (module docstring); with none active,
-    every call goes straight to ``inner``."""
+    every call goes straight to ``inner``. Never subclassed: ``type(backend) is Holding`` is
+    the test of one (``isinstance`` against a protocol's class is a Python call when false,
+    about 1.5 µs on every create on the memory store)."""
 
     def __init__(self, inner: StoreBackend) -> None:
         self.inner, self.namespace = inner, inner.namespace
