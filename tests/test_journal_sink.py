@@ -1,15 +1,19 @@
 """``ormock.engine.journal_sink.SharedJournal``: what it stores of an entry reads back as the
 entry's ``to_dict`` (what ``GET /_ormock/journal`` returns), for a fresh build, a reply issued
 again from the stream cache (whose ``Sent`` summary it encodes once), an error answer, and any
-entry at all (hypothesis); its compact form is smaller."""
+entry at all (hypothesis), and over HTTP from another replica on one redis-server; its
+compact form is smaller."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import httpx
+import openai
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stores import RedisServer
 
 from ormock import Engine
 from ormock.engine.journal import JournalEntry, Sent, wrote
@@ -18,6 +22,8 @@ from ormock.engine.render import render
 from ormock.engine.store import MemoryBackend
 from ormock.engine.writer import at_once
 from ormock.protocol.sse import encode_json
+from ormock.server.exchange import summary
+from ormock.server.runner import OrmockServer
 
 
 def test_the_stored_entry_is_its_to_dict() -> None:
@@ -114,3 +120,28 @@ def test_the_compact_form_is_smaller() -> None:
     assert entry.sent is not None and len(entry.events) > 10
     compact = SharedJournal(MemoryBackend()).encoded(entry)
     assert len(compact) * 2 < len(encode_json(entry.to_dict()).encode())
+
+
+def test_another_replica_serves_the_journal_as_the_entries_to_dict(
+        redis_server: RedisServer) -> None:
+    """Two replicas on one redis-server: what ``GET /_ormock/journal`` on the other one gives
+    (read back from the compact form) is the serving replica's own entries' ``to_dict``, as
+    the admin API shows a dict, with the keys in the same order: a JSON reply, a streamed
+    continuation of it, a 400."""
+    url = redis_server.fresh_url()
+    with OrmockServer(seed=0, store=url) as serving, OrmockServer(seed=0, store=url) as other:
+        with openai.OpenAI(base_url=f"{serving.url}/v1", api_key="sk-" + "test-journal",
+                           max_retries=0) as sdk:
+            first = sdk.responses.create(model="gpt-5", input="Hi there.")
+            with sdk.responses.stream(model="gpt-5", input="Again.",
+                                      previous_response_id=first.id) as stream:
+                assert stream.get_final_response().status == "completed"
+        assert httpx.post(f"{serving.url}/v1/responses", json={"input": "no model"},
+                          timeout=30).status_code == 400
+        got = httpx.get(f"{other.url}/_ormock/journal", timeout=30).json()["data"]
+        entries = list(serving.namespaces.serve("").journal)
+    expected = [json.loads(json.dumps(summary(entry.to_dict()))) for entry in entries]
+    assert [entry["status"] for entry in got] == [200, 200, 400]
+    assert got == expected
+    assert [list(entry) for entry in got] == [list(entry) for entry in expected]
+    assert got[1]["events"] and got[1]["output_ids"]  # the streamed one's, from its columns
