@@ -107,12 +107,12 @@ class Driver:
             await self.one()
 
 
-def ormock_app(case: str) -> App:
-    """ormock's app as ``ormock serve --seed 0 [--scenario FILE]`` builds it."""
+def ormock_app(case: str, store: str = "memory") -> App:
+    """ormock's app as ``ormock serve --seed 0 [--scenario FILE] [--store STORE]`` builds it."""
     from ormock.engine.namespaces import Namespaces
     from ormock.server.app import create_app
 
-    namespaces = Namespaces(seed=cases.SEED)
+    namespaces = Namespaces(seed=cases.SEED, store=store)
     if case == "long-text":
         scenario = cases.long_scenario()
 

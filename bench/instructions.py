@@ -3,15 +3,20 @@ other work on the machine does not move (wall-clock and CPU time do, on a shared
 
     python bench/instructions.py                        # every in-process case (a few minutes)
     python bench/instructions.py short-json-unique --requests 200
+    python bench/instructions.py short-json-unique --store redis   # on a redis-server of its own
 
 Each case runs in its own ``valgrind --tool=callgrind`` process: 50 requests to warm up, then
 ``--requests`` more, counted alone (callgrind collects only inside ``math.fsum``, which the
-measured loop runs under), divided by their number. Needs valgrind on PATH.
+measured loop runs under), divided by their number. Needs valgrind on PATH. ``--store``: the
+app's store (``memory``, the default; ``redis``: a fresh database of a ``redis-server`` started
+for the run, ``tests/stores.py``; or any ``--store`` spec); Redis's own work is in another
+process, so not counted: what is counted is what the shared store adds to ormock's process.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import re
@@ -24,14 +29,14 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 
 
-def measured(case: str, count: int) -> None:
+def measured(case: str, count: int, store: str) -> None:
     """Inside valgrind: warm up, then run ``count`` requests under ``math.fsum``."""
     import inprocess
 
     body_case, stream, unique = inprocess.CASES[case]
     bodies = inprocess.requests(body_case, stream, unique)
     loop = inprocess.new_loop()
-    driver = inprocess.Driver(inprocess.ormock_app(body_case),
+    driver = inprocess.Driver(inprocess.ormock_app(body_case, store),
                               lambda: json.dumps(bodies()).encode())
     loop.run_until_complete(driver.many(50))
 
@@ -44,12 +49,12 @@ def measured(case: str, count: int) -> None:
         raise SystemExit(f"bench: the app answered {driver.status} for {case}")
 
 
-def count(case: str, requests: int) -> int:
-    """Instructions per request of ``case``."""
+def count(case: str, requests: int, store: str = "memory") -> int:
+    """Instructions per request of ``case`` (on ``store``)."""
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=math_fsum",
          "--callgrind-out-file=/dev/null", sys.executable, __file__, "--inside", case,
-         "--requests", str(requests)],
+         "--requests", str(requests), "--store", store],
         capture_output=True, text=True, check=False, cwd=BENCH.parent)
     match = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or match is None:
@@ -64,21 +69,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("cases", nargs="*", metavar="CASE",
                         help=f"in-process cases (default: all): {', '.join(inprocess.CASES)}")
     parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--store", default="memory",
+                        help="memory (default), redis (a redis-server of the run's own), or a "
+                             "--store spec")
     parser.add_argument("--inside", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     unknown = [case for case in args.cases if case not in inprocess.CASES]
     if unknown:
         parser.error(f"unknown case {unknown[0]!r}: choose from {', '.join(inprocess.CASES)}")
     if args.inside:
-        measured(args.inside, args.requests)
+        measured(args.inside, args.requests, args.store)
         return 0
     if shutil.which("valgrind") is None:
         print("bench: valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)",
               file=sys.stderr)
         return 2
-    print("| case | instructions per request |\n|---|--:|")
-    for case in args.cases or list(inprocess.CASES):
-        print(f"| {case} | {count(case, args.requests):,} |", flush=True)
+    with contextlib.ExitStack() as stack:
+        redis_server = None
+        if args.store == "redis":
+            sys.path.insert(0, str(BENCH.parent / "tests"))
+            from stores import start_redis
+
+            redis_server = start_redis()
+            if redis_server is None:
+                print("bench: redis-server not found: apt-get install -y redis-server",
+                      file=sys.stderr)
+                return 2
+            stack.callback(redis_server.stop)
+        print(f"| case ({args.store}) | instructions per request |\n|---|--:|")
+        for case in args.cases or list(inprocess.CASES):
+            store = args.store if redis_server is None else redis_server.fresh_url()
+            print(f"| {case} | {count(case, args.requests, store):,} |", flush=True)
     return 0
 
 

@@ -1,17 +1,29 @@
-"""``ormock.engine.journal_sink.SharedJournal``: what it stores of an entry is the entry's
-``to_dict`` (what ``GET /_ormock/journal`` returns), for a fresh build, a reply issued again
-from the stream cache (whose ``Sent`` summary it encodes once) and an error answer."""
+"""``ormock.engine.journal_sink.SharedJournal``: what it stores of an entry reads back as the
+entry's ``to_dict`` (what ``GET /_ormock/journal`` returns), for a fresh build, a reply issued
+again from the stream cache (whose ``Sent`` summary it encodes once), an error answer, and any
+entry at all (hypothesis), and over HTTP from another replica on one redis-server; its
+compact form is smaller."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import httpx
+import openai
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from stores import RedisServer
 
 from ormock import Engine
-from ormock.engine.journal import JournalEntry, wrote
-from ormock.engine.journal_sink import SharedJournal
+from ormock.engine.journal import JournalEntry, Sent, wrote
+from ormock.engine.journal_sink import SharedJournal, decoded
 from ormock.engine.render import render
 from ormock.engine.store import MemoryBackend
 from ormock.engine.writer import at_once
+from ormock.protocol.sse import encode_json
+from ormock.server.exchange import summary
+from ormock.server.runner import OrmockServer
 
 
 def test_the_stored_entry_is_its_to_dict() -> None:
@@ -35,3 +47,101 @@ def test_the_stored_entry_is_its_to_dict() -> None:
     assert stored == [json.loads(json.dumps(e.to_dict())) for e in [*entries, error]]
     assert entries[1].sent is not None and entries[1].events  # a reply that sent events
     assert stored[1]["events"] == entries[1].events
+
+
+# -- the compact form: what it reads back is the entry's ``to_dict``, for any entry -------------
+
+_TEXT = st.text(max_size=12)
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
+                    st.floats(allow_nan=False, allow_infinity=False), _TEXT)
+_JSON = st.recursive(_SCALAR, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(_TEXT, inner, max_size=4)), max_leaves=12)
+_TYPES = st.one_of(st.sampled_from(["response.created", "response.output_text.delta",
+                                    "response.completed", "vendor:x\u2028"]), _TEXT)
+
+
+@st.composite
+def _sent(draw: st.DrawFn) -> Sent | None:
+    if draw(st.booleans()) and draw(st.booleans()):
+        return None
+    types = tuple(draw(st.lists(_TYPES, max_size=40)))
+    first = draw(st.integers(-3, 5))
+    run: list[Any] = list(range(first, first + len(types)))  # a built stream's numbers
+    kind = draw(st.sampled_from(["run", "nearly", "any"]))
+    if kind == "nearly" and run:  # a literal stream's, nearly a run: one number looks alike
+        at = draw(st.integers(0, len(run) - 1))
+        run[at] = draw(st.sampled_from([float(run[at]), run[at] + 1, None, str(run[at]),
+                                        *([bool(run[at])] if run[at] in (0, 1) else [])]))
+    elif kind == "any":
+        run = draw(st.lists(_SCALAR, min_size=len(types), max_size=len(types)))
+    numbers = tuple(run)
+    delays = draw(st.one_of(st.none(), st.lists(
+        st.floats(0, 1e4, allow_nan=False), min_size=len(types), max_size=len(types))))
+    return Sent(types, numbers, None if delays is None else tuple(delays),
+                tuple(draw(st.lists(_TEXT, max_size=4))))
+
+
+_OPTIONAL_TEXT = st.one_of(st.none(), _TEXT)
+_ENTRIES = st.builds(
+    JournalEntry, method=_TEXT, path=_TEXT, headers=st.dictionaries(_TEXT, _TEXT, max_size=4),
+    body=_JSON, at=st.floats(0, 1e9), id=_TEXT, namespace=_TEXT, size=st.integers(0, 2**40),
+    status=st.integers(0, 599), stream=st.booleans(), response_id=_OPTIONAL_TEXT,
+    response_status=_OPTIONAL_TEXT,
+    error=st.one_of(st.none(), st.dictionaries(_TEXT, _JSON, max_size=3)),
+    scenario=_OPTIONAL_TEXT, step=st.one_of(st.none(), st.integers(0, 99)),
+    cassette=_OPTIONAL_TEXT, interaction=st.one_of(st.none(), st.integers(1, 99)),
+    faults=st.lists(_TEXT, max_size=3),
+    struck=st.lists(st.dictionaries(_TEXT, _JSON, max_size=3), max_size=3),
+    skipped=st.lists(_TEXT, max_size=2), sent=_sent(),
+    reply_headers=st.dictionaries(_TEXT, _TEXT, max_size=3),
+    ended=st.sampled_from(["whole", "truncated", "closed", "reset", "stalled", "client gone"]),
+    sent_bytes=st.one_of(st.none(), st.integers(0, 2**40)),
+    finished_at=st.one_of(st.none(), st.floats(0, 1e9)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ENTRIES)
+def test_the_compact_form_reads_back_as_to_dict(entry: JournalEntry) -> None:
+    """The stored value, read back, is ``to_dict`` to the byte once encoded (the same keys in
+    the same order: what ``GET /_ormock/journal`` sends), and a summary's columns made once
+    serve the next entry that shares its tuples."""
+    sink = SharedJournal(MemoryBackend())
+    expected = encode_json(entry.to_dict())
+    for _ in range(2):  # the columns made, then found
+        assert encode_json(decoded(sink.encoded(entry))) == expected
+    assert decoded(sink.encoded(entry)) == json.loads(expected)
+
+
+def test_the_compact_form_is_smaller() -> None:
+    """A built stream's entry is stored in under half the bytes of its ``to_dict``'s JSON."""
+    engine = Engine()
+    _, entry = engine.answer({"model": "gpt-5", "input": "Hi there.", "stream": True}, {},
+                             transport="http")
+    assert entry.sent is not None and len(entry.events) > 10
+    compact = SharedJournal(MemoryBackend()).encoded(entry)
+    assert len(compact) * 2 < len(encode_json(entry.to_dict()).encode())
+
+
+def test_another_replica_serves_the_journal_as_the_entries_to_dict(
+        redis_server: RedisServer) -> None:
+    """Two replicas on one redis-server: what ``GET /_ormock/journal`` on the other one gives
+    (read back from the compact form) is the serving replica's own entries' ``to_dict``, as
+    the admin API shows a dict, with the keys in the same order: a JSON reply, a streamed
+    continuation of it, a 400."""
+    url = redis_server.fresh_url()
+    with OrmockServer(seed=0, store=url) as serving, OrmockServer(seed=0, store=url) as other:
+        with openai.OpenAI(base_url=f"{serving.url}/v1", api_key="sk-" + "test-journal",
+                           max_retries=0) as sdk:
+            first = sdk.responses.create(model="gpt-5", input="Hi there.")
+            with sdk.responses.stream(model="gpt-5", input="Again.",
+                                      previous_response_id=first.id) as stream:
+                assert stream.get_final_response().status == "completed"
+        assert httpx.post(f"{serving.url}/v1/responses", json={"input": "no model"},
+                          timeout=30).status_code == 400
+        got = httpx.get(f"{other.url}/_ormock/journal", timeout=30).json()["data"]
+        entries = list(serving.namespaces.serve("").journal)
+    expected = [json.loads(json.dumps(summary(entry.to_dict()))) for entry in entries]
+    assert [entry["status"] for entry in got] == [200, 200, 400]
+    assert got == expected
+    assert [list(entry) for entry in got] == [list(entry) for entry in expected]
+    assert got[1]["events"] and got[1]["output_ids"]  # the streamed one's, from its columns

@@ -82,3 +82,24 @@ def test_an_exception_in_the_block_leaves_the_context_clean() -> None:
     assert inner.get("response", "r1") == b"one"
     with pytest.raises(TypeError, match="bytes"), holding(Held(backend, None)):
         backend.put("response", "r3", "text")  # type: ignore[arg-type]  # refused at once
+
+
+@pytest.mark.parametrize(("kind", "value", "ttl", "error"), [
+    ("", b"v", None, "non-empty"), ("response", b"v", 0, "ttl"), ("response", b"v", -1.5, "ttl"),
+    ("response", bytearray(b"v"), None, "bytes"),
+])
+def test_a_held_write_is_refused_as_put_refuses_it(kind: str, value: bytes, ttl: float | None,
+                                                   error: str) -> None:
+    """Checked once, as it is held (the commit's ``put_many`` is told so): a bad one is refused
+    at the ``put``, as the backend's own ``put`` refuses it, and nothing of it is held."""
+    inner, backend = _pair()
+    with pytest.raises((ValueError, TypeError), match=error):
+        inner.put(kind, "k", value, ttl)
+    held = Held(backend, None)
+    with holding(held):
+        with pytest.raises((ValueError, TypeError), match=error):
+            backend.put(kind, "k", value, ttl)
+        backend.put("response", "ok", b"fine", 60.0)
+    assert list(held.writes) == [("response", "ok")]
+    held.commit()
+    assert inner.get("response", "ok") == b"fine"

@@ -30,7 +30,7 @@ def hold(engine: Engine, unverified: bool) -> Held | None:
     """The ``Held`` of one attempt of the engine's (None without a shared store):
     ``unverified``, its first commit is guarded by the admin stamp the engine applied."""
     backend, sync = engine.backend, engine.sync
-    if sync is None or not isinstance(backend, Holding):
+    if sync is None or type(backend) is not Holding:  # (``Holding``'s note on ``type``)
         return None
     return Held(backend, sync.guard() if unverified else None)
 
@@ -53,7 +53,7 @@ def joined(engine: Engine, entry: JournalEntry, again: JournalEntry | None) -> N
 
 def noted(engine: Engine, entry: JournalEntry) -> None:
     """The journal entry of the attempt active in this context, if any (``forget``)."""
-    if isinstance(engine.backend, Holding):
+    if type(engine.backend) is Holding:
         held = active(engine.backend)
         if held is not None:
             held.entry = entry
@@ -62,7 +62,7 @@ def noted(engine: Engine, entry: JournalEntry) -> None:
 def defer(engine: Engine, calls: list[Callable[[], None]]) -> None:
     """Run ``calls`` now, or, for an attempt that may still be stale, once its first commit is
     made (never, for a stale one)."""
-    held = active(engine.backend) if isinstance(engine.backend, Holding) else None
+    held = active(engine.backend) if type(engine.backend) is Holding else None
     if held is not None and not held.verified:
         held.after += calls
         return

@@ -17,17 +17,17 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ormock.engine.journal import JournalEntry, wrote
+from ormock.engine.journal import FIELDS, JournalEntry, Sent, events_of, fields_of, wrote
 from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.wire import Written
 from ormock.protocol.sse import encode_json
 
-__all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "written_at_once"]
+__all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "decoded", "written_at_once"]
 
 _KIND = "journal"
 _KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
-_EVENTS = 256  # the encoded events of summaries kept (``SharedJournal._encoded``)
+_EVENTS = 256  # the encoded columns of summaries kept (``SharedJournal.encoded``)
 
 
 class JournalSink(Protocol):
@@ -44,55 +44,89 @@ class JournalSink(Protocol):
 
 class SharedJournal:
     """A journal in a store every worker shares: one key per entry (this process's token and
-    its number), its ``to_dict`` as JSON."""
+    its number), in the compact form ``encoded`` writes and ``decoded`` reads back as the
+    entry's ``to_dict``."""
 
     def __init__(self, backend: StoreBackend) -> None:
         self.backend = backend
         self._token = secrets.token_hex(6)
         self._numbers = itertools.count(1)
-        # the encoded events of the newest summaries, by the identity of their tuples (kept
+        # the encoded columns of the newest summaries, by the identity of their tuples (kept
         # alive with them, so an id is never another's)
-        self._events: dict[tuple[int, int, int], tuple[Any, Any, Any, str]] = {}
+        self._columns: dict[tuple[int, int, int], tuple[Any, Any, Any, str]] = {}
 
     def publish(self, entry: JournalEntry, wait: bool = False) -> None:
         key = getattr(entry, _KEY, None)
         if key is None:
             key = f"{self._token}:{next(self._numbers):012d}"
             setattr(entry, _KEY, key)
-        # encoded as the admin API encodes it (GET /_ormock/journal/ID), by the C encoder made
-        # once; unless waited for, the next store call of this thread (the next request's)
-        # finds it done (Redis: one round trip less to wait for)
-        value = self._encoded(entry)
+        # unless waited for, the next store call of this thread (the next request's) finds it
+        # done (Redis: one round trip less to wait for)
+        value = self.encoded(entry)
         if wait:
             self.backend.put(_KIND, key, value)
         else:
             self.backend.put_nowait(_KIND, key, value)
 
-    def _encoded(self, entry: JournalEntry) -> bytes:
-        """``entry.to_dict()`` as JSON, its ``events`` and ``output_ids`` (what ``entry.sent``
-        says, the largest part) last, the events encoded once per summary's tuples: a reply
-        issued again from the stream cache shares its template's (only its output ids are its
-        own), so only the rest of the entry is encoded."""
+    def encoded(self, entry: JournalEntry) -> bytes:
+        """The entry as one JSON array, in one encoder call: its fields' values in the order
+        of ``to_dict`` (``FIELDS``, no names), its output ids, then what ``entry.sent`` says of
+        its events as columns (``_columns``: made once per summary's tuples, which a reply
+        issued from the stream cache or a compiled reply shares with its template)."""
         sent = entry.sent
         if sent is None:
-            return encode_json(entry.to_dict()).encode()
-        data = entry.fields_dict()  # the entry as it is, without what sent says
+            return f"{encode_json((*fields_of(entry), ()))[:-1]}{_NOTHING_SENT}".encode()
         key = (id(sent.types), id(sent.numbers), id(sent.delays))
-        found = self._events.get(key)
+        found = self._columns.get(key)
         if found is None or found[0] is not sent.types or found[1] is not sent.numbers \
                 or found[2] is not sent.delays:
-            if len(self._events) >= _EVENTS:
-                self._events.clear()
-            found = self._events[key] = (sent.types, sent.numbers, sent.delays,
-                                         f',"events":{encode_json(entry.events)}')
-        return (f"{encode_json(data)[:-1]}{found[3]},\"output_ids\":"
-                f"{encode_json(entry.output_ids)}}}").encode()
+            if len(self._columns) >= _EVENTS:
+                self._columns.clear()
+            found = self._columns[key] = (sent.types, sent.numbers, sent.delays,
+                                          _columns(sent))
+        return f"{encode_json((*fields_of(entry), sent.output_ids))[:-1]}{found[3]}".encode()
 
     def read(self, limit: int) -> list[dict[str, Any]]:
         page = self.backend.list(_KIND, limit=limit, reverse=True)
-        entries = [json.loads(value) for _, value in page]
+        entries = [decoded(value) for _, value in page]
         entries.sort(key=lambda e: (float(e.get("at") or 0.0)))
         return entries
+
+
+_NOTHING_SENT = ",[],0,null]"  # no events: no types, numbers from 0 (none), no delays
+
+
+def _columns(sent: Sent) -> str:
+    """The end of an entry's array (``SharedJournal.encoded``): its events' types run-length
+    encoded (``[type, count, ...]``), their numbers (the first one when they are the whole
+    numbers from it up by one, as a built stream's always are, else each), their delays
+    (null: unpaced, else each)."""
+    runs: list[Any] = []
+    for type_, group in itertools.groupby(sent.types):
+        runs += (type_, sum(1 for _ in group))
+    numbers: Any = list(sent.numbers)
+    if numbers and type(numbers[0]) is int and set(map(type, numbers)) == {int} \
+            and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        numbers = numbers[0]
+    delays = None if sent.delays is None else list(sent.delays)
+    return f",{encode_json(runs)},{encode_json(numbers)},{encode_json(delays)}]"
+
+
+def decoded(value: bytes) -> dict[str, Any]:
+    """What ``SharedJournal.encoded`` wrote, as the entry's ``to_dict`` (the same keys in the
+    same order, the same values)."""
+    data = json.loads(value)
+    width = len(FIELDS)
+    out = dict(zip(FIELDS, data[:width], strict=True))
+    output_ids, runs, numbers, delays = data[width:]
+    types: list[Any] = []
+    for index in range(0, len(runs), 2):
+        types += [runs[index]] * runs[index + 1]
+    if type(numbers) is int:
+        numbers = range(numbers, numbers + len(types))
+    out["events"] = events_of(types, numbers, delays)
+    out["output_ids"] = output_ids
+    return out
 
 
 def written_at_once(reply: Reply | RawReply, body: Any, transport: str | None) -> bool:

@@ -20,12 +20,13 @@ later batches go unguarded. Nothing held outlives its request: the route commits
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar, Token
+from types import TracebackType
 from typing import Any
 
 from ormock.engine.store.base import (
+    Checked,
     Guard,
     LogEntries,
     StoreBackend,
@@ -62,35 +63,52 @@ class Held:
         return self.guard is None
 
     def hold(self, kind: str, key: str, value: bytes, ttl: float | None) -> None:
-        check_writes(((kind, key, value, ttl),), None)  # refused here, as put would
-        self.writes.pop((kind, key), None)
-        self.writes[kind, key] = (kind, key, value, ttl)
+        """Keep a write (refused here, as ``put`` would refuse it, and checked only here: the
+        commit's ``put_many`` is told they are, ``Checked``)."""
+        if not kind or type(value) is not bytes or (ttl is not None and not ttl > 0):
+            check_writes(((kind, key, value, ttl),), None)  # the refusal (or a bytes subclass)
+        writes = self.writes
+        if (kind, key) in writes:  # a rewrite: the last in the order made
+            del writes[kind, key]
+        writes[kind, key] = (kind, key, value, ttl)
 
-    def commit(self, *last: Write) -> None:
-        """Send what is held (and ``last``) in one call, guarded until verified; ``Stale``
-        when the guard fails (nothing written, the held writes dropped)."""
-        writes = [*self.writes.values(), *last]
+    def commit(self) -> None:
+        """Send what is held in one call, guarded until verified; ``Stale`` when the guard
+        fails (nothing written, the held writes dropped)."""
+        writes = Checked(self.writes.values())
         self.writes.clear()
-        if self.guard is None:
+        guard = self.guard
+        if guard is None:
             if writes:
                 self.backend.inner.put_many(writes)
             return
-        if not self.backend.inner.put_many(writes, self.guard):
+        if not self.backend.inner.put_many(writes, guard):
             raise Stale
         self.guard = None
-        after, self.after = self.after, []
-        for call in after:
-            call()
+        if self.after:
+            after, self.after = self.after, []
+            for call in after:
+                call()
 
 
-@contextmanager
-def holding(held: Held | None) -> Iterator[Held | None]:
-    """``held`` active in this context (None: nothing held) until the block ends."""
-    reset = _HELD.set(held)
-    try:
-        yield held
-    finally:
-        _HELD.reset(reset)
+class holding:  # lower case: used as the function it was, ``with holding(held):``
+    """``held`` active in this context (None: nothing held) until the block ends. A class, not
+    a generator: entered on every create, a few times cheaper."""
+
+    __slots__ = ("held", "reset")
+
+    def __init__(self, held: Held | None) -> None:
+        self.held = held
+        self.reset: Token[Held | None] | None = None
+
+    def __enter__(self) -> Held | None:
+        self.reset = _HELD.set(self.held)
+        return self.held
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self.reset is not None:
+            _HELD.reset(self.reset)
 
 
 def active(backend: Holding) -> Held | None:
@@ -101,7 +119,9 @@ def active(backend: Holding) -> Held | None:
 
 class Holding(StoreBackend):
     """A backend whose writes a ``Held`` may hold back (module docstring); with none active,
-    every call goes straight to ``inner``."""
+    every call goes straight to ``inner``. Never subclassed: ``type(backend) is Holding`` is
+    the test of one (``isinstance`` against a protocol's class is a Python call when false,
+    about 1.5 µs on every create on the memory store)."""
 
     def __init__(self, inner: StoreBackend) -> None:
         self.inner, self.namespace = inner, inner.namespace
