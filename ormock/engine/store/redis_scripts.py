@@ -33,20 +33,31 @@ SWEEP = 100  # expired keys a write forgets at most (``expire``)
 _COMMON = """
 local base, now = ARGV[1], tonumber(ARGV[3])
 local call = redis.call
--- the keys of one kind: its values' prefix (v), write order (o), expiry (x), sizes (s), sums (n)
+-- the keys of one kind: its values' prefix (v), write order (o), sums (n); its expiry (x) and
+-- sizes (s) made only where they are used (``xk``, ``sk``: a guard's kind, a kind without a
+-- ttl never needs them): making a string is a large part of a script's cost, Redis's Lua
+-- hashing every byte of each
 local function kind_of(name)
   return {name = name, v = base .. 'v:' .. name .. ':', o = base .. 'o:' .. name,
-          x = base .. 'x:' .. name, s = base .. 's:' .. name, n = base .. 'n:' .. name,
-          log = name == 'log'}
+          n = base .. 'n:' .. name, log = name == 'log'}
+end
+local function xk(k)
+  local made = k.x
+  if not made then made = base .. 'x:' .. k.name; k.x = made end
+  return made
+end
+local function sk(k)
+  local made = k.s
+  if not made then made = base .. 's:' .. k.name; k.s = made end
+  return made
 end
 local K = kind_of(ARGV[2])  -- the kind the call names
-local o, x, s, n = K.o, K.x, K.s, K.n
 local function vkey(key) return K.v .. key end
 -- the value of the kind k's key, or false when absent or expired (on the backend's clock)
 local function live_in(k, key)
   local value = call('GET', k.v .. key)
   if not value then return false end
-  local at = call('ZSCORE', k.x, key)
+  local at = call('ZSCORE', xk(k), key)
   if at and tonumber(at) <= now then return false end
   return value
 end
@@ -80,21 +91,23 @@ local function save(k)
     if k.had then call('HDEL', k.n, 'soon') end
   end
 end
--- the size a key held, its expiry and its size entry forgotten (the value itself stays)
-local function unsized(k, key)
-  local timed = k.soon and call('ZREM', k.x, key) == 1
+-- the size a key held (its value's key: vk), its expiry and its size entry forgotten (the
+-- value itself stays)
+local function unsized(k, key, vk)
+  local timed = k.soon and call('ZREM', xk(k), key) == 1
   if timed or k.log then
-    local size = call('HGET', k.s, key)
-    if size then call('HDEL', k.s, key) end
+    local size = call('HGET', sk(k), key)
+    if size then call('HDEL', sk(k), key) end
     return tonumber(size) or 0
   end
-  return call('STRLEN', k.v .. key)
+  return call('STRLEN', vk)
 end
 -- forget a key whose write order is already gone (ZPOPMIN, ZREM)
 local function drop(k, key)
+  local vk = k.v .. key
   k.count = k.count - 1
-  k.bytes = k.bytes - unsized(k, key)
-  call('DEL', k.v .. key)
+  k.bytes = k.bytes - unsized(k, key, vk)
+  call('DEL', vk)
 end
 -- every key is in the write order (o), so a key not there has nothing else to forget
 local function remove(k, key)
@@ -105,10 +118,10 @@ end
 -- reads never see them), then ``soon`` from what is left
 local function expire(k)
   if not k.soon or k.soon > now then return end
-  for _, key in ipairs(call('ZRANGEBYSCORE', k.x, '-inf', now, 'LIMIT', 0, SWEEP)) do
+  for _, key in ipairs(call('ZRANGEBYSCORE', xk(k), '-inf', ARGV[3], 'LIMIT', 0, SWEEP)) do
     remove(k, key)
   end
-  local first = call('ZRANGE', k.x, 0, 0, 'WITHSCORES')[2]
+  local first = call('ZRANGE', xk(k), 0, 0, 'WITHSCORES')[2]
   k.soon = tonumber(first)
 end
 -- the next write number for key, made the newest of the write order: whether it is new (ZADD
@@ -125,7 +138,7 @@ local function order(k, key)
 end
 -- a key's expiry (``at``) in the index, and ``soon`` moved to it if it is the first
 local function expires(k, key, at)
-  call('ZADD', k.x, at, key)
+  call('ZADD', xk(k), at, key)
   local when = tonumber(at)
   if not k.soon or when < k.soon then k.soon = when end
 end
@@ -139,15 +152,16 @@ end
 -- write key = value in the kind k (``state``): ttl in milliseconds ('' for none), at = when it
 -- expires (on the backend's clock)
 local function write_in(k, key, value, ttl, at)
-  if not order(k, key) then k.bytes = k.bytes - unsized(k, key) end
+  local vk = k.v .. key
+  if not order(k, key) then k.bytes = k.bytes - unsized(k, key, vk) end
   k.bytes = k.bytes + #value
   if ttl ~= '' then
-    call('SET', k.v .. key, value, 'PX', ttl)
+    call('SET', vk, value, 'PX', ttl)
     expires(k, key, at)
-    call('HSET', k.s, key, #value)
+    call('HSET', sk(k), key, #value)
   else
-    call('SET', k.v .. key, value)
-    if k.log then call('HSET', k.s, key, #value) end
+    call('SET', vk, value)
+    if k.log then call('HSET', sk(k), key, #value) end
   end
   trim(k)
 end
@@ -201,7 +215,7 @@ return value
 DELETE = _WRITES + """
 local there = call('EXISTS', vkey(ARGV[4]))
 if there == 1 then
-  local at = call('ZSCORE', x, ARGV[4])
+  local at = call('ZSCORE', xk(K), ARGV[4])
   if at and tonumber(at) <= now then there = 0 end  -- expired: not there any more
 end
 expire(state(K))
@@ -243,13 +257,13 @@ if reverse then range, rank = 'ZREVRANGE', 'ZREVRANK' end
 local start = 0
 if ARGV[5] == '1' then
   local after = ARGV[6]
-  local at = call(rank, o, after)
+  local at = call(rank, K.o, after)
   if not at or not live(after) then return page end
   start = at + 1
 end
 local batch = math.max(limit, 64)
 while true do
-  local keys = call(range, o, start, start + batch - 1)
+  local keys = call(range, K.o, start, start + batch - 1)
   for _, key in ipairs(keys) do
     if string.sub(key, 1, #prefix) == prefix then
       local value = live(key)
@@ -307,14 +321,14 @@ if last then
 end
 call('XADD', v, number .. '-1', 'v', value)
 order(K, key)
-call('HINCRBY', s, key, #value)
+call('HINCRBY', sk(K), key, #value)
 K.bytes = K.bytes + #value
 if ttl ~= '' then
   call('PEXPIRE', v, ttl)
   expires(K, key, ARGV[9])
 else
   call('PERSIST', v)
-  if K.soon then call('ZREM', x, key) end
+  if K.soon then call('ZREM', xk(K), key) end
 end
 trim(K)
 save(K)
@@ -325,7 +339,7 @@ __all__ += ["LOG_APPEND"]
 # ARGV[4] = log, ARGV[5] = the first entry's id, ARGV[6] = limit: the entries (id, fields),
 # none once the log has expired on the backend's clock
 LOG_READ = _COMMON + """
-local at = call('ZSCORE', x, ARGV[4])
+local at = call('ZSCORE', xk(K), ARGV[4])
 if at and tonumber(at) <= now then return {} end
 return call('XRANGE', vkey(ARGV[4]), ARGV[5], '+', 'COUNT', ARGV[6])
 """
