@@ -75,21 +75,26 @@ local function holds(key, must_hold, expected) return holds_in(K, key, must_hold
 # the helpers of every write, each on the kind ``k`` it is given (``kind_of``, then ``state``)
 _WRITES = _COMMON + """
 local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
--- the kind's sums (its n: hash) into k: one HMGET; ``save`` writes them back
+-- the kind's sums (its n: hash) into k: one HMGET; ``save`` writes back what changed (a number
+-- Redis is given is formatted with %.17g, a cost of its own: at the caps only the write
+-- number and the bytes change)
 local function state(k)
   local got = call('HMGET', k.n, 'seq', 'count', 'bytes', 'soon')
   k.seq, k.count, k.bytes = tonumber(got[1]) or 0, tonumber(got[2]) or 0, tonumber(got[3]) or 0
   k.soon = tonumber(got[4])  -- nil: the expiry index is empty
-  k.had = k.soon
+  k.had, k.counted, k.sized = k.soon, k.count, k.bytes
   return k
 end
 local function save(k)
-  if k.soon then
-    call('HSET', k.n, 'seq', k.seq, 'count', k.count, 'bytes', k.bytes, 'soon', k.soon)
-  else
-    call('HSET', k.n, 'seq', k.seq, 'count', k.count, 'bytes', k.bytes)
-    if k.had then call('HDEL', k.n, 'soon') end
+  local put = {'seq', k.seq}
+  if k.count ~= k.counted then put[#put + 1] = 'count'; put[#put + 1] = k.count end
+  if k.bytes ~= k.sized then put[#put + 1] = 'bytes'; put[#put + 1] = k.bytes end
+  if k.soon and k.soon ~= k.had then
+    put[#put + 1] = 'soon'
+    put[#put + 1] = k.soon_text or k.soon
   end
+  call('HSET', k.n, unpack(put))
+  if k.had and not k.soon then call('HDEL', k.n, 'soon') end
 end
 -- the size a key held (its value's key: vk), its expiry and its size entry forgotten (the
 -- value itself stays)
@@ -122,7 +127,7 @@ local function expire(k)
     remove(k, key)
   end
   local first = call('ZRANGE', xk(k), 0, 0, 'WITHSCORES')[2]
-  k.soon = tonumber(first)
+  k.soon, k.soon_text = tonumber(first), first
 end
 -- the next write number for key, made the newest of the write order: whether it is new (ZADD
 -- answers 0 for a key there already); the first write of a kind (since a clear) makes it
@@ -140,7 +145,7 @@ end
 local function expires(k, key, at)
   call('ZADD', xk(k), at, key)
   local when = tonumber(at)
-  if not k.soon or when < k.soon then k.soon = when end
+  if not k.soon or when < k.soon then k.soon, k.soon_text = when, at end
 end
 -- past a cap, the oldest go (the newest always stays): each key is dropped once, so the
 -- work of many writes is one eviction each
