@@ -18,8 +18,11 @@ hash tag, so a namespace's keys share one cluster slot):
 - ``BASE kinds``: the set of kinds written (what ``clear`` drops).
 
 Every script's ARGV starts with BASE, KIND and the time now; reads never write. A write reads
-its kind's ``n:`` hash once (``state``), works on it in Lua, and writes it back once (``save``):
-Redis's time in a script is mostly a fixed cost per ``redis.call``, so each call saved counts.
+its kind's ``n:`` hash once (``state``), works on it in Lua, and writes back what changed once
+(``save``). What a script costs Redis is mostly not its commands but what it does around them
+(its arguments copied into Lua, where every byte of each string is hashed; its helpers made
+anew each call; each ``redis.call``'s arguments and answer converted, a number formatted with
+%.17g): so commands, strings and numbers are all kept few (``bench/redis_scripts.py``).
 The helpers of the writes (``_WRITES``) each take the kind they work on, so that one script
 (``PUT_MANY``) writes to several.
 """
