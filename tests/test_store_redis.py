@@ -120,6 +120,7 @@ def test_clear_drops_its_namespace_and_nothing_else(url: str, raw: redis.Redis) 
         mine.put(kind, "a", b"1", ttl=100)
         mine.put(kind, "b", b"2")
         other.put(kind, "a", b"3")
+    assert not mine.delete("conversation", "none")  # a kind never written: nothing made
     mine.clear()
     assert list(raw.scan_iter(match="ormock:{ns:mine}:*")) == []  # nothing left behind
     assert other.get("response", "a") == b"3" and raw.get("someone:else") == b"theirs"

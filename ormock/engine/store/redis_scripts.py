@@ -85,10 +85,14 @@ local function state(k)
   local got = call('HMGET', k.n, 'seq', 'count', 'bytes', 'soon')
   k.seq, k.count, k.bytes = tonumber(got[1]) or 0, tonumber(got[2]) or 0, tonumber(got[3]) or 0
   k.soon = tonumber(got[4])  -- nil: the expiry index is empty
-  k.had, k.counted, k.sized = k.soon, k.count, k.bytes
+  k.had, k.counted, k.sized, k.numbered = k.soon, k.count, k.bytes, k.seq
   return k
 end
 local function save(k)
+  if k.seq == k.numbered and k.count == k.counted and k.bytes == k.sized
+      and k.soon == k.had then
+    return  -- nothing changed (a delete of nothing: no sums made for a kind never written)
+  end
   local put = {'seq', k.seq}
   if k.count ~= k.counted then put[#put + 1] = 'count'; put[#put + 1] = k.count end
   if k.bytes ~= k.sized then put[#put + 1] = 'bytes'; put[#put + 1] = k.bytes end
