@@ -145,3 +145,27 @@ def _count_paced(base_url: str, client: redis.Redis) -> None:
     # response and the entry in one script
     assert fast == 3
     assert slow == fast + 1  # the same step's counts, one journal write more (at its end)
+
+
+def test_a_plain_create_at_the_caps_runs_twenty_commands_in_redis(
+        redis_alone: RedisServer) -> None:
+    """Inside its one script: the guard (the stamp and its expiry), then per kind written (the
+    response, its journal entry) the sums read and written once, the write order, the value,
+    and at the caps one eviction each; a response's ttl adds its expiry and its size (31
+    before the sums were kept with the count and the sweep waited for the first expiry)."""
+    with _served(redis_alone, "--store-responses", "3") as (base_url, client):
+        sdk = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0)
+        for _ in range(5):  # past the caps of both kinds
+            assert sdk.responses.create(model="gpt-5", input="Hi there.").output_text
+        _evalsha(client)
+        client.config_resetstat()
+        for _ in range(REQUESTS):
+            assert sdk.responses.create(model="gpt-5", input="Hi there.").output_text
+        scripts = _evalsha(client)
+        stats = client.info("commandstats")
+        run = sum(int(value["calls"]) for name, value in stats.items()
+                  if name not in ("cmdstat_evalsha", "cmdstat_info", "cmdstat_config|resetstat"))
+        assert scripts == REQUESTS  # one script a create
+        assert run == 20 * REQUESTS
+        assert stats["cmdstat_zpopmin"]["calls"] == 2 * REQUESTS  # an eviction per kind
+        assert "cmdstat_zrangebyscore" not in stats and "cmdstat_zcard" not in stats

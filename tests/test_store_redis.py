@@ -120,6 +120,7 @@ def test_clear_drops_its_namespace_and_nothing_else(url: str, raw: redis.Redis) 
         mine.put(kind, "a", b"1", ttl=100)
         mine.put(kind, "b", b"2")
         other.put(kind, "a", b"3")
+    assert not mine.delete("conversation", "none")  # a kind never written: nothing made
     mine.clear()
     assert list(raw.scan_iter(match="ormock:{ns:mine}:*")) == []  # nothing left behind
     assert other.get("response", "a") == b"3" and raw.get("someone:else") == b"theirs"
@@ -255,6 +256,73 @@ def test_a_write_forgets_at_most_a_hundred_expired_keys(url: str, raw: redis.Red
     backend.put("idempotency", "newer", b"n")
     assert raw.zcard(order) == 2  # ... the rest by the next one
     assert backend.list("idempotency") == [("new", b"n"), ("newer", b"n")]
+    backend.close()
+
+
+def _sums_hold(raw: redis.Redis, kind: str) -> None:
+    """A kind's bookkeeping as the scripts keep it (``redis_scripts``) agrees with its keys:
+    the count and the bytes in ``n:`` are those of the write order's keys (a key with a ttl,
+    a log: its size in ``s:``, and only theirs; any other: its value's length), and ``soon``
+    is no later than the first expiry of the index."""
+    base = "ormock:{ns:}:"
+    keys = [bytes(k).decode() for k in raw.zrange(f"{base}o:{kind}", 0, -1)]
+    timed = {bytes(k).decode() for k in raw.zrange(f"{base}x:{kind}", 0, -1)}
+    sized = {bytes(k).decode(): int(v) for k, v in raw.hgetall(f"{base}s:{kind}").items()}
+    assert timed <= set(keys)
+    assert set(sized) == (set(keys) if kind == "log" else timed)
+    total = sum(sized[k] if k in sized else int(raw.strlen(f"{base}v:{kind}:{k}"))
+                for k in keys)
+    sums = {bytes(k).decode(): float(v) for k, v in raw.hgetall(f"{base}n:{kind}").items()}
+    assert (sums["count"], sums["bytes"]) == (len(keys), total)
+    first = raw.zrange(f"{base}x:{kind}", 0, 0, withscores=True)
+    if first:
+        assert sums["soon"] <= first[0][1]
+
+
+def test_the_sums_stay_those_of_the_keys(url: str, raw: redis.Redis) -> None:
+    now = [1_000.0]
+    backend = RedisBackend(url, max_keys=4, max_bytes=40, clock=lambda: now[0])
+    backend.put("response", "a", b"12345", ttl=10)
+    backend.put("response", "b", b"123")
+    backend.put("response", "a", b"1234567")  # a key with a ttl rewritten without one
+    backend.put("response", "b", b"12", ttl=5)  # and one without rewritten with one
+    assert backend.put_many([("response", "c", b"x" * 9, 20.0), ("response", "d", b"y", None),
+                             ("journal", "e1", b"entry", None)])
+    backend.put("response", "e", b"z" * 6)  # five keys: the oldest goes
+    assert backend.get("response", "a") is None
+    assert backend.incr("response", "n", 3) == 3
+    assert backend.compare_and_set("response", "c", b"x" * 9, b"w" * 30, ttl=50)  # bytes cap
+    assert backend.delete("response", "c")
+    now[0] += 6  # b has expired: the next write sweeps it
+    backend.put("response", "f", b"f", ttl=100)
+    assert backend.get("response", "b") is None
+    assert backend.log_append("job", 1, b"first", ttl=30)
+    assert backend.log_append("job", 2, b"second")  # the log's ttl dropped
+    assert backend.log_append("other", 1, b"o" * 30)  # the bytes cap: job goes whole
+    _sums_hold(raw, "response")
+    _sums_hold(raw, "journal")
+    _sums_hold(raw, "log")
+    assert backend.log_read("job") == [] and backend.log_read("other") == [(1, b"o" * 30)]
+    backend.close()
+
+
+def test_a_write_sweeps_only_once_a_key_can_have_expired(url: str, raw: redis.Redis) -> None:
+    now = [1_000.0]
+    backend = RedisBackend(url, clock=lambda: now[0])
+    backend.put("response", "long", b"1", ttl=3600)
+    backend.put("response", "short", b"2", ttl=60)
+    raw.config_resetstat()
+    for n in range(5):  # nothing can have expired yet: no sweep, no expiry read
+        backend.put("response", f"r{n}", b"v", ttl=3600)
+        backend.put("journal", f"e{n}", b"v")
+    assert "cmdstat_zrangebyscore" not in raw.info("commandstats")
+    now[0] += 61  # "short" has expired
+    backend.put("response", "next", b"v", ttl=3600)
+    assert raw.info("commandstats")["cmdstat_zrangebyscore"]["calls"] == 1  # swept, once
+    assert raw.zscore("ormock:{ns:}:o:response", "short") is None
+    backend.put("response", "again", b"v", ttl=3600)  # the next expiry is an hour away
+    assert raw.info("commandstats")["cmdstat_zrangebyscore"]["calls"] == 1
+    _sums_hold(raw, "response")
     backend.close()
 
 
