@@ -131,7 +131,10 @@ class ResponseRequest:
     def input_tokens(self) -> int:
         """The tokens of this request's own ``input`` items (not a parent's), counted once: a
         request the server has read before is the same object."""
-        return sum(item_tokens(item) for item in self.input)
+        total = 0
+        for item in self.input:  # a loop: no generator made, for the one item most send
+            total += item_tokens(item)
+        return total
 
     @_once
     def new_input_text(self) -> str:
@@ -139,8 +142,9 @@ class ResponseRequest:
         the history a ``previous_response_id`` brings in)."""
         return messages_text(self.input)
 
-    @property
+    @_once
     def function_tools(self) -> list[Json]:
+        """Its function tools (made once: the engine reads them twice a request)."""
         return [t for t in self.tools if t.get("type") == "function"]
 
     @property

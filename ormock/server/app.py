@@ -125,13 +125,16 @@ class _Front:
     def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
         """The namespace (and its engine when it exists) of a request the create route answers
         with nothing in front of it (its ``path_params`` set then); None for any other."""
-        name = create_namespace(scope["path"]) if scope["method"] == "POST" else None
+        if scope["method"] != "POST":
+            return None
+        path = scope["path"]
+        name = "" if path == _CREATE_PATH else create_namespace(path)
         if name is None or (self.guard is not None and not self.guard.allows(scope)):
             return None
         engine = self.namespaces.find(name)  # its profile, else the server's
         profile = engine.profile if engine is not None else self.namespaces.settings.profile
         # as this worker knows the namespace: a create that finds it changed routes again
-        if profile.error_types or self.replay.claims(name, lazily=True):
+        if profile.error_types or self.replay.claims(name, lazily=True, found=engine):
             return None
         scope["endpoint"] = self.create.create
         scope["path_params"] = {"namespace": name} if name else {}
