@@ -258,7 +258,8 @@ class _CreateResponse:
             return
         old = None
         while True:
-            held = hold(engine, unverified)
+            # without a shared store nothing is held (``hold`` says None): not asked
+            held = hold(engine, unverified) if engine.sync is not None else None
             try:
                 if held is None:  # no shared store: nothing to hold
                     ready = prepare(engine, scope["path"], headers, body, request, len(raw),
