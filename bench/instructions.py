@@ -3,6 +3,7 @@ other work on the machine does not move (wall-clock and CPU time do, on a shared
 
     python bench/instructions.py                        # every in-process case (a few minutes)
     python bench/instructions.py short-json-unique --requests 200
+    python bench/instructions.py --bare short-json-unique   # the bare Starlette app's, alike
 
 Each case runs in its own ``valgrind --tool=callgrind`` process: 50 requests to warm up, then
 ``--requests`` more, counted alone (callgrind collects only inside ``math.fsum``, which the
@@ -24,15 +25,16 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 
 
-def measured(case: str, count: int) -> None:
-    """Inside valgrind: warm up, then run ``count`` requests under ``math.fsum``."""
+def measured(case: str, count: int, bare: bool = False) -> None:
+    """Inside valgrind: warm up, then run ``count`` requests under ``math.fsum`` (``bare``:
+    through the bare Starlette app instead of ormock's)."""
     import inprocess
 
     body_case, stream, unique = inprocess.CASES[case]
     bodies = inprocess.requests(body_case, stream, unique)
     loop = inprocess.new_loop()
-    driver = inprocess.Driver(inprocess.ormock_app(body_case),
-                              lambda: json.dumps(bodies()).encode())
+    app = inprocess.bare(body_case, stream) if bare else inprocess.ormock_app(body_case)
+    driver = inprocess.Driver(app, lambda: json.dumps(bodies()).encode())
     loop.run_until_complete(driver.many(50))
 
     def run() -> Iterator[float]:
@@ -44,12 +46,12 @@ def measured(case: str, count: int) -> None:
         raise SystemExit(f"bench: the app answered {driver.status} for {case}")
 
 
-def count(case: str, requests: int) -> int:
-    """Instructions per request of ``case``."""
+def count(case: str, requests: int, bare: bool = False) -> int:
+    """Instructions per request of ``case`` (``bare``: the bare app's)."""
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=math_fsum",
          "--callgrind-out-file=/dev/null", sys.executable, __file__, "--inside", case,
-         "--requests", str(requests)],
+         "--requests", str(requests), *(["--bare"] if bare else [])],
         capture_output=True, text=True, check=False, cwd=BENCH.parent)
     match = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or match is None:
@@ -64,13 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("cases", nargs="*", metavar="CASE",
                         help=f"in-process cases (default: all): {', '.join(inprocess.CASES)}")
     parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--bare", action="store_true",
+                        help="count the bare Starlette app (bare_app.py) instead of ormock's")
     parser.add_argument("--inside", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     unknown = [case for case in args.cases if case not in inprocess.CASES]
     if unknown:
         parser.error(f"unknown case {unknown[0]!r}: choose from {', '.join(inprocess.CASES)}")
     if args.inside:
-        measured(args.inside, args.requests)
+        measured(args.inside, args.requests, args.bare)
         return 0
     if shutil.which("valgrind") is None:
         print("bench: valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)",
@@ -78,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print("| case | instructions per request |\n|---|--:|")
     for case in args.cases or list(inprocess.CASES):
-        print(f"| {case} | {count(case, args.requests):,} |", flush=True)
+        print(f"| {case} | {count(case, args.requests, args.bare):,} |", flush=True)
     return 0
 
 
