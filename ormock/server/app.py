@@ -38,7 +38,7 @@ from ormock.server.admin import admin_routes
 from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
-from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_whole
+from ormock.server.body import DEFAULT_MAX_BODY, decode_json, json_only, read_body, send_whole
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.inspector import inspector_routes
@@ -192,21 +192,6 @@ class _Front:
             raise
 
 
-def _json_only(headers: dict[str, str]) -> None:
-    """415 unless the request's ``Content-Type`` is JSON."""
-    content_type = headers.get("content-type", "")
-    if content_type != "application/json":  # the usual spelling, else its media type
-        content_type = content_type.split(";")[0].strip().lower()
-        if content_type != "application/json":
-            raise OpenResponsesError(
-                f"Content-Type must be application/json, not {content_type or 'missing'!r}; "
-                "send the request body as JSON.",
-                code="unsupported_content_type",
-                param="content-type",
-                status=415,
-            )
-
-
 def _bug(exc: Exception) -> OpenResponsesError:
     return OpenResponsesError(
         f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
@@ -246,7 +231,7 @@ class _CreateResponse:
                 # a warm engine on a shared store: the admin stamp is checked in the commit
                 # (``ormock.engine.attempt``), not read first
                 engine, unverified = self.namespaces.serve_unverified(name)
-            _json_only(headers)
+            json_only(headers)
             raw = await read_body(receive, headers.get("content-length", ""), self.max_body)
             body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
@@ -353,7 +338,7 @@ class _CreateResponse:
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         """A JSON body, read with the size limit (415 for another media type)."""
-        _json_only(headers)
+        json_only(headers)
         return await read_body(receive, headers.get("content-length", ""), self.max_body)
 
     def _parse(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:

@@ -13,7 +13,8 @@ from ormock.engine.limits import Limits
 from ormock.protocol.errors import OpenResponsesError
 from ormock.server.asgi import Receive, Send
 
-__all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "send_whole", "too_large"]
+__all__ = ["DEFAULT_MAX_BODY", "decode_json", "json_only", "read_body", "send_whole",
+           "too_large"]
 
 DEFAULT_MAX_BODY = Limits().max_body
 
@@ -43,6 +44,21 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
             raise too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def json_only(headers: Mapping[str, str]) -> None:
+    """415 ``unsupported_content_type`` unless the request's ``Content-Type`` is JSON."""
+    content_type = headers.get("content-type", "")
+    if content_type != "application/json":  # the usual spelling, else its media type
+        content_type = content_type.split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise OpenResponsesError(
+                f"Content-Type must be application/json, not {content_type or 'missing'!r}; "
+                "send the request body as JSON.",
+                code="unsupported_content_type",
+                param="content-type",
+                status=415,
+            )
 
 
 def too_large(limit: int) -> OpenResponsesError:
