@@ -234,8 +234,8 @@ def profile(name: str, top: int) -> None:
 # cumulative time it is). Depth 1 parts add up to the whole; deeper ones are within the part
 # above them.
 STAGES: list[tuple[str, int, tuple[tuple[str, str], ...]]] = [
-    ("read and check the body (`_raw_body`, `_parse`)", 1,
-     (("server/app.py", "_raw_body"), ("server/app.py", "_parse"))),
+    ("read and check the body (`read_body`, `_parse`)", 1,
+     (("server/body.py", "read_body"), ("server/app.py", "_parse"))),
     ("Idempotency-Key lookup (`idempotent`)", 1, (("server/responses_api.py", "idempotent"),)),
     ("`Engine.answer`", 1, (("engine/core.py", "answer"),)),
     ("`building.respond`", 2, (("engine/building.py", "respond"),)),

@@ -4,6 +4,7 @@ other work on the machine does not move (wall-clock and CPU time do, on a shared
     python bench/instructions.py                        # every in-process case (a few minutes)
     python bench/instructions.py short-json-unique --requests 200
     python bench/instructions.py short-json-unique --store redis   # on a redis-server of its own
+    python bench/instructions.py --bare short-json-unique   # the bare Starlette app's, alike
 
 Each case runs in its own ``valgrind --tool=callgrind`` process: 50 requests to warm up, then
 ``--requests`` more, counted alone (callgrind collects only inside ``math.fsum``, which the
@@ -29,15 +30,16 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 
 
-def measured(case: str, count: int, store: str) -> None:
-    """Inside valgrind: warm up, then run ``count`` requests under ``math.fsum``."""
+def measured(case: str, count: int, store: str, bare: bool = False) -> None:
+    """Inside valgrind: warm up, then run ``count`` requests under ``math.fsum`` (``bare``:
+    through the bare Starlette app instead of ormock's)."""
     import inprocess
 
     body_case, stream, unique = inprocess.CASES[case]
     bodies = inprocess.requests(body_case, stream, unique)
     loop = inprocess.new_loop()
-    driver = inprocess.Driver(inprocess.ormock_app(body_case, store),
-                              lambda: json.dumps(bodies()).encode())
+    app = inprocess.bare(body_case, stream) if bare else inprocess.ormock_app(body_case, store)
+    driver = inprocess.Driver(app, lambda: json.dumps(bodies()).encode())
     loop.run_until_complete(driver.many(50))
 
     def run() -> Iterator[float]:
@@ -49,12 +51,12 @@ def measured(case: str, count: int, store: str) -> None:
         raise SystemExit(f"bench: the app answered {driver.status} for {case}")
 
 
-def count(case: str, requests: int, store: str = "memory") -> int:
-    """Instructions per request of ``case`` (on ``store``)."""
+def count(case: str, requests: int, store: str = "memory", bare: bool = False) -> int:
+    """Instructions per request of ``case`` (on ``store``; ``bare``: the bare app's)."""
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=math_fsum",
          "--callgrind-out-file=/dev/null", sys.executable, __file__, "--inside", case,
-         "--requests", str(requests), "--store", store],
+         "--requests", str(requests), "--store", store, *(["--bare"] if bare else [])],
         capture_output=True, text=True, check=False, cwd=BENCH.parent)
     match = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or match is None:
@@ -72,13 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--store", default="memory",
                         help="memory (default), redis (a redis-server of the run's own), or a "
                              "--store spec")
+    parser.add_argument("--bare", action="store_true",
+                        help="count the bare Starlette app (bare_app.py) instead of ormock's")
     parser.add_argument("--inside", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     unknown = [case for case in args.cases if case not in inprocess.CASES]
     if unknown:
         parser.error(f"unknown case {unknown[0]!r}: choose from {', '.join(inprocess.CASES)}")
     if args.inside:
-        measured(args.inside, args.requests, args.store)
+        measured(args.inside, args.requests, args.store, args.bare)
         return 0
     if shutil.which("valgrind") is None:
         print("bench: valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)",
@@ -99,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"| case ({args.store}) | instructions per request |\n|---|--:|")
         for case in args.cases or list(inprocess.CASES):
             store = args.store if redis_server is None else redis_server.fresh_url()
-            print(f"| {case} | {count(case, args.requests, store):,} |", flush=True)
+            print(f"| {case} | {count(case, args.requests, store, args.bare):,} |", flush=True)
     return 0
 
 

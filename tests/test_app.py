@@ -47,6 +47,30 @@ def test_request_id_is_echoed_or_generated(http: httpx.Client) -> None:
     assert missing.headers["x-request-id"].startswith("req_")
 
 
+_ID_CHARS = "abcXYZ019-_.:~"
+_request_ids = st.one_of(st.text(alphabet=_ID_CHARS, max_size=6), st.just("a b"),
+                         st.just("x" * 201), st.just("x" * 200))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sent=st.lists(st.tuples(st.sampled_from(["x-request-id", "X-Request-ID", "x-other"]),
+                               _request_ids), max_size=3))
+def test_the_create_route_takes_the_request_id_as_every_route_does(
+        http: httpx.Client, sent: list[tuple[str, str]]) -> None:
+    # the create route decodes its headers once and finds the id among them; any other route
+    # looks for the first one: both answer with the first x-request-id sent when it is 1 to
+    # 200 visible characters, else a generated one
+    first = next((value for name, value in sent if name.lower() == "x-request-id"), None)
+    valid = first is not None and 1 <= len(first) <= 200 and " " not in first
+    for response in (http.post("/responses", json={"model": "m", "input": "x"}, headers=sent),
+                     http.get("/models", headers=sent)):
+        assert response.status_code == 200
+        given_id = response.headers.get_list("x-request-id")
+        assert given_id == [first] if valid else given_id[0].startswith("req_")
+        assert len(given_id) == 1
+
+
 @pytest.mark.parametrize(
     ("body", "param", "fragment"),
     [

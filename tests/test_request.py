@@ -11,8 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.request import content_seed, parse_request
+from ormock.protocol.errors import OpenResponsesError, invalid
+from ormock.protocol.fields import expect, type_name
+from ormock.protocol.input_items import parse_input
+from ormock.protocol.request import (
+    _OPTIONAL,
+    EXTENSION_PREFIX,
+    ResponseRequest,
+    _flags,
+    _optional_fields,
+    content_seed,
+    parse_request,
+)
+from ormock.protocol.request_tools import check_tool_choice, check_tools, echo_tool
 
 WEATHER = {
     "type": "function", "name": "get_weather", "description": "The weather in a city.",
@@ -201,3 +212,89 @@ def test_the_content_seed_is_that_of_the_sorted_json_dump(body: dict[str, Any]) 
     expected = hashlib.sha256(
         f"7:{json.dumps(stable, sort_keys=True, default=str)}".encode()).digest()[:8]
     assert content_seed(7, body) == int.from_bytes(expected, "big")
+
+
+def _parse_as_before(body: Any, *, require_model: bool = True) -> ResponseRequest:
+    """``parse_request`` as it was before its usual cases were checked inline: every field
+    through its check (``expect``, ``check_tools``, ``parse_input``)."""
+    if not isinstance(body, dict):
+        raise invalid(f"The request body must be a JSON object, not {type_name(body)}.", None,
+                      "invalid_json")
+    model = body.get("model")
+    previous = body.get("previous_response_id")
+    if previous is not None:
+        expect(previous, str, "previous_response_id", "a response id string")
+    if model is None and previous is None and require_model:
+        raise invalid("'model' is required: name the model to answer, e.g. \"gpt-4o-mini\".",
+                      "model", "missing_required_parameter")
+    if model is not None:
+        expect(model, str, "model", "a string")
+        if not model:
+            raise invalid("'model' must not be empty.", "model")
+    tools = check_tools(body.get("tools"))
+    echo: dict[str, Any] = {"tools": [echo_tool(t) for t in tools] if tools else []}
+    if model is not None:
+        echo["model"] = model
+    echo["previous_response_id"] = previous
+    tool_choice = body.get("tool_choice")
+    echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(tool_choice, tools)
+    instructions = body.get("instructions")
+    if instructions is not None:
+        expect(instructions, str, "instructions", "a string")
+        echo["instructions"] = instructions
+    parallel, store, background, stream = (body.get("parallel_tool_calls"), body.get("store"),
+                                           body.get("background"), body.get("stream"))
+    for value in (parallel, store, background, stream):
+        if value is not None and value.__class__ is not bool:
+            _flags(body)
+    if parallel is not None:
+        echo["parallel_tool_calls"] = parallel
+    if store is not None:
+        echo["store"] = store
+    if background:
+        echo["background"] = True
+        if store is False:
+            raise invalid("Background mode keeps the response: send 'store': true or leave "
+                          "it out with 'background': true.", "store", "invalid_value")
+    if not _OPTIONAL.isdisjoint(body):
+        _optional_fields(body, echo)
+    extensions = {k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)}
+    return ResponseRequest(body, model, parse_input(body.get("input")), bool(stream), previous,
+                           tools, echo, extensions)
+
+
+class _Str(str):
+    """A ``str`` that is not exactly one (a Python caller's): checked as a string."""
+
+
+_field_values = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["", "m", "resp_1", "auto"]),
+    st.builds(_Str, st.sampled_from(["", "m"])), st.just([]), st.just({}),
+    st.just([WEATHER]), st.just([{"type": "function"}]), st.just(["hi"]),
+    st.just([{"role": "user", "content": "hi"}]), st.just({"type": "function", "name": "x"}),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(body=st.one_of(
+    st.dictionaries(st.sampled_from([
+        "model", "previous_response_id", "input", "tools", "tool_choice", "instructions",
+        "parallel_tool_calls", "store", "background", "stream", "temperature", "x_own",
+        "other"]), _field_values, max_size=7),
+    st.none(), st.just([]), st.just("body")),
+    require_model=st.booleans())
+def test_parse_request_is_the_field_by_field_checks(body: Any, require_model: bool) -> None:
+    # the usual cases checked inline: the same request, or the same fault, as checking every
+    # field through its own check did
+    refused: OpenResponsesError | None = None
+    try:
+        expected = _parse_as_before(body, require_model=require_model)
+    except OpenResponsesError as error:
+        refused = error
+    if refused is None:
+        assert parse_request(body, require_model=require_model) == expected
+        return
+    with pytest.raises(OpenResponsesError) as raised:
+        parse_request(body, require_model=require_model)
+    assert (raised.value.param, raised.value.code, raised.value.message) == (
+        refused.param, refused.code, refused.message)

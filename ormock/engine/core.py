@@ -336,7 +336,10 @@ class Engine:
         entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
                              size=_body_size(body) if size is None else size)
         with self._lock, FAKER_LOCK:
-            attempt.joined(self, entry, again)  # the journal's, in place of a stale attempt's
+            if again is None and self.sync is None:  # no attempt to note without a shared
+                self.journal.append(entry)  # store (``attempt.joined``'s first step alone)
+            else:  # the journal's, in place of a stale attempt's
+                attempt.joined(self, entry, again)
             try:
                 with answering(entry, headers):
                     reply = building.respond(self, parsed or parse_request(body), headers,

@@ -131,7 +131,10 @@ class ResponseRequest:
     def input_tokens(self) -> int:
         """The tokens of this request's own ``input`` items (not a parent's), counted once: a
         request the server has read before is the same object."""
-        return sum(item_tokens(item) for item in self.input)
+        total = 0
+        for item in self.input:  # a loop: no generator made, for the one item most send
+            total += item_tokens(item)
+        return total
 
     @_once
     def new_input_text(self) -> str:
@@ -139,8 +142,9 @@ class ResponseRequest:
         the history a ``previous_response_id`` brings in)."""
         return messages_text(self.input)
 
-    @property
+    @_once
     def function_tools(self) -> list[Json]:
+        """Its function tools (made once: the engine reads them twice a request)."""
         return [t for t in self.tools if t.get("type") == "function"]
 
     @property
@@ -157,34 +161,42 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
             f"The request body must be a JSON object, not {type_name(body)}.", None,
             "invalid_json",
         )
-    model = body.get("model")
-    previous = body.get("previous_response_id")
-    if previous is not None:
+    # each check's usual case inline (an exact ``str``, an absent field), the check itself
+    # for anything else: the same faults, in the same order (tests/test_request.py holds the
+    # results equal to the field-by-field checks)
+    get = body.get
+    model = get("model")
+    previous = get("previous_response_id")
+    if previous is not None and previous.__class__ is not str:
         expect(previous, str, "previous_response_id", "a response id string")
     if model is None and previous is None and require_model:
         raise invalid("'model' is required: name the model to answer, e.g. \"gpt-4o-mini\".",
                       "model", "missing_required_parameter")
     if model is not None:
-        expect(model, str, "model", "a string")
+        if model.__class__ is not str:
+            expect(model, str, "model", "a string")
         if not model:
             raise invalid("'model' must not be empty.", "model")
-    tools = check_tools(body.get("tools"))
+    tools = get("tools")
+    tools = [] if tools is None else check_tools(tools)
     echo: Json = {"tools": [echo_tool(t) for t in tools] if tools else []}
     if model is not None:
         echo["model"] = model
     echo["previous_response_id"] = previous
-    get = body.get
     tool_choice = get("tool_choice")
     echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(tool_choice, tools)
     instructions = get("instructions")
     if instructions is not None:
-        expect(instructions, str, "instructions", "a string")
+        if instructions.__class__ is not str:
+            expect(instructions, str, "instructions", "a string")
         echo["instructions"] = instructions
     parallel, store, background, stream = (get("parallel_tool_calls"), get("store"),
                                            get("background"), get("stream"))
-    for value in (parallel, store, background, stream):
-        if value is not None and value.__class__ is not bool:
-            _flags(body)  # the first that is not true or false, in this order, is the fault
+    if ((parallel is not None and parallel.__class__ is not bool)
+            or (store is not None and store.__class__ is not bool)
+            or (background is not None and background.__class__ is not bool)
+            or (stream is not None and stream.__class__ is not bool)):
+        _flags(body)  # the first that is not true or false, in this order, is the fault
     if parallel is not None:
         echo["parallel_tool_calls"] = parallel
     if store is not None:
@@ -200,9 +212,11 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     for key in body:  # a loop, not a comprehension: most bodies have none
         if key.startswith(EXTENSION_PREFIX):
             extensions[key] = body[key]
+    given = get("input")  # a string: ``parse_input``'s one user message, made here
+    items = ([{"type": "message", "role": "user", "content": given}]
+             if given.__class__ is str else parse_input(given))
     # positional, in the fields' order: cheaper than keywords
-    return ResponseRequest(body, model, parse_input(get("input")), bool(stream), previous,
-                           tools, echo, extensions)
+    return ResponseRequest(body, model, items, bool(stream), previous, tools, echo, extensions)
 
 
 def _flags(body: Json) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -38,7 +38,7 @@ from ormock.server.admin import admin_routes
 from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
-from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body, send_whole
+from ormock.server.body import DEFAULT_MAX_BODY, decode_json, json_only, read_body, send_whole
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.inspector import inspector_routes
@@ -122,39 +122,54 @@ class _Front:
         self.server_error, self.guard = server_error, guard
         self.ids = IdFactory(seed ^ 0x5EED)
 
-    def direct(self, scope: Scope) -> bool:
-        """Whether the create route answers this request with nothing in front of it (its
-        ``path_params`` set when it does)."""
-        name = create_namespace(scope["path"]) if scope["method"] == "POST" else None
+    def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
+        """The namespace (and its engine when it exists) of a request the create route answers
+        with nothing in front of it (its ``path_params`` set then); None for any other."""
+        if scope["method"] != "POST":
+            return None
+        path = scope["path"]
+        name = "" if path == _CREATE_PATH else create_namespace(path)
         if name is None or (self.guard is not None and not self.guard.allows(scope)):
-            return False
+            return None
         engine = self.namespaces.find(name)  # its profile, else the server's
         profile = engine.profile if engine is not None else self.namespaces.settings.profile
         # as this worker knows the namespace: a create that finds it changed routes again
-        if profile.error_types or self.replay.claims(name, lazily=True):
-            return False
+        if profile.error_types or self.replay.claims(name, lazily=True, found=engine):
+            return None
         scope["endpoint"] = self.create.create
         scope["path_params"] = {"namespace": name} if name else {}
-        return True
+        return name, engine
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
-        request_id = None
-        for name, value in scope["headers"]:
-            if name == b"x-request-id":
-                text = value.decode("latin-1")
-                request_id = text if _REQUEST_ID.match(text) else None
-                break
+        route = self.direct(scope)
+        raw_headers = scope["headers"]
+        headers: dict[str, str] | None = None
+        text = None
+        if route is None:
+            for name, value in raw_headers:
+                if name == b"x-request-id":
+                    text = value.decode("latin-1")
+                    break
+        else:  # the create route's headers, decoded once: the request id among them
+            headers = {}
+            for name, value in raw_headers:  # a loop: cheaper than a comprehension
+                headers[name.decode("latin-1")] = value.decode("latin-1")
+            text = headers.get("x-request-id")
+            if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
+                text = next(v for n, v in raw_headers if n == b"x-request-id").decode(
+                    "latin-1")  # the first one, as the loop above takes
+        request_id = text if text is not None and _REQUEST_ID.match(text) else None
         if request_id is None:
             request_id = self.ids.new("req")
         header = (b"x-request-id", request_id.encode())
-        scope.setdefault("state", {})["request_id"] = request_id
         started = False
 
-        async def send_with_id(message: Message) -> None:
+        def send_with_id(message: Message) -> Awaitable[None]:
+            # a plain function handing back ``send``'s awaitable: no coroutine of its own
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
@@ -164,13 +179,13 @@ class _Front:
                         break
                 else:
                     message["headers"] = [*sent, header]
-            await send(message)
+            return send(message)
 
-        if not self.direct(scope):
+        if headers is None or route is None:
             await self.app(scope, receive, send_with_id)
             return
         try:
-            await self.create.create(scope, receive, send_with_id)
+            await self.create.create.answer(scope, receive, send_with_id, headers, *route)
         except Exception as exc:
             if not started:
                 await self.server_error(scope, exc)(scope, receive, send_with_id)
@@ -197,16 +212,27 @@ class _CreateResponse:
         self._read: OrderedDict[bytes, tuple[Any, ResponseRequest]] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The router's way in (the front's: ``answer``, the headers decoded already)."""
         headers: dict[str, str] = {}
         for name, value in scope["headers"]:  # a loop: cheaper than a comprehension
             headers[name.decode("latin-1")] = value.decode("latin-1")
-        name = scope.get("path_params", {}).get("namespace", "")
+        await self.answer(scope, receive, send, headers,
+                          scope.get("path_params", {}).get("namespace", ""), None)
+
+    async def answer(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
+                     name: str, found: Engine | None) -> None:
+        """Answer the create request of namespace ``name`` (``found``: its engine as the
+        front found it, None when it did not look)."""
         unverified = False
         try:
-            # a warm engine on a shared store: the admin stamp is checked in the commit
-            # (``ormock.engine.attempt``), not read first
-            engine, unverified = self.namespaces.serve_unverified(name)
-            raw = await self._raw_body(headers, receive)
+            if found is not None and not name and self.namespaces.backend is None:
+                engine = found  # the default namespace's, warm and not shared: ``serve``'s
+            else:
+                # a warm engine on a shared store: the admin stamp is checked in the commit
+                # (``ormock.engine.attempt``), not read first
+                engine, unverified = self.namespaces.serve_unverified(name)
+            json_only(headers)
+            raw = await read_body(receive, headers.get("content-length", ""), self.max_body)
             body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
             # a namespace dropped meanwhile answers 404, as a pull first would
@@ -217,7 +243,8 @@ class _CreateResponse:
             return
         old = None
         while True:
-            held = hold(engine, unverified)
+            # without a shared store nothing is held (``hold`` says None): not asked
+            held = hold(engine, unverified) if engine.sync is not None else None
             try:
                 if held is None:  # no shared store: nothing to hold
                     ready = prepare(engine, scope["path"], headers, body, request, len(raw),
@@ -310,17 +337,8 @@ class _CreateResponse:
         await send_error(send, _bug(exc))
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        content_type = headers.get("content-type", "")
-        if content_type != "application/json":  # the usual spelling, else its media type
-            content_type = content_type.split(";")[0].strip().lower()
-        if content_type != "application/json":
-            raise OpenResponsesError(
-                f"Content-Type must be application/json, not {content_type or 'missing'!r}; "
-                "send the request body as JSON.",
-                code="unsupported_content_type",
-                param="content-type",
-                status=415,
-            )
+        """A JSON body, read with the size limit (415 for another media type)."""
+        json_only(headers)
         return await read_body(receive, headers.get("content-length", ""), self.max_body)
 
     def _parse(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:

@@ -13,7 +13,8 @@ from ormock.engine.limits import Limits
 from ormock.protocol.errors import OpenResponsesError
 from ormock.server.asgi import Receive, Send
 
-__all__ = ["DEFAULT_MAX_BODY", "decode_json", "read_body", "send_whole", "too_large"]
+__all__ = ["DEFAULT_MAX_BODY", "decode_json", "json_only", "read_body", "send_whole",
+           "too_large"]
 
 DEFAULT_MAX_BODY = Limits().max_body
 
@@ -45,6 +46,21 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def json_only(headers: Mapping[str, str]) -> None:
+    """415 ``unsupported_content_type`` unless the request's ``Content-Type`` is JSON."""
+    content_type = headers.get("content-type", "")
+    if content_type != "application/json":  # the usual spelling, else its media type
+        content_type = content_type.split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise OpenResponsesError(
+                f"Content-Type must be application/json, not {content_type or 'missing'!r}; "
+                "send the request body as JSON.",
+                code="unsupported_content_type",
+                param="content-type",
+                status=415,
+            )
+
+
 def too_large(limit: int) -> OpenResponsesError:
     return OpenResponsesError(
         f"The request body is larger than this server's limit of {limit} bytes; "
@@ -69,19 +85,8 @@ _TRAILING = re.compile(r"[ \t\n\r]*\Z")  # what ``json`` allows after the value
 
 
 def _loads(raw: bytes | str) -> Any:
-    """``json.loads(raw, parse_constant=_no_constants)``, step for step, with one decoder. A
-    body that is one JSON object, UTF-8 (its first byte ``{``, so no BOM and no UTF-16 or 32)
-    and well formed is scanned at once (the decoder's own C scanner, without its Python
-    steps); anything else takes ``loads``' own way, with its own errors."""
-    if isinstance(raw, bytes) and raw[:1] == b"{" and raw[1:2] != b"\x00":
-        try:
-            text = raw.decode("utf-8", "surrogatepass")
-            value, end = _SCAN(text, 0)
-        except (ValueError, StopIteration, UnicodeDecodeError):
-            pass  # decoded again below, for the error ``loads`` gives
-        else:
-            if end == len(text) or _TRAILING.match(text, end):
-                return value
+    """``json.loads(raw, parse_constant=_no_constants)``, step for step, with one decoder, for
+    a body ``decode_json`` did not read at once (with ``loads``' own errors)."""
     if isinstance(raw, str):
         if raw.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
@@ -92,7 +97,20 @@ def _loads(raw: bytes | str) -> Any:
 
 def decode_json(raw: bytes | str, param: str = "body", what: str = "request body") -> Any:
     """JSON (strict: no NaN or Infinity), or a 400 ``invalid_json`` naming ``param`` that says
-    where it broke; one that nests too deeply to read is refused the same way."""
+    where it broke; one that nests too deeply to read is refused the same way.
+
+    A body that is one JSON object, UTF-8 (its first byte ``{``, so no BOM and no UTF-16 or
+    32) and well formed is scanned at once (the decoder's own C scanner, without its Python
+    steps); anything else, and every error, takes ``loads``' own way (``_loads``)."""
+    if isinstance(raw, bytes) and raw[:1] == b"{" and raw[1:2] != b"\x00":
+        try:
+            text = raw.decode("utf-8", "surrogatepass")
+            value, end = _SCAN(text, 0)
+        except (ValueError, StopIteration, UnicodeDecodeError, RecursionError):
+            pass  # decoded again below, for the error ``loads`` gives
+        else:
+            if end == len(text) or _TRAILING.match(text, end):
+                return value
     try:
         return _loads(raw)
     except RecursionError:

@@ -69,11 +69,13 @@ class ReplayRoute(BaseRoute):
             return Match.NONE, {}
         return Match.FULL, {"path_params": {"namespace": name} if name else {}}
 
-    def claims(self, name: str, *, lazily: bool = False) -> bool:
+    def claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
         cassettes or records (with a shared store, as the other processes left it; not
-        pulled first when ``lazily``: ``Namespaces.routed``)."""
-        engine = self.namespaces.routed(name, lazily=lazily)  # with a shared store: pulled
+        pulled first when ``lazily``: ``Namespaces.routed``). ``found``: its engine as the
+        caller found it (``Namespaces.find``), which without a shared store is ``routed``'s."""
+        engine = (found if found is not None and self.namespaces.backend is None
+                  else self.namespaces.routed(name, lazily=lazily))  # shared: pulled
         if engine is None:
             return not name and bool(self.namespaces.settings.cassettes)
         return bool(engine.replays) or engine.replays.upstream is not None
