@@ -346,3 +346,31 @@ def test_without_the_redis_package_the_store_says_what_to_install(
     with pytest.raises(StoreError, match=r"the store redis://:\*\*\*@127.0.0.1:6379/0 needs the "
                        r"redis package .*: pip install 'ormock\[redis\]'"):
         open_backend("redis://:pw@127.0.0.1:6379/0", Limits())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_makes_a_connection_of_its_own(url: str) -> None:
+    """The link keeps this process's id by fork hooks, not per call: a child forked after the
+    parent used its connection must make its own, or the two would read each other's answers."""
+    backend = RedisBackend(url)
+    backend.put("k", "parent", b"1")
+    parent_conn = backend._r.link._own().conn
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: its own connection, the parent's left alone
+        try:
+            backend.put("k", "child", b"2")
+            own = backend._r.link._own()
+            fine = own.conn is not parent_conn and backend.get("k", "parent") == b"1"
+            os.write(write, b"ok" if fine else b"shared")
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        answer = os.read(read, 16)
+    finally:
+        os.close(read)
+        os.waitpid(child, 0)
+    assert answer == b"ok"
+    assert backend.get("k", "child") == b"2"
+    assert backend._r.link._own().conn is parent_conn  # the parent's own is still its own

@@ -49,6 +49,18 @@ except ImportError:  # the Python packer of the connection's own
     _pack = None
 _LOST = (RedisConnectionError, RedisTimeoutError)
 
+# this process's id, kept by fork hooks rather than asked per call (``os.getpid`` is a system
+# call): a connection made before a fork is never used by the child
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
+
 
 class _Own:
     """One thread's connection and the writes it sent whose answers it has not read yet."""
@@ -56,7 +68,7 @@ class _Own:
     __slots__ = ("conn", "pending", "pid", "pool")
 
     def __init__(self, pool: redis.ConnectionPool) -> None:
-        self.pool, self.pid = pool, os.getpid()
+        self.pool, self.pid = pool, _pid
         self.conn: Any = pool.get_connection()
         self.pending: list[tuple[str, Args]] = []
 
@@ -89,7 +101,7 @@ class Link:
 
     def _own(self) -> _Own:
         own: _Own | None = getattr(self._local, "own", None)
-        if own is None or own.pid != os.getpid():
+        if own is None or own.pid != _pid:
             own = self._local.own = _Own(self.pool)
         return own
 
