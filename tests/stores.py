@@ -52,7 +52,11 @@ class RedisServer:
                 "--tls-key-file", str(self.folder / "key.pem"), "--tls-auth-clients", "no"]
                if tls else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self._wait()
+        try:
+            self._wait()
+        except BaseException:  # not up in time, or dead: neither its process nor pipe is left
+            self.stop()
+            raise
 
     @property
     def certificate(self) -> Path:
@@ -102,21 +106,24 @@ class RedisServer:
         tls = self.tls_url(0)
         if tls is not None:
             clients.append(redis.Redis.from_url(tls))
-        for client in clients:
-            while True:
-                if self.process.poll() is not None:
-                    error = self.process.stderr.read().decode() if self.process.stderr else ""
-                    log = self.folder / "redis.log"
-                    raise RuntimeError(f"redis-server exited ({self.process.returncode}): "
-                                       f"{error}{log.read_text() if log.exists() else ''}")
-                try:
-                    if client.ping():
-                        break
-                except redis.ConnectionError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
-            client.close()
+        try:
+            for client in clients:
+                while True:
+                    if self.process.poll() is not None:
+                        error = self.process.stderr.read().decode() if self.process.stderr else ""
+                        log = self.folder / "redis.log"
+                        raise RuntimeError(f"redis-server exited ({self.process.returncode}): "
+                                           f"{error}{log.read_text() if log.exists() else ''}")
+                    try:
+                        if client.ping():
+                            break
+                    except redis.ConnectionError:
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.05)
+        finally:  # each client's socket, the one that failed and those not tried too
+            for client in clients:
+                client.close()
 
     def stop(self) -> None:
         self.process.terminate()

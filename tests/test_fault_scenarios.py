@@ -28,7 +28,10 @@ FAULT_SCENARIOS = (
     "slow", "malformed-json", "crlf-framing", "event-type-mismatch", "no-done", "truncated",
 )
 HTTP_ERRORS = {"rate-limited": 429, "server-error": 500, "overloaded": 503}
-STALL_TIMEOUT = 0.25  # the client's timeout against the stall scenario
+STALL_TIMEOUT = 1.0  # the client's read timeout against the stall scenario
+# ... and its other timeouts: the stall's read timeout must not be what cuts a connect short,
+# nor a gap between two of the stall's first events on a loaded machine
+STALLED = httpx.Timeout(10.0, read=STALL_TIMEOUT)
 
 
 def namespace_of(base_url: str) -> str:
@@ -134,7 +137,7 @@ def test_the_table_covers_every_fault_scenario_both_ways() -> None:
 def test_sdk_behaviour(name: str, stream: bool, base_url: str, engine: Engine) -> None:
     seen = SEEN[name, stream]
     engine.speed = 100 if name == "slow" else 1.0
-    timeout = STALL_TIMEOUT if name == "stall" else 10.0
+    timeout = STALLED if name == "stall" else httpx.Timeout(10.0)
     got: list[str] = []
     error: BaseException | None = None
     status = None
@@ -197,9 +200,11 @@ ENDED = {"disconnect": "reset", "stall": "stalled", "truncated": "truncated"}
 
 
 def raw_stream(http: httpx.Client, name: str) -> tuple[bytes, BaseException | None]:
-    """The body bytes as they came, up to a drop or the client's read timeout."""
+    """The body bytes as they came, up to a drop or, for the stall, the client's read timeout
+    (every other stream gets a generous one: on a loaded machine a gap between two chunks can
+    outlast the stall's)."""
     received = b""
-    timeout = httpx.Timeout(5.0, read=STALL_TIMEOUT)
+    timeout = STALLED if name == "stall" else httpx.Timeout(10.0)
     try:
         with http.stream("POST", "/responses", json={"model": "m", "input": "Hi", "stream": True},
                          headers={"X-Ormock-Scenario": name}, timeout=timeout) as response:
@@ -253,7 +258,7 @@ def test_http_error_scenarios_answer_the_error_envelope(name: str, http: httpx.C
 
 
 def test_the_stall_is_held_until_the_client_leaves(base_url: str, engine: Engine) -> None:
-    with openai.OpenAI(base_url=base_url, api_key="sk-test", timeout=STALL_TIMEOUT,
+    with openai.OpenAI(base_url=base_url, api_key="sk-test", timeout=STALLED,
                        max_retries=0) as client, pytest.raises(openai.APITimeoutError):
         for _ in client.responses.create(model="ormock:stall", input="Hi", stream=True):
             pass
