@@ -112,6 +112,16 @@ def test_the_compact_form_reads_back_as_to_dict(entry: JournalEntry) -> None:
     assert decoded(sink.encoded(entry)) == json.loads(expected)
 
 
+def test_an_entry_in_the_earlier_form_reads_as_it_was_written() -> None:
+    """An entry an earlier ormock stored (its ``to_dict`` as a JSON object, as a replica not
+    yet upgraded writes it to the same Redis) is read back as it is, not refused."""
+    engine = Engine()
+    _, entry = engine.answer({"model": "gpt-5", "input": "Hi there."}, {}, transport="http")
+    backend = MemoryBackend()
+    backend.put("journal", "old:000000000001", encode_json(entry.to_dict()).encode())
+    assert SharedJournal(backend).read(10) == [json.loads(encode_json(entry.to_dict()))]
+
+
 def test_the_compact_form_is_smaller() -> None:
     """A built stream's entry is stored in under half the bytes of its ``to_dict``'s JSON."""
     engine = Engine()
