@@ -47,8 +47,6 @@ class IdFactory:
         if count < 2 or "call" in prefixes:  # a call id draws its letters another way
             return [self.new(prefix) for prefix in prefixes]
         text = self._bits(192 * count).to_bytes(24 * count, "big").hex()
-        if count == 2:  # a message's reply: its response and its message
-            return [prefixes[0] + "_" + text[48:], prefixes[1] + "_" + text[:48]]
         end = 48 * count
         return [prefix + "_" + text[end - 48 * n - 48:end - 48 * n]
                 for n, prefix in enumerate(prefixes)]

@@ -231,8 +231,7 @@ class _CreateResponse:
                 # a warm engine on a shared store: the admin stamp is checked in the commit
                 # (``ormock.engine.attempt``), not read first
                 engine, unverified = self.namespaces.serve_unverified(name)
-            json_only(headers)
-            raw = await read_body(receive, headers.get("content-length", ""), self.max_body)
+            raw = await self._raw_body(headers, receive)
             body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
             # a namespace dropped meanwhile answers 404, as a pull first would
