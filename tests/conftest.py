@@ -7,7 +7,6 @@ Open Responses schema before sending it, so every test that talks to it checks e
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,21 +19,34 @@ from ormock import OrmockServer
 
 _namespaces = itertools.count()
 
-# The HTTP clients (httpx's, and so the openai SDK's, which wraps one) a test makes as it runs,
-# closed when it ends: one it forgot to close would otherwise leave its sockets for the
-# collector to find, as an "unclosed socket" ResourceWarning (an error here) in whatever later
-# test happens to be running. Clients of wider-scoped fixtures, made before, are left alone.
-_made_by_this_test: weakref.WeakSet[httpx.Client] | None = None
-_client_init = httpx.Client.__init__
+# The HTTP clients a test makes as it runs (httpx's, and httpx2's: the openai SDK's own since
+# openai 3, which ``DefaultHttpxClient`` and every ``openai.OpenAI`` wraps), closed when it
+# ends: one it forgot to close would otherwise leave its sockets for the collector to find, as
+# an "unclosed socket" ResourceWarning (an error here) in whatever later test happens to be
+# running. They are held (not weakly: a client in a reference cycle may be collected, its
+# socket unclosed, before the test's teardown) until then. Clients of wider-scoped fixtures,
+# made before, are left alone.
+_made_by_this_test: list[Any] | None = None
 
 
-def _tracked_init(self: httpx.Client, *args: Any, **kwargs: Any) -> None:
-    _client_init(self, *args, **kwargs)
-    if _made_by_this_test is not None:
-        _made_by_this_test.add(self)
+def _tracking(cls: type[Any]) -> None:
+    made = cls.__init__
+
+    def tracked_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        if _made_by_this_test is not None:
+            _made_by_this_test.append(self)
+
+    cls.__init__ = tracked_init
 
 
-httpx.Client.__init__ = _tracked_init  # type: ignore[method-assign]
+_tracking(httpx.Client)
+try:
+    import httpx2
+except ImportError:  # an openai SDK before 3: its clients are httpx's
+    pass
+else:
+    _tracking(httpx2.Client)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,12 +68,13 @@ async def _no_app(scope: Any, receive: Any, send: Any) -> None:
 @pytest.fixture(autouse=True)
 def _clients_closed() -> Iterator[None]:
     global _made_by_this_test
-    made = _made_by_this_test = weakref.WeakSet()
+    made: list[Any] = []
+    _made_by_this_test = made
     try:
         yield
     finally:
         _made_by_this_test = None
-        for client in list(made):
+        for client in made:
             client.close()
 
 
