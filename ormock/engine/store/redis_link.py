@@ -185,9 +185,12 @@ class Link:
 
 def _fast(conn: Any) -> bool:
     """Whether a call may go straight to ``conn``'s socket and hiredis reader: connected, its
-    health check not due, its parser hiredis's (the connection's own methods otherwise: they
+    health check not due, its parser hiredis's with no answer it read ahead (some versions of
+    ``redis`` keep one a ``can_read`` found; the connection's own methods otherwise: they
     connect, check its health, read with the Python parser)."""
-    if _MORE is None or conn._sock is None or getattr(conn._parser, "_reader", None) is None:
+    parser = conn._parser
+    if _MORE is None or conn._sock is None or getattr(parser, "_reader", None) is None \
+            or getattr(parser, "_next_response", _MORE) is not _MORE:
         return False
     interval = conn.health_check_interval
     return not interval or _monotonic() <= conn.next_health_check
