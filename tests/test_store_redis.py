@@ -242,6 +242,24 @@ def test_a_connection_redis_dropped_is_made_again(url: str, raw: redis.Redis) ->
     backend.close()
 
 
+def test_a_connection_idle_past_its_health_check_is_checked_first(
+        url: str, raw: redis.Redis) -> None:
+    """A call goes straight to the socket (``redis_link._fast``) only while the connection's
+    health check is not due: past its interval, the connection's own way, a PING first."""
+    backend = RedisBackend(url)
+    backend.put("response", "a", b"1")  # this thread's connection made
+    own = backend._r.link._own()
+    raw.config_resetstat()
+    backend.get("response", "a")
+    assert "cmdstat_ping" not in raw.info("commandstats")
+    own.conn.next_health_check = 0.0  # as if idle for longer than its interval
+    assert backend.get("response", "a") == b"1"
+    assert raw.info("commandstats")["cmdstat_ping"]["calls"] == 1
+    backend.get("response", "a")  # checked: straight again
+    assert raw.info("commandstats")["cmdstat_ping"]["calls"] == 1
+    backend.close()
+
+
 def test_a_write_forgets_at_most_a_hundred_expired_keys(url: str, raw: redis.Redis) -> None:
     now = [1_000.0]
     backend = RedisBackend(url, clock=lambda: now[0])
