@@ -108,8 +108,8 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         """``put``, sent without waiting for Redis's answer (``redis_link``)."""
         self._check(kind, ttl=ttl)
         now = self._now
-        self._r.link.send("PUT", [self._base, kind, _micros(now),
-                                  *self._write(key, value, ttl, now)], wait=False)
+        self._r.link.send("PUT", [self._base, kind, repr(now), *self._write(key, value, ttl, now)],
+                          wait=False)
 
     def put_many(self, writes: Sequence[Write], guard: Guard | None = None) -> bool:
         """One script (``PUT_MANY``): one round trip, the guard checked in it."""
@@ -122,11 +122,11 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         self._open()
         r, now = self._r, self._now
         mode = "0" if guard is None else "2" if expected is None else "1"
-        args: list[str | bytes | int] = [self._base, guard_kind, str(round(now * 1e6)), mode,
-                                         guard_key, "", r.max_keys, r.max_bytes, expected or b""]
+        args: list[str | bytes | int] = [self._base, guard_kind, repr(now), mode, guard_key, "",
+                                         r.max_keys, r.max_bytes, expected or b""]
         for kind, key, value, ttl in writes:
             args += (kind, key, value, "", "") if ttl is None else (
-                kind, key, value, _ms(ttl), str(round((now + ttl) * 1e6)))
+                kind, key, value, str(max(1, math.ceil(ttl * 1000))), repr(now + ttl))
         return bool(r.link.send("PUT_MANY", args))
 
     def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
@@ -183,14 +183,15 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         r = self._r
         if ttl is None:
             return key, value, "", r.max_keys, r.max_bytes, ""
-        return key, value, _ms(ttl), r.max_keys, r.max_bytes, _micros(now + ttl)
+        return (key, value, str(max(1, math.ceil(ttl * 1000))), r.max_keys, r.max_bytes,
+                repr(now + ttl))
 
     @property
     def _now(self) -> float:
         return float(self._r.clock())
 
     def _run(self, script: str, kind: str, now: float, *args: str | bytes | int) -> Any:
-        return self._r.link.send(script, [self._base, kind, _micros(now), *args])
+        return self._r.link.send(script, [self._base, kind, repr(now), *args])
 
     # -- event logs: Redis Streams (``redis_scripts.LOG_APPEND``) -------------------------------
     def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
@@ -226,27 +227,6 @@ class RedisBackend(AppendsToLogs, StoreBackend):
 
     def _log_key(self, log: str) -> str:
         return f"{self._base}v:log:{log}"
-
-
-def _micros(seconds: float) -> str:
-    """A time on the backend's clock as the scripts take it (``now``, when a key expires):
-    whole microseconds, rounded (monotone, so a key whose time has passed is never seen live;
-    the text of an integer costs Python a third of a float's shortest ``repr``)."""
-    return str(round(seconds * 1e6))
-
-
-_TTLS: dict[float, str] = {}  # a ttl in seconds -> its text in milliseconds (``_ms``)
-
-
-def _ms(ttl: float) -> str:
-    """A ttl as ``SET ... PX`` takes it: whole milliseconds, at least 1 (the few ttls in use,
-    store-seconds, a day, a lease, made into text once)."""
-    found = _TTLS.get(ttl)
-    if found is None:
-        if len(_TTLS) >= 64:
-            _TTLS.clear()
-        found = _TTLS[ttl] = str(max(1, math.ceil(ttl * 1000)))
-    return found
 
 
 def _entry(entry: Any) -> LogEntry:

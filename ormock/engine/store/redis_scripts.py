@@ -7,9 +7,8 @@ hash tag, so a namespace's keys share one cluster slot):
 - ``BASE v:KIND:KEY``: the value (a string; with a ttl it also carries a Redis expiry, so that
   Redis frees it even if nobody touches the namespace again; a log is a stream, below);
 - ``BASE o:KIND``: a sorted set, each key scored by its write number (the write order);
-- ``BASE x:KIND``: a sorted set, each key with a ttl scored by when it expires (whole
-  microseconds, on the backend's clock: a key is gone from the moment they have passed,
-  whatever Redis's clock);
+- ``BASE x:KIND``: a sorted set, each key with a ttl scored by when it expires (seconds, on the
+  backend's clock: a key is gone from the moment they have passed, whatever Redis's clock);
 - ``BASE s:KIND``: a hash, the value size of each key with a ttl (Redis may free its value
   before a write forgets it) and of each log (a stream); any other key's is its ``STRLEN``;
 - ``BASE n:KIND``: a hash, ``seq`` (the last write number), ``count`` (the keys in the write
@@ -18,8 +17,7 @@ hash tag, so a namespace's keys share one cluster slot):
   ``now`` has passed ``soon``;
 - ``BASE kinds``: the set of kinds written (what ``clear`` drops).
 
-Every script's ARGV starts with BASE, KIND and the time now (whole microseconds, as every time
-the scripts take); reads never write. A write reads
+Every script's ARGV starts with BASE, KIND and the time now; reads never write. A write reads
 its kind's ``n:`` hash once (``state``), works on it in Lua, and writes back what changed once
 (``save``). What a script costs Redis is mostly not its commands but what it does around them
 (its arguments copied into Lua, where every byte of each string is hashed; its helpers made
