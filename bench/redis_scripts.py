@@ -55,12 +55,11 @@ def scripts_at(revision: str) -> ModuleType:
 
 
 def create_args(base: str, number: int, now: float) -> list[str | bytes | int]:
-    """The ARGV of ``PUT_MANY`` as ``RedisBackend.put_many`` builds it for a create (times in
-    whole microseconds, as it sends them; a revision that took seconds compares them alike)."""
+    """The ARGV of ``PUT_MANY`` as ``RedisBackend.put_many`` builds it for a create."""
     day = 24 * 3600
-    return [base, "admin", str(round(now * 1e6)), "1", "stamp", "", CAP, 128 * 1024 * 1024,
+    return [base, "admin", repr(now), "1", "stamp", "", CAP, 128 * 1024 * 1024,
             b"s1", "response", f"resp_{number:048x}", RESPONSE, str(30 * day * 1000),
-            str(round((now + 30 * day) * 1e6)), "journal", f"0123456789ab:{number:012d}",
+            repr(now + 30 * day), "journal", f"0123456789ab:{number:012d}",
             ENTRY, "", ""]
 
 
