@@ -13,11 +13,17 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from hypothesis import settings
 from stores import RedisServer, own_redis
 
 from ormock import OrmockServer
 
 _namespaces = itertools.count()
+
+# no deadline for a property test's examples: it would be a wall-clock assertion, which a loaded
+# machine fails (speed is measured under bench/, never asserted in a test)
+settings.register_profile("ormock", deadline=None)
+settings.load_profile("ormock")
 
 # The HTTP clients a test makes as it runs (httpx's, and httpx2's: the openai SDK's own since
 # openai 3, which ``DefaultHttpxClient`` and every ``openai.OpenAI`` wraps), closed when it
