@@ -180,7 +180,8 @@ class Feed:
     def _keep(self, entry: JournalEntry, kept: SentFrames | Reply | RawReply, size: int) -> None:
         kept_now = self._sent
         with self._lock:
-            old = kept_now.pop(entry.id, None)
+            # ``in`` first: OrderedDict.pop parses its arguments the slow way
+            old = kept_now.pop(entry.id) if entry.id in kept_now else None
             total = self._sent_bytes + size - (old[1] if old is not None else 0)
             kept_now[entry.id] = (kept, size)
             while len(kept_now) > 1 and (len(kept_now) > self.keep_count

@@ -181,7 +181,9 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         m = self._m
         keys = m.kinds.get((self.namespace, kind)) or self._kind(kind)
         entries = keys.entries
-        old = entries.pop(key, None)  # a write makes the key the newest
+        # a write makes the key the newest (``in`` first: OrderedDict.pop parses its
+        # arguments the slow way, and a new key is the usual write)
+        old = entries.pop(key) if key in entries else None
         size = keys.bytes + len(value) - (len(old[0]) if old is not None else 0)
         if ttl is None:
             entries[key] = (value, None)
