@@ -24,7 +24,7 @@ from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.compiled import Compiled
 from ormock.engine.feed import Feed
-from ormock.engine.journal import Journal, JournalEntry, answering, record
+from ormock.engine.journal import Journal, JournalEntry, failed, record
 from ormock.engine.journal_sink import JournalSink, SharedJournal, written_at_once
 from ormock.engine.replays import (
     Forward,
@@ -341,15 +341,14 @@ class Engine:
             else:  # the journal's, in place of a stale attempt's
                 attempt.joined(self, entry, again)
             try:
-                with answering(entry, headers):
-                    reply = building.respond(self, parsed or parse_request(body), headers,
-                                             entry, forced=forced, local=local,
-                                             transport=transport)
-            except attempt.Stale:  # answered again from the start (the create route)
-                raise
-            except Exception:
-                if self.sink is not None:  # an error answer is never finished: shared now,
-                    self.sink.publish(entry, wait=True)  # before the client has it
+                reply = building.respond(self, parsed or parse_request(body), headers, entry,
+                                         forced=forced, local=local, transport=transport)
+            except Exception as error:
+                failed(entry, headers, error)  # ``answering``'s work, without a ``with``
+                # a stale attempt is answered again from the start (the create route); an
+                # error answer is never finished: shared now, before the client has it
+                if self.sink is not None and not isinstance(error, attempt.Stale):
+                    self.sink.publish(entry, wait=True)
                 raise
             record(entry, reply)
             if self.sink is not None and not written_at_once(reply, body, transport):

@@ -27,6 +27,7 @@ __all__ = [
     "JournalEntry",
     "Sent",
     "events_of",
+    "failed",
     "fields_of",
     "final_response",
     "masked",
@@ -342,8 +343,14 @@ class answering:  # lower case: used as the function it was, ``with answering(..
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        if isinstance(error, OpenResponsesError):
-            error.message = scrub(error.message, self.headers)
-            self.entry.status, self.entry.error = error.status, error.envelope()["error"]
-        elif isinstance(error, Exception):
-            self.entry.status = 500
+        failed(self.entry, self.headers, error)
+
+
+def failed(entry: JournalEntry, headers: Mapping[str, str], error: BaseException | None) -> None:
+    """``answering``'s work, for a caller that catches the exception itself (``Engine.answer``:
+    a ``with`` costs a request more than a ``try``): journal how making the answer failed."""
+    if isinstance(error, OpenResponsesError):
+        error.message = scrub(error.message, headers)
+        entry.status, entry.error = error.status, error.envelope()["error"]
+    elif isinstance(error, Exception):
+        entry.status = 500
