@@ -301,10 +301,12 @@ class Engine:
 
     def elapsed(self) -> float:
         """Seconds since the engine started (the journal's clock; with a shared store, since
-        the namespace started, on the wall clock every process shares)."""
+        the namespace started, on the wall clock every process shares), to the microsecond:
+        ``round(t * 1e6) / 1e6``, the same value as ``round(t, 6)`` but for the last digit of
+        a tie, at half its cost (read twice a request)."""
         if self.sync is not None:
-            return round(time.time() - self.sync.started, 6)
-        return round(time.monotonic() - self.started, 6)
+            return round((time.time() - self.sync.started) * 1e6) / 1e6
+        return round((time.monotonic() - self.started) * 1e6) / 1e6
 
     def answer(
         self,

@@ -24,6 +24,7 @@ from ormock.protocol.input_items import (
     parse_items,
 )
 from ormock.protocol.request_tools import check_tool_choice, check_tools, echo_tool
+from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
 __all__ = [
@@ -114,18 +115,19 @@ class ResponseRequest:
     echo: Json = field(default_factory=dict)
     extensions: Json = field(default_factory=dict)  # its own top-level ``x_`` fields, as sent
     _seeds: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _text: str | None = field(default=None, repr=False, compare=False)  # its canonical body
 
     def content_seed(self, seed: int) -> int:
         """The seed of this request's content under a server seed (``content_seed``), computed
         once."""
-        value = self._seeds.get(seed)
+        seeds = self._seeds
+        value = seeds.get(seed)
         if value is None:  # the canonical body is made once, whatever the seeds asked for
-            value = self._seeds[seed] = _seed_of(seed, self._canonical)
+            text = self._text
+            if text is None:
+                text = self._text = _canonical(self.body)
+            value = seeds[seed] = _seed_of(seed, text)
         return value
-
-    @_once
-    def _canonical(self) -> str:
-        return _canonical(self.body)
 
     @_once
     def input_tokens(self) -> int:
@@ -133,7 +135,11 @@ class ResponseRequest:
         request the server has read before is the same object."""
         total = 0
         for item in self.input:  # a loop: no generator made, for the one item most send
-            total += item_tokens(item)
+            content = item.get("content")  # a text message's: ``item_tokens`` without a call
+            if content.__class__ is str and item.get("type") != "compaction":
+                total += count_tokens(content)
+            else:
+                total += item_tokens(item)
         return total
 
     @_once
