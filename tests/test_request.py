@@ -16,6 +16,7 @@ from ormock.protocol.fields import expect, type_name
 from ormock.protocol.input_items import parse_input
 from ormock.protocol.request import (
     _OPTIONAL,
+    _PLAIN,
     EXTENSION_PREFIX,
     ResponseRequest,
     _flags,
@@ -298,3 +299,11 @@ def test_parse_request_is_the_field_by_field_checks(body: Any, require_model: bo
         parse_request(body, require_model=require_model)
     assert (raised.value.param, raised.value.code, raised.value.message) == (
         refused.param, refused.code, refused.message)
+
+
+def test_a_body_of_plain_fields_sends_no_optional_field_and_no_extension() -> None:
+    # what lets ``parse_request`` skip both looks for a body of only these fields
+    assert _PLAIN.isdisjoint(_OPTIONAL)
+    assert not any(name.startswith(EXTENSION_PREFIX) for name in _PLAIN)
+    assert parse_request({"model": "m", "input": "hi", "x_own": 1}).extensions == {"x_own": 1}
+    assert parse_request({"model": "m", "temperature": 1}).echo["temperature"] == 1.0

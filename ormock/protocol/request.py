@@ -212,12 +212,13 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         if store is False:
             raise invalid("Background mode keeps the response: send 'store': true or leave "
                           "it out with 'background': true.", "store", "invalid_value")
-    if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
-        _optional_fields(body, echo)
     extensions: Json = {}
-    for key in body:  # a loop, not a comprehension: most bodies have none
-        if key.startswith(EXTENSION_PREFIX):
-            extensions[key] = body[key]
+    if not body.keys() <= _PLAIN:  # most bodies: neither an optional field nor an extension
+        if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
+            _optional_fields(body, echo)
+        for key in body:  # a loop, not a comprehension: most bodies have none
+            if key.startswith(EXTENSION_PREFIX):
+                extensions[key] = body[key]
     given = get("input")  # a string: ``parse_input``'s one user message, made here
     items = ([{"type": "message", "role": "user", "content": given}]
              if given.__class__ is str else parse_input(given))
@@ -236,6 +237,14 @@ _OPTIONAL = frozenset((
     "temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs",
     "max_output_tokens", "max_tool_calls", "truncation", "service_tier", "safety_identifier",
     "prompt_cache_key", "metadata", "text", "reasoning", "include",
+))
+# fields ``parse_request`` reads itself, or leaves to others (``conversation``,
+# ``stream_options``, ``user``): a body of only these sends no optional field (none is in
+# ``_OPTIONAL``) and no extension (none starts with ``EXTENSION_PREFIX``)
+_PLAIN = frozenset((
+    "model", "input", "stream", "stream_options", "tools", "tool_choice", "instructions",
+    "previous_response_id", "parallel_tool_calls", "store", "background", "conversation",
+    "user", "prompt",
 ))
 
 
