@@ -132,7 +132,8 @@ class Stored:
         """Its bytes in a store: a JSON header line, then the Response JSON."""
         if self._encoded is None:
             # compact JSON holds no raw line break: the first one ends the header
-            self._encoded = (self.header() + "\n").encode() + self.raw  # one copy of raw
+            raw = self._raw if self._raw is not None else self.raw  # (no property call)
+            self._encoded = (self.header() + "\n").encode() + raw  # one copy of raw
         return self._encoded
 
     def header(self) -> str:
@@ -314,15 +315,17 @@ class ResponseStore:
         decoded, lock = self._decoded, self._lock
         lock.acquire()  # not ``with``: on every keep, acquire and release cost half as much
         try:
+            # each one's size is its bytes, ``len(encode())``: read without a property call
             old = decoded.pop(response_id) if response_id in decoded else None
             if old is not None:
-                self._decoded_bytes -= old.size
+                self._decoded_bytes -= len(old._encoded or old.encode())
             if size > self.DECODED_BYTES:
                 return
             decoded[response_id] = stored
             self._decoded_bytes += size
             while len(decoded) > self.limit or self._decoded_bytes > self.DECODED_BYTES:
-                self._decoded_bytes -= decoded.popitem(last=False)[1].size
+                gone = decoded.popitem(False)[1]  # the oldest (positional: no keyword dict)
+                self._decoded_bytes -= len(gone._encoded or gone.encode())
         finally:
             lock.release()
 
