@@ -187,7 +187,7 @@ class Feed:
             kept_now[entry.id] = (kept, size)
             while len(kept_now) > 1 and (len(kept_now) > self.keep_count
                                          or total > self.keep_bytes):
-                total -= kept_now.popitem(last=False)[1][1]
+                total -= kept_now.popitem(False)[1][1]  # the oldest (no keyword dict)
             self._sent_bytes = total
         finally:
             lock.release()

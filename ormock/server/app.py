@@ -353,7 +353,7 @@ class _CreateResponse:
             return body, request
         self._read[raw] = (body, request)
         if len(self._read) > 512:
-            self._read.popitem(last=False)
+            self._read.popitem(False)  # the oldest (positional: no keyword dict made)
         return body, request
 
 
