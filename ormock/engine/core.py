@@ -24,7 +24,7 @@ from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.compiled import Compiled
 from ormock.engine.feed import Feed
-from ormock.engine.journal import Journal, JournalEntry, failed, record
+from ormock.engine.journal import Journal, JournalEntry, failed, opened, record
 from ormock.engine.journal_sink import JournalSink, SharedJournal, written_at_once
 from ormock.engine.replays import (
     Forward,
@@ -335,8 +335,8 @@ class Engine:
         matches (``respond_with``). ``again``: the entry of a stale attempt at this request,
         which this one replaces (``ormock.engine.attempt``).
         """
-        entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
-                             size=_body_size(body) if size is None else size)
+        entry = opened("POST", path, mask_headers(headers), body, self.elapsed(),
+                       _body_size(body) if size is None else size)
         # ``with self._lock, FAKER_LOCK``, spelled out: acquire and release cost half as much
         lock = self._lock
         lock.acquire()
