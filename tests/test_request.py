@@ -3,6 +3,7 @@ fault each bad field is (its ``param`` and ``code``), and what the Response echo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from typing import Any
@@ -307,3 +308,15 @@ def test_a_body_of_plain_fields_sends_no_optional_field_and_no_extension() -> No
     assert not any(name.startswith(EXTENSION_PREFIX) for name in _PLAIN)
     assert parse_request({"model": "m", "input": "hi", "x_own": 1}).extensions == {"x_own": 1}
     assert parse_request({"model": "m", "temperature": 1}).echo["temperature"] == 1.0
+
+
+def test_a_parsed_request_is_the_one_its_init_makes() -> None:
+    body = {"model": "m", "input": "hi", "x_own": {"a": 1}, "stream": True}
+    parsed = parse_request(body)
+    made = ResponseRequest(body, "m", parsed.input, True, None, [], parsed.echo,
+                           {"x_own": {"a": 1}})
+    assert parsed == made and repr(parsed) == repr(made)
+    for field in dataclasses.fields(ResponseRequest):  # every field, the hidden ones too
+        assert getattr(parsed, field.name) == getattr(made, field.name), field.name
+    assert parsed.content_seed(3) == made.content_seed(3) == content_seed(3, body)
+    assert parse_request(body)._seeds is not parsed._seeds  # each its own
