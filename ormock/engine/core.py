@@ -122,7 +122,9 @@ class Engine:
         entry.id, entry.namespace = self.feed.new_id(), self.name
 
     def _added(self, entry: JournalEntry) -> None:
-        self.feed.added(entry)
+        feed = self.feed
+        if feed.watchers:  # ``Feed.added``'s test, without its call when nobody watches
+            feed.added(entry)
 
     def reset(self, *, scenarios: bool = True) -> None:
         """Start over: responses (this namespace's keys of the store), journal, ids,
@@ -157,8 +159,8 @@ class Engine:
         self.clock = Clock(self.clock_mode)
         self.rng = random.Random(f"ormock:faults:{self.seed}")
         limits = self.limits
-        self.journal = Journal(limits.journal_entries, limits.journal_bytes, _entry_size,
-                               self._joined, self._added)
+        self.journal = Journal(limits.journal_entries, limits.journal_bytes, self._joined,
+                               self._added)
         # tracebacks of failures inside the server, the newest ones
         self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
         self.started = time.monotonic()
@@ -406,10 +408,6 @@ class Engine:
             if self.sync is not None:
                 self.sync.changed_chaos()
                 self.sync.push(self)
-
-
-def _entry_size(entry: JournalEntry) -> int:
-    return entry.size + 512  # the entry's own fields, roughly
 
 
 def _body_size(body: Any) -> int:

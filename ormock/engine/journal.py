@@ -21,11 +21,13 @@ from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.types import Json
 
 __all__ = [
+    "ENTRY_FIELDS",
     "FIELDS",
     "Ended",
     "Journal",
     "JournalEntry",
     "Sent",
+    "entry_size",
     "events_of",
     "failed",
     "fields_of",
@@ -207,20 +209,28 @@ def events_of(types: Sequence[Any], numbers: Sequence[Any], delays: Sequence[flo
     return out
 
 
-class Journal(Capped[JournalEntry]):
-    """An engine's journal: capped (``Capped``); each entry appended is given its id and
-    namespace by ``joined``, and ``added`` tells the server's feed once it is in."""
+ENTRY_FIELDS = 512  # what an entry's own fields are counted as, in bytes, roughly
 
-    def __init__(self, limit: int, max_bytes: int, size: Callable[[JournalEntry], int],
-                 joined: Callable[[JournalEntry], None],
+
+def entry_size(entry: JournalEntry) -> int:
+    """What an entry counts against the journal's bytes: its request body, and its fields."""
+    return entry.size + ENTRY_FIELDS
+
+
+class Journal(Capped[JournalEntry]):
+    """An engine's journal: capped (``Capped``, each entry counted as ``entry_size``); each
+    entry appended is given its id and namespace by ``joined``, and ``added`` tells the
+    server's feed once it is in."""
+
+    def __init__(self, limit: int, max_bytes: int, joined: Callable[[JournalEntry], None],
                  added: Callable[[JournalEntry], None]) -> None:
-        super().__init__(limit, max_bytes, size)
+        super().__init__(limit, max_bytes, entry_size)
         self.joined, self.added = joined, added
 
     def append(self, item: JournalEntry) -> None:
         self.joined(item)  # its id and namespace, before anyone can see it
         list.append(self, item)  # ``Capped.append``'s steps, one call fewer on every request
-        self.bytes += self.size(item)
+        self.bytes += item.size + ENTRY_FIELDS  # ``entry_size``, without its call
         if len(self) > self.limit or self.bytes > self.max_bytes:
             self._trim()
         self.added(item)  # then the watchers are told: they find it
