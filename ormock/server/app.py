@@ -313,9 +313,11 @@ class _CreateResponse:
             if ready.bug is not None or wire is None:
                 await self._answer_bug(scope, send, ready.bug or RuntimeError("no wire"))
                 return
-            # once the writer has started, a bug can only drop the connection
-            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire,
-                                      ahead)
+            # once the writer has started, a bug can only drop the connection; ``Feed.watch``
+            # is ``send`` itself when nobody watches (not called then)
+            feed = engine.feed
+            written = await send_wire(feed.watch(entry, send, wire.kind) if feed.watchers
+                                      else send, receive, wire, ahead)
             if ahead is None or not ahead.covers(written):
                 wrote(entry, written)
         finally:
