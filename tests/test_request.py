@@ -320,3 +320,16 @@ def test_a_parsed_request_is_the_one_its_init_makes() -> None:
         assert getattr(parsed, field.name) == getattr(made, field.name), field.name
     assert parsed.content_seed(3) == made.content_seed(3) == content_seed(3, body)
     assert parse_request(body)._seeds is not parsed._seeds  # each its own
+
+
+@pytest.mark.parametrize("body", [
+    {"model": "m", "input": "hi there, you"},
+    {"model": "m", "input": [{"role": "user", "content": "hi there"}], "tools": [WEATHER]},
+    {"model": "m", "tools": [WEATHER, {"type": "web_search"}]},
+])
+def test_the_values_made_at_parse_time_are_those_made_on_a_first_read(
+        body: dict[str, Any]) -> None:
+    parsed = parse_request(body)
+    made = ResponseRequest(body, "m", parsed.input, False, None, parsed.tools, parsed.echo, {})
+    assert (parsed.function_tools, parsed.input_tokens) == (made.function_tools,
+                                                           made.input_tokens)

@@ -230,6 +230,13 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     request.body, request.model, request.input, request.stream = body, model, items, bool(stream)
     request.previous_response_id, request.tools, request.echo = previous, tools, echo
     request.extensions, request._seeds = extensions, {}
+    # two of the values ``_once`` makes on a first read, made here, where they cost least
+    # (every answer reads both; the descriptor's call costs more than either): the function
+    # tools, and a text input's tokens (``input_tokens`` of its one message)
+    made = request.__dict__
+    made["function_tools"] = [t for t in tools if t.get("type") == "function"] if tools else []
+    if given.__class__ is str:
+        made["input_tokens"] = count_tokens(given)
     return request
 
 
