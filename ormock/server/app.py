@@ -278,19 +278,20 @@ class _CreateResponse:
     async def _send(self, scope: Scope, receive: Receive, send: Send, engine: Engine,
                     ready: Prepared) -> None:
         """Write what ``prepare`` made (the store has it all by now)."""
-        try:
-            if ready.error is not None and ready.entry is None:
-                await send_error(send, ready.error)
+        if ready.entry is None or ready.replay is not None:  # no reply of its own to write
+            try:
+                if ready.error is not None and ready.entry is None:
+                    await send_error(send, ready.error)
+                    return
+                if ready.bug is not None and ready.entry is None:
+                    await self._answer_bug(scope, send, ready.bug)
+                    return
+                if ready.replay is not None:
+                    await send_replay(send, engine, ready.replay)
+                    return
+            except OpenResponsesError as error:
+                await send_error(send, error)
                 return
-            if ready.bug is not None and ready.entry is None:
-                await self._answer_bug(scope, send, ready.bug)
-                return
-            if ready.replay is not None:
-                await send_replay(send, engine, ready.replay)
-                return
-        except OpenResponsesError as error:
-            await send_error(send, error)
-            return
         reply, entry, claim = ready.reply, ready.entry, ready.claim
         assert reply is not None
         assert entry is not None

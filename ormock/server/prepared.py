@@ -89,7 +89,9 @@ def prepare(engine: Engine, path: str, headers: dict[str, str], body: Any,
     except Exception as exc:
         entry.status = 500
         ready.bug = exc
-    if held is not None and ready.ahead is not None and ready.wire is not None:
+    if held is None:  # nothing held (no shared store): nothing to commit
+        return ready
+    if ready.ahead is not None and ready.wire is not None:
         planned = at_once(ready.wire)
         if planned is not None:  # the entry as it will be, held: made with the response
             ready.ahead(planned)

@@ -188,8 +188,9 @@ def _input_json(items: list[Json]) -> str:
                 kind, role, content = item.values()
                 if (kind == "message" and kind.__class__ is str and role.__class__ is str
                         and content.__class__ is str):
-                    return "".join(('[{"type":"message","role":', _encode_str(role),
-                                    ',"content":', _encode_str(content), "}]"))
+                    return ('[{"type":"message","role":'
+                            + ('"user"' if role == "user" else _encode_str(role))
+                            + ',"content":' + _encode_str(content) + "}]")
     found = _INPUTS.get(id(items))
     if found is not None and found[0] is items:
         return found[1]
