@@ -184,8 +184,10 @@ class _Front:
         if headers is None or route is None:
             await self.app(scope, receive, send_with_id)
             return
+        namespace, found = route  # positional below: cheaper than a starred call
         try:
-            await self.create.create.answer(scope, receive, send_with_id, headers, *route)
+            await self.create.create.answer(scope, receive, send_with_id, headers, namespace,
+                                            found)
         except Exception as exc:
             if not started:
                 await self.server_error(scope, exc)(scope, receive, send_with_id)
