@@ -52,6 +52,12 @@ __all__ = ["create_app"]
 
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+# header names as the front decoded them (the same few come with every request), the first
+# ``_NAMES_KEPT`` seen: a client sending new names never makes it grow past them
+_NAMES: dict[bytes, str] = {}
+_NAMES_KEPT = 256
+
+
 async def send_error(send: Send, error: OpenResponsesError) -> None:
     await send_whole(send, error.status, error.body(), error.headers)
 
@@ -156,8 +162,14 @@ class _Front:
                     break
         else:  # the create route's headers, decoded once: the request id among them
             headers = {}
+            names = _NAMES
             for name, value in raw_headers:  # a loop: cheaper than a comprehension
-                headers[name.decode("latin-1")] = value.decode("latin-1")
+                key = names.get(name)  # a name seen before: not decoded again
+                if key is None:
+                    key = name.decode("latin-1")
+                    if len(names) < _NAMES_KEPT:
+                        names[name] = key
+                headers[key] = value.decode("latin-1")
             text = headers.get("x-request-id")
             if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
                 text = next(v for n, v in raw_headers if n == b"x-request-id").decode(
