@@ -293,8 +293,9 @@ def wrote(entry: JournalEntry, written: Written) -> None:
     when the client left before the planned end, the events that went out whole (with the
     waits before them). When every planned event went out, the summary made with the reply
     (``record``) is of exactly those frames, and stays."""
-    entry.ended, entry.sent_bytes = written.ended, written.bytes
-    if not written.complete:
+    ended = entry.ended = written.ended
+    entry.sent_bytes = written.bytes
+    if ended == "client gone":  # not ``written.complete``: no property call per answer
         entry.sent = summarize(list(written.events), written.delays())
 
 
