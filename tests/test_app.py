@@ -317,3 +317,17 @@ def test_a_bug_that_escapes_the_create_endpoint_is_still_a_500_envelope(
     assert error["code"] == "internal_error" and "boom in the background run" in error["message"]
     assert response.headers["x-request-id"].startswith("req_")
     assert "boom in the background run" in server.namespaces.serve("escape-bug").errors[-1]
+
+
+def test_the_front_keeps_a_bounded_number_of_header_names(
+        http: httpx.Client, base_url: str, server: OrmockServer) -> None:
+    # the names it decoded are kept (the same few come with every request), never more than
+    # _NAMES_KEPT however many a client makes up; every header is still decoded
+    from ormock.server.app import _NAMES, _NAMES_KEPT
+
+    many = {f"x-made-up-{n}": str(n) for n in range(_NAMES_KEPT + 10)}
+    response = http.post("/responses", json={"model": "m", "input": "names"}, headers=many)
+    assert response.status_code == 200 and len(_NAMES) <= _NAMES_KEPT
+    namespace = base_url.rsplit("/", 2)[-2]
+    entry = server.engine(namespace).journal[-1]
+    assert {k: v for k, v in entry.headers.items() if k.startswith("x-made-up-")} == many

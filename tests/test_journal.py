@@ -4,13 +4,21 @@ raw answer ended."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 
 from ormock import RawReply
-from ormock.engine.journal import JournalEntry, final_response, masked, raw_ended, summarize
+from ormock.engine.journal import (
+    JournalEntry,
+    final_response,
+    masked,
+    opened,
+    raw_ended,
+    summarize,
+)
 from ormock.protocol.secrets import MASK
 
 Json = dict[str, Any]
@@ -115,3 +123,20 @@ def test_final_response_is_the_terminal_snapshot() -> None:
 ])
 def test_raw_ended(reply: RawReply, ended: str) -> None:
     assert raw_ended(reply) == ended
+
+
+def test_an_opened_entry_is_the_one_its_init_makes() -> None:
+    body, headers = {"model": "m"}, {"x-trace": "t"}
+    made, opened_one = (JournalEntry("POST", "/v1/responses", headers, body, at=1.5, size=30),
+                        opened("POST", "/v1/responses", headers, body, 1.5, 30))
+    assert opened_one == made and repr(opened_one) == repr(made)
+    assert opened_one.to_dict() == made.to_dict()
+    for field in dataclasses.fields(JournalEntry):  # every field, the hidden ``sent`` too
+        assert getattr(opened_one, field.name) == getattr(made, field.name), field.name
+    other = opened("POST", "/v1/responses", {}, {}, 0.0, 0)
+    for name in ("faults", "struck", "skipped", "reply_headers"):  # its own, not shared
+        assert getattr(other, name) is not getattr(opened_one, name)
+    opened_one.faults.append("f")
+    opened_one.status, opened_one.sent = 200, summarize(_stream(), None)
+    assert other.faults == [] and other.status == 0 and other.sent is None
+    assert dataclasses.replace(opened_one, status=201).faults == ["f"]

@@ -3,6 +3,7 @@ fault each bad field is (its ``param`` and ``code``), and what the Response echo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from typing import Any
@@ -16,6 +17,7 @@ from ormock.protocol.fields import expect, type_name
 from ormock.protocol.input_items import parse_input
 from ormock.protocol.request import (
     _OPTIONAL,
+    _PLAIN,
     EXTENSION_PREFIX,
     ResponseRequest,
     _flags,
@@ -298,3 +300,36 @@ def test_parse_request_is_the_field_by_field_checks(body: Any, require_model: bo
         parse_request(body, require_model=require_model)
     assert (raised.value.param, raised.value.code, raised.value.message) == (
         refused.param, refused.code, refused.message)
+
+
+def test_a_body_of_plain_fields_sends_no_optional_field_and_no_extension() -> None:
+    # what lets ``parse_request`` skip both looks for a body of only these fields
+    assert _PLAIN.isdisjoint(_OPTIONAL)
+    assert not any(name.startswith(EXTENSION_PREFIX) for name in _PLAIN)
+    assert parse_request({"model": "m", "input": "hi", "x_own": 1}).extensions == {"x_own": 1}
+    assert parse_request({"model": "m", "temperature": 1}).echo["temperature"] == 1.0
+
+
+def test_a_parsed_request_is_the_one_its_init_makes() -> None:
+    body = {"model": "m", "input": "hi", "x_own": {"a": 1}, "stream": True}
+    parsed = parse_request(body)
+    made = ResponseRequest(body, "m", parsed.input, True, None, [], parsed.echo,
+                           {"x_own": {"a": 1}})
+    assert parsed == made and repr(parsed) == repr(made)
+    for field in dataclasses.fields(ResponseRequest):  # every field, the hidden ones too
+        assert getattr(parsed, field.name) == getattr(made, field.name), field.name
+    assert parsed.content_seed(3) == made.content_seed(3) == content_seed(3, body)
+    assert parse_request(body)._seeds is not parsed._seeds  # each its own
+
+
+@pytest.mark.parametrize("body", [
+    {"model": "m", "input": "hi there, you"},
+    {"model": "m", "input": [{"role": "user", "content": "hi there"}], "tools": [WEATHER]},
+    {"model": "m", "tools": [WEATHER, {"type": "web_search"}]},
+])
+def test_the_values_made_at_parse_time_are_those_made_on_a_first_read(
+        body: dict[str, Any]) -> None:
+    parsed = parse_request(body)
+    made = ResponseRequest(body, "m", parsed.input, False, None, parsed.tools, parsed.echo, {})
+    assert (parsed.function_tools, parsed.input_tokens) == (made.function_tools,
+                                                           made.input_tokens)

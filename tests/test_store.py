@@ -216,3 +216,26 @@ def test_a_records_header_is_the_json_of_its_fields(
         header["deleted"] = True
     assert stored.encode() == (encode_json(header) + "\n").encode() + b"{}"
     assert Stored.decode(stored.encode()).input == new_input
+
+
+@settings(max_examples=200, deadline=None)
+@given(role=st.text(max_size=6) | st.integers(), content=st.text(max_size=12) | st.none(),
+       kind=st.sampled_from(["message", "other"]),
+       order=st.permutations(["type", "role", "content"]))
+def test_a_one_message_input_is_written_as_the_encoder_writes_it(
+        role: Any, content: Any, kind: str, order: list[str]) -> None:
+    # the usual input (one text message, as ``parse_request`` makes it) is written key by
+    # key; any other shape or key order by the encoder: the same text either way
+    values = {"type": kind, "role": role, "content": content}
+    item = {key: values[key] for key in order}
+    stored = Stored(None, [item], raw=b"{}")
+    header = {"parent": None, "input": [item], "context_tokens": 0}
+    assert stored.encode() == (encode_json(header) + "\n").encode() + b"{}"
+
+
+def test_a_text_message_with_line_separators_is_written_escaped() -> None:
+    stored = Stored(None, [user("a\u2028b\u0085c\ud800 é")], raw=b"{}")
+    head = stored.encode().partition(b"\n")[0].decode()
+    assert head == encode_json({"parent": None, "input": [user("a\u2028b\u0085c\ud800 é")],
+                                "context_tokens": 0})
+    assert "\\u2028" in head and "\\u0085" in head and "\\ud800" in head and "é" in head

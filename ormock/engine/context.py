@@ -57,7 +57,8 @@ def item_tokens(items: list[Json]) -> int:
 
 
 def input_tokens(request: ResponseRequest, context_tokens: int) -> int:
-    total = context_tokens + count_tokens(request.echo.get("instructions") or "")
+    instructions = request.echo.get("instructions")
+    total = context_tokens + count_tokens(instructions) if instructions else context_tokens
     for tool in request.function_tools:
         total += count_tokens(encode_json(tool))
     return total

@@ -24,7 +24,7 @@ from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.compiled import Compiled
 from ormock.engine.feed import Feed
-from ormock.engine.journal import Journal, JournalEntry, answering, record
+from ormock.engine.journal import Journal, JournalEntry, failed, opened, record
 from ormock.engine.journal_sink import JournalSink, SharedJournal, written_at_once
 from ormock.engine.replays import (
     Forward,
@@ -122,7 +122,9 @@ class Engine:
         entry.id, entry.namespace = self.feed.new_id(), self.name
 
     def _added(self, entry: JournalEntry) -> None:
-        self.feed.added(entry)
+        feed = self.feed
+        if feed.watchers:  # ``Feed.added``'s test, without its call when nobody watches
+            feed.added(entry)
 
     def reset(self, *, scenarios: bool = True) -> None:
         """Start over: responses (this namespace's keys of the store), journal, ids,
@@ -157,8 +159,8 @@ class Engine:
         self.clock = Clock(self.clock_mode)
         self.rng = random.Random(f"ormock:faults:{self.seed}")
         limits = self.limits
-        self.journal = Journal(limits.journal_entries, limits.journal_bytes, _entry_size,
-                               self._joined, self._added)
+        self.journal = Journal(limits.journal_entries, limits.journal_bytes, self._joined,
+                               self._added)
         # tracebacks of failures inside the server, the newest ones
         self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
         self.started = time.monotonic()
@@ -301,10 +303,12 @@ class Engine:
 
     def elapsed(self) -> float:
         """Seconds since the engine started (the journal's clock; with a shared store, since
-        the namespace started, on the wall clock every process shares)."""
+        the namespace started, on the wall clock every process shares), to the microsecond:
+        ``round(t * 1e6) / 1e6``, the same value as ``round(t, 6)`` but for the last digit of
+        a tie, at half its cost (read twice a request)."""
         if self.sync is not None:
-            return round(time.time() - self.sync.started, 6)
-        return round(time.monotonic() - self.started, 6)
+            return round((time.time() - self.sync.started) * 1e6) / 1e6
+        return round((time.monotonic() - self.started) * 1e6) / 1e6
 
     def answer(
         self,
@@ -333,27 +337,36 @@ class Engine:
         matches (``respond_with``). ``again``: the entry of a stale attempt at this request,
         which this one replaces (``ormock.engine.attempt``).
         """
-        entry = JournalEntry("POST", path, mask_headers(headers), body, at=self.elapsed(),
-                             size=_body_size(body) if size is None else size)
-        with self._lock, FAKER_LOCK:
-            if again is None and self.sync is None:  # no attempt to note without a shared
-                self.journal.append(entry)  # store (``attempt.joined``'s first step alone)
-            else:  # the journal's, in place of a stale attempt's
-                attempt.joined(self, entry, again)
+        entry = opened("POST", path, mask_headers(headers), body, self.elapsed(),
+                       _body_size(body) if size is None else size)
+        # ``with self._lock, FAKER_LOCK``, spelled out: acquire and release cost half as much
+        lock = self._lock
+        lock.acquire()
+        try:
+            FAKER_LOCK.acquire()
             try:
-                with answering(entry, headers):
+                if again is None and self.sync is None:  # no attempt to note without a
+                    self.journal.append(entry)  # shared store (``attempt.joined``'s first step)
+                else:  # the journal's, in place of a stale attempt's
+                    attempt.joined(self, entry, again)
+                try:
                     reply = building.respond(self, parsed or parse_request(body), headers,
                                              entry, forced=forced, local=local,
                                              transport=transport)
-            except attempt.Stale:  # answered again from the start (the create route)
-                raise
-            except Exception:
-                if self.sink is not None:  # an error answer is never finished: shared now,
-                    self.sink.publish(entry, wait=True)  # before the client has it
-                raise
-            record(entry, reply)
-            if self.sink is not None and not written_at_once(reply, body, transport):
-                self.sink.publish(entry)  # seen by other workers while it is written
+                except Exception as error:
+                    failed(entry, headers, error)  # ``answering``'s work, without a ``with``
+                    # a stale attempt is answered again from the start (the create route);
+                    # an error answer is never finished: shared now, before the client has it
+                    if self.sink is not None and not isinstance(error, attempt.Stale):
+                        self.sink.publish(entry, wait=True)
+                    raise
+                record(entry, reply)
+                if self.sink is not None and not written_at_once(reply, body, transport):
+                    self.sink.publish(entry)  # seen by other workers while it is written
+            finally:
+                FAKER_LOCK.release()
+        finally:
+            lock.release()
         if transport is None:  # a Python caller's: kept by reference for the inspector
             self.feed.planned(entry, reply)
         if self.on_reply:  # an attempt that may be stale runs them once it is not
@@ -395,10 +408,6 @@ class Engine:
             if self.sync is not None:
                 self.sync.changed_chaos()
                 self.sync.push(self)
-
-
-def _entry_size(entry: JournalEntry) -> int:
-    return entry.size + 512  # the entry's own fields, roughly
 
 
 def _body_size(body: Any) -> int:

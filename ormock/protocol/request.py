@@ -24,6 +24,7 @@ from ormock.protocol.input_items import (
     parse_items,
 )
 from ormock.protocol.request_tools import check_tool_choice, check_tools, echo_tool
+from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
 __all__ = [
@@ -114,18 +115,19 @@ class ResponseRequest:
     echo: Json = field(default_factory=dict)
     extensions: Json = field(default_factory=dict)  # its own top-level ``x_`` fields, as sent
     _seeds: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _text: str | None = field(default=None, repr=False, compare=False)  # its canonical body
 
     def content_seed(self, seed: int) -> int:
         """The seed of this request's content under a server seed (``content_seed``), computed
         once."""
-        value = self._seeds.get(seed)
+        seeds = self._seeds
+        value = seeds.get(seed)
         if value is None:  # the canonical body is made once, whatever the seeds asked for
-            value = self._seeds[seed] = _seed_of(seed, self._canonical)
+            text = self._text
+            if text is None:
+                text = self._text = _canonical(self.body)
+            value = seeds[seed] = _seed_of(seed, text)
         return value
-
-    @_once
-    def _canonical(self) -> str:
-        return _canonical(self.body)
 
     @_once
     def input_tokens(self) -> int:
@@ -133,7 +135,11 @@ class ResponseRequest:
         request the server has read before is the same object."""
         total = 0
         for item in self.input:  # a loop: no generator made, for the one item most send
-            total += item_tokens(item)
+            content = item.get("content")  # a text message's: ``item_tokens`` without a call
+            if content.__class__ is str and item.get("type") != "compaction":
+                total += count_tokens(content)
+            else:
+                total += item_tokens(item)
         return total
 
     @_once
@@ -206,17 +212,35 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         if store is False:
             raise invalid("Background mode keeps the response: send 'store': true or leave "
                           "it out with 'background': true.", "store", "invalid_value")
-    if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
-        _optional_fields(body, echo)
     extensions: Json = {}
-    for key in body:  # a loop, not a comprehension: most bodies have none
-        if key.startswith(EXTENSION_PREFIX):
-            extensions[key] = body[key]
+    if not body.keys() <= _PLAIN:  # most bodies: neither an optional field nor an extension
+        if not _OPTIONAL.isdisjoint(body):  # each check below passes a field that is absent
+            _optional_fields(body, echo)
+        for key in body:  # a loop, not a comprehension: most bodies have none
+            if key.startswith(EXTENSION_PREFIX):
+                extensions[key] = body[key]
     given = get("input")  # a string: ``parse_input``'s one user message, made here
     items = ([{"type": "message", "role": "user", "content": given}]
              if given.__class__ is str else parse_input(given))
-    # positional, in the fields' order: cheaper than keywords
-    return ResponseRequest(body, model, items, bool(stream), previous, tools, echo, extensions)
+    # ``ResponseRequest(body, model, items, bool(stream), previous, tools, echo,
+    # extensions)``, made without the dataclass's ``__init__`` (a quarter cheaper): its
+    # fields set, ``_text`` read from the class's default (tests/test_request.py holds the
+    # two equal)
+    request: ResponseRequest = _new(ResponseRequest)
+    request.body, request.model, request.input, request.stream = body, model, items, bool(stream)
+    request.previous_response_id, request.tools, request.echo = previous, tools, echo
+    request.extensions, request._seeds = extensions, {}
+    # two of the values ``_once`` makes on a first read, made here, where they cost least
+    # (every answer reads both; the descriptor's call costs more than either): the function
+    # tools, and a text input's tokens (``input_tokens`` of its one message)
+    made = request.__dict__
+    made["function_tools"] = [t for t in tools if t.get("type") == "function"] if tools else []
+    if given.__class__ is str:
+        made["input_tokens"] = count_tokens(given)
+    return request
+
+
+_new = object.__new__
 
 
 def _flags(body: Json) -> None:
@@ -230,6 +254,14 @@ _OPTIONAL = frozenset((
     "temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs",
     "max_output_tokens", "max_tool_calls", "truncation", "service_tier", "safety_identifier",
     "prompt_cache_key", "metadata", "text", "reasoning", "include",
+))
+# fields ``parse_request`` reads itself, or leaves to others (``conversation``,
+# ``stream_options``, ``user``): a body of only these sends no optional field (none is in
+# ``_OPTIONAL``) and no extension (none starts with ``EXTENSION_PREFIX``)
+_PLAIN = frozenset((
+    "model", "input", "stream", "stream_options", "tools", "tool_choice", "instructions",
+    "previous_response_id", "parallel_tool_calls", "store", "background", "conversation",
+    "user", "prompt",
 ))
 
 

@@ -52,6 +52,12 @@ __all__ = ["create_app"]
 
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+# header names as the front decoded them (the same few come with every request), the first
+# ``_NAMES_KEPT`` seen: a client sending new names never makes it grow past them
+_NAMES: dict[bytes, str] = {}
+_NAMES_KEPT = 256
+
+
 async def send_error(send: Send, error: OpenResponsesError) -> None:
     await send_whole(send, error.status, error.body(), error.headers)
 
@@ -156,8 +162,14 @@ class _Front:
                     break
         else:  # the create route's headers, decoded once: the request id among them
             headers = {}
+            names = _NAMES
             for name, value in raw_headers:  # a loop: cheaper than a comprehension
-                headers[name.decode("latin-1")] = value.decode("latin-1")
+                key = names.get(name)  # a name seen before: not decoded again
+                if key is None:
+                    key = name.decode("latin-1")
+                    if len(names) < _NAMES_KEPT:
+                        names[name] = key
+                headers[key] = value.decode("latin-1")
             text = headers.get("x-request-id")
             if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
                 text = next(v for n, v in raw_headers if n == b"x-request-id").decode(
@@ -184,8 +196,10 @@ class _Front:
         if headers is None or route is None:
             await self.app(scope, receive, send_with_id)
             return
+        namespace, found = route  # positional below: cheaper than a starred call
         try:
-            await self.create.create.answer(scope, receive, send_with_id, headers, *route)
+            await self.create.create.answer(scope, receive, send_with_id, headers, namespace,
+                                            found)
         except Exception as exc:
             if not started:
                 await self.server_error(scope, exc)(scope, receive, send_with_id)
@@ -278,19 +292,20 @@ class _CreateResponse:
     async def _send(self, scope: Scope, receive: Receive, send: Send, engine: Engine,
                     ready: Prepared) -> None:
         """Write what ``prepare`` made (the store has it all by now)."""
-        try:
-            if ready.error is not None and ready.entry is None:
-                await send_error(send, ready.error)
+        if ready.entry is None or ready.replay is not None:  # no reply of its own to write
+            try:
+                if ready.error is not None and ready.entry is None:
+                    await send_error(send, ready.error)
+                    return
+                if ready.bug is not None and ready.entry is None:
+                    await self._answer_bug(scope, send, ready.bug)
+                    return
+                if ready.replay is not None:
+                    await send_replay(send, engine, ready.replay)
+                    return
+            except OpenResponsesError as error:
+                await send_error(send, error)
                 return
-            if ready.bug is not None and ready.entry is None:
-                await self._answer_bug(scope, send, ready.bug)
-                return
-            if ready.replay is not None:
-                await send_replay(send, engine, ready.replay)
-                return
-        except OpenResponsesError as error:
-            await send_error(send, error)
-            return
         reply, entry, claim = ready.reply, ready.entry, ready.claim
         assert reply is not None
         assert entry is not None
@@ -313,9 +328,11 @@ class _CreateResponse:
             if ready.bug is not None or wire is None:
                 await self._answer_bug(scope, send, ready.bug or RuntimeError("no wire"))
                 return
-            # once the writer has started, a bug can only drop the connection
-            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire,
-                                      ahead)
+            # once the writer has started, a bug can only drop the connection; ``Feed.watch``
+            # is ``send`` itself when nobody watches (not called then)
+            feed = engine.feed
+            written = await send_wire(feed.watch(entry, send, wire.kind) if feed.watchers
+                                      else send, receive, wire, ahead)
             if ahead is None or not ahead.covers(written):
                 wrote(entry, written)
         finally:
@@ -353,7 +370,7 @@ class _CreateResponse:
             return body, request
         self._read[raw] = (body, request)
         if len(self._read) > 512:
-            self._read.popitem(last=False)
+            self._read.popitem(False)  # the oldest (positional: no keyword dict made)
         return body, request
 
 

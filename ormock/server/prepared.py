@@ -33,10 +33,10 @@ class Prepared:
     __slots__ = ("ahead", "background", "bug", "claim", "entry", "error", "replay", "reply",
                  "wire")
 
-    def __init__(self, *, error: OpenResponsesError | None = None,
-                 bug: Exception | None = None, replay: IdempotencyRecord | None = None,
-                 reply: Reply | RawReply | None = None, entry: JournalEntry | None = None,
-                 claim: Claim | None = None) -> None:
+    def __init__(self, reply: Reply | RawReply | None = None, entry: JournalEntry | None = None,
+                 claim: Claim | None = None, error: OpenResponsesError | None = None,
+                 bug: Exception | None = None, replay: IdempotencyRecord | None = None
+                 ) -> None:  # positional: a reply's is made on every answer (keywords cost)
         self.error, self.bug, self.replay = error, bug, replay
         self.reply, self.entry, self.claim = reply, entry, claim
         self.background = False
@@ -73,7 +73,7 @@ def prepare(engine: Engine, path: str, headers: dict[str, str], body: Any,
     except Exception as exc:
         commit(held)
         return Prepared(bug=exc)
-    ready = Prepared(reply=reply, entry=entry, claim=claim)
+    ready = Prepared(reply, entry, claim)
     if (isinstance(reply, Reply) and isinstance(body, dict)
             and body.get("background") is True and entry.response_id is not None):
         ready.background = True
@@ -89,7 +89,9 @@ def prepare(engine: Engine, path: str, headers: dict[str, str], body: Any,
     except Exception as exc:
         entry.status = 500
         ready.bug = exc
-    if held is not None and ready.ahead is not None and ready.wire is not None:
+    if held is None:  # nothing held (no shared store): nothing to commit
+        return ready
+    if ready.ahead is not None and ready.wire is not None:
         planned = at_once(ready.wire)
         if planned is not None:  # the entry as it will be, held: made with the response
             ready.ahead(planned)

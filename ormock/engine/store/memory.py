@@ -14,7 +14,7 @@ from typing import Any
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.store.memory_backend import MemoryBackend
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.sse import encode_json
+from ormock.protocol.sse import _encode_str, encode_json
 from ormock.protocol.types import Json
 
 __all__ = ["ResponseStore", "Stored", "check_call_outputs"]
@@ -132,7 +132,8 @@ class Stored:
         """Its bytes in a store: a JSON header line, then the Response JSON."""
         if self._encoded is None:
             # compact JSON holds no raw line break: the first one ends the header
-            self._encoded = (self.header() + "\n").encode() + self.raw  # one copy of raw
+            raw = self._raw if self._raw is not None else self.raw  # (no property call)
+            self._encoded = (self.header() + "\n").encode() + raw  # one copy of raw
         return self._encoded
 
     def header(self) -> str:
@@ -176,7 +177,20 @@ def _input_json(items: list[Json]) -> str:
     """``encode_json(items)``, remembered by the list's identity among the newest 256: a
     repeated request is the same parsed request (the server remembers the bodies it read), so
     its input is encoded once, not with every response it is stored with (plain dict steps,
-    atomic: shared by every store and thread)."""
+    atomic: shared by every store and thread). The input most requests send, one message of
+    text (``"input": "..."``, as ``parse_request`` makes it), is written key by key: the
+    same text (tests/test_store.py holds it) without the encoder's walk."""
+    if len(items) == 1:
+        item = items[0]
+        if item.__class__ is dict and len(item) == 3:
+            first, second, third = item
+            if first == "type" and second == "role" and third == "content":
+                kind, role, content = item.values()
+                if (kind == "message" and kind.__class__ is str and role.__class__ is str
+                        and content.__class__ is str):
+                    return ('[{"type":"message","role":'
+                            + ('"user"' if role == "user" else _encode_str(role))
+                            + ',"content":' + _encode_str(content) + "}]")
     found = _INPUTS.get(id(items))
     if found is not None and found[0] is items:
         return found[1]
@@ -299,17 +313,22 @@ class ResponseStore:
 
     def _remember(self, response_id: str, stored: Stored, size: int) -> None:
         """Keep ``stored`` (``size``: its bytes in the backend) decoded."""
-        decoded = self._decoded
-        with self._lock:
-            old = decoded.pop(response_id, None)
+        decoded, lock = self._decoded, self._lock
+        lock.acquire()  # not ``with``: on every keep, acquire and release cost half as much
+        try:
+            # each one's size is its bytes, ``len(encode())``: read without a property call
+            old = decoded.pop(response_id) if response_id in decoded else None
             if old is not None:
-                self._decoded_bytes -= old.size
+                self._decoded_bytes -= len(old._encoded or old.encode())
             if size > self.DECODED_BYTES:
                 return
             decoded[response_id] = stored
             self._decoded_bytes += size
             while len(decoded) > self.limit or self._decoded_bytes > self.DECODED_BYTES:
-                self._decoded_bytes -= decoded.popitem(last=False)[1].size
+                gone = decoded.popitem(False)[1]  # the oldest (positional: no keyword dict)
+                self._decoded_bytes -= len(gone._encoded or gone.encode())
+        finally:
+            lock.release()
 
     def pop(self, response_id: str, default: Any = None) -> Any:
         found = self.get(response_id)
