@@ -142,7 +142,7 @@ class Template:
     after: tuple[str, ...]
     delta: str
     counted: bool  # usage counted (False: null)
-    step_reply: StepReply | None
+    own: StepReply | None  # the step whose own ``usage:`` counts a fill lays over the counted
     status: str
     store: bool
     completed: bool
@@ -173,11 +173,11 @@ class Template:
         if self.counted:
             if output < 0:
                 output = tokens(words) if words is not None else count_tokens(text)
-            if self.step_reply is None:
+            if self.own is None:  # counted: the usage JSON's format filled
                 usage = _USAGE_FORMAT % (input_tokens, output, input_tokens + output)
             else:
                 final = {"usage": usage_object(input_tokens, output)}
-                self.step_reply.own_usage(final)
+                self.own.own_usage(final)
                 usage = encode_json(final["usage"]).encode()
         values: list[Any] = [*map(str.encode, fresh), created, completed,
                              b'"%s"' % text.encode() if words is not None
@@ -264,7 +264,9 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
         head=head, tail=tail, first=first, kind=kind, message=msg, chunk=chunk,
         by_words=chunk is chunker("words"), deltas=DeltaFormat(kind, 0, 0),
         before=tuple(renamed[:first]), after=tuple(renamed[end:]), delta=kind,
-        counted=counted, step_reply=step_reply, status=str(final["status"]),
+        counted=counted,
+        own=step_reply if step_reply is not None and isinstance(step_reply.usage, dict) else None,
+        status=str(final["status"]),
         store=bool(final.get("store", True)), completed=final.get("completed_at") is not None)
 
 
