@@ -182,14 +182,28 @@ class Lorem:
         return self.words(1)[0]
 
     def sentence(self, nb_words: int = 6, variable_nb_words: bool = True) -> str:
+        return self.cut_sentence(nb_words, variable_nb_words)[0]
+
+    def cut_sentence(self, nb_words: int = 6, variable_nb_words: bool = True
+                     ) -> tuple[str, list[str] | None]:
+        """``sentence``, and its words (it split at its spaces) when Faker's are ASCII
+        letters (its English list): each of them one token, but the last, two with its full
+        stop (``ormock.engine.text_cuts``' rules), so that the sentence's tokens are one more
+        than its words, after a space or not. None: not cut."""
         prose = self.prose
         count = max(1, nb_words * (60 + prose.draw() % 81) // 100) \
             if variable_nb_words and nb_words > 0 else nb_words  # ``_count``, inlined
         if count <= 0:
-            return ""
-        words = _words(prose.take(count))
-        first = words[0]
-        return first.title() + " ".join(words)[len(first):] + "."  # the first word titled
+            return "", None
+        draws = prose.take(count)
+        cased = Prose._cased if Prose._cased is not None else Prose.cased()
+        if cased:  # the first word titled (as ``title`` does an ASCII word), the rest as drawn
+            words = [cased[0][draws[0]], *_words(draws[1:])]
+            words[-1] += "."
+            return " ".join(words), words
+        drawn = _words(draws)
+        first = drawn[0]
+        return first.title() + " ".join(drawn)[len(first):] + ".", None  # the first titled
 
     def sentences(self, nb: int = 3) -> list[str]:
         return [self.sentence() for _ in range(nb)]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ormock.engine.records import made
 from ormock.engine.wire import Frame, Pacing
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import (
@@ -178,7 +179,10 @@ def _maker(spec: Any) -> ItemMaker:
         template: Template = spec["message"]
 
         def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
-            return MessagePlan(parts=(TextPart(template.render(draws, request)),))
+            text, cut = template.render_cut(draws, request)
+            # made without the frozen dataclasses' __init__ (ormock.engine.records)
+            return made(MessagePlan, parts=(made(TextPart, text=text, annotations=(), cut=cut),),
+                        role="assistant", phase=None, id=None)
 
         return message
     return _Item(spec)
