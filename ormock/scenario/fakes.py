@@ -191,14 +191,28 @@ class Lorem:
         stop (``ormock.engine.text_cuts``' rules), so that the sentence's tokens are one more
         than its words, after a space or not. None: not cut."""
         prose = self.prose
-        count = max(1, nb_words * (60 + prose.draw() % 81) // 100) \
-            if variable_nb_words and nb_words > 0 else nb_words  # ``_count``, inlined
+        variable = variable_nb_words and nb_words > 0
+        # the draws it may take made at once (the stream's first ones do not change), then
+        # read where they stand: its count's draw (``_count``, inlined), then its words'
+        at = prose._next
+        end = at + 1 + (nb_words * 140 // 100 if variable else max(nb_words, 0))
+        if end > len(prose._draws):
+            prose._more(end)
+        stream = prose._draws
+        if variable:
+            count = max(1, nb_words * (60 + stream[at] % 81) // 100)
+            at += 1
+        else:
+            count = nb_words
         if count <= 0:
+            prose._next = at
             return "", None
-        draws = prose.take(count)
+        draws = stream[at:at + count]
+        prose._next = at + count
         cased = Prose._cased if Prose._cased is not None else Prose.cased()
         if cased:  # the first word titled (as ``title`` does an ASCII word), the rest as drawn
-            words = [cased[0][draws[0]], *_words(draws[1:])]
+            words = list(_words(draws))
+            words[0] = cased[0][draws[0]]
             words[-1] += "."
             return " ".join(words), words
         drawn = _words(draws)
