@@ -132,6 +132,7 @@ class Template:
     final: _Format
     head: _Format | None  # a stream's frames before the deltas, and after them
     tail: _Format | None
+    closing: bytes | None  # the tail ends with the final Response's JSON, then this
     first: int  # the sequence number of the first delta
     kind: str  # the deltas' wire type
     message: int  # which id is the message's
@@ -196,7 +197,9 @@ class Template:
                 framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
                                                pieces))
             body = b"".join([head.fmt % head.pick(values), framed,
-                             tail.fmt % tail.pick(values), DONE_FRAME])
+                             tail.fmt % tail.pick(values),
+                             *((raw, self.closing) if self.closing is not None else ()),
+                             DONE_FRAME])
         kinds = self.kinds.get(deltas)
         if kinds is None:  # the types and numbers of a reply of this many deltas, made once
             if len(self.kinds) >= 64:
@@ -221,7 +224,7 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
     snapshot = new_response(sentinels.new("resp"), _CREATED, echo)  # type: ignore[arg-type]
     names = profile.event_names
     completed: Any = _COMPLETED
-    head = tail = None
+    head = tail = closing = None
     first = 0
     if stream:
         parts, final, types = build_frames(probe, snapshot, sentinels,  # type: ignore[arg-type]
@@ -253,7 +256,13 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
             if type(part) is dict and names:
                 part["type"] = names.get(part["type"], part["type"])
         head = _Format.of(b"".join(Framed(parts[:first]).frames), ids)
-        tail = _Format.of(b"".join(Framed(parts[end:]).frames), ids)
+        after = b"".join(Framed(parts[end:]).frames)
+        # the terminal event holds the final Response's JSON as it is: filled once, for the
+        # store and the stream
+        final_raw, ends = encode_json(final).encode(), b"}\n\n"
+        if after.endswith(final_raw + ends):
+            after, closing = after[:-len(final_raw) - len(ends)], ends
+        tail = _Format.of(after, ids)
     outputs = [v for item in final["output"] for k in ("id", "call_id")
                if isinstance(v := item.get(k), str)]
     if outputs != [f"{_MARK}i{msg}@"]:  # the summary's output ids: the message's only
@@ -261,7 +270,7 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
     renamed = [names.get(t, t) for t in types]
     return Template(
         prefixes=tuple(sentinels.prefixes), final=_Format.of(encode_json(final).encode(), ids),
-        head=head, tail=tail, first=first, kind=kind, message=msg, chunk=chunk,
+        head=head, tail=tail, closing=closing, first=first, kind=kind, message=msg, chunk=chunk,
         by_words=chunk is chunker("words"), deltas=DeltaFormat(kind, 0, 0),
         before=tuple(renamed[:first]), after=tuple(renamed[end:]), delta=kind,
         counted=counted,
