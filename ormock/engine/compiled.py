@@ -8,8 +8,9 @@ reply is built once per shape, with a sentinel standing for each of those values
 (``build_final``/``build_frames`` and ``Framed``, the very code of a build), and its bytes cut
 at the sentinels into a ``%``-format; a request fills the slots: its JSON body (or its stream's
 frames before and after the deltas, and its deltas framed from its text by ``delta_frames``)
-and the final Response's JSON, with the journal summary made of precomputed event types. The
-bytes, summary, ids (drawn in the same order) and stored response are a build's.
+and the final Response's JSON (which a stream's terminal event holds as it is: filled once,
+its frames around it), with the journal summary made of precomputed event types. The bytes,
+summary, ids (drawn in the same order) and stored response are a build's.
 
 A template is keyed by everything else the bytes depend on: the step (its own usage), the
 profile (event names, estimated usage), the stream flag, the plan's shape and the echo (the
