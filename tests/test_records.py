@@ -64,3 +64,19 @@ def test_the_default_plans_message_is_whole() -> None:
     assert isinstance(message, MessagePlan)
     _as_init_makes_it(message)
     _as_init_makes_it(message.parts[0])
+
+
+def test_a_scenario_steps_plan_is_whole() -> None:
+    """A step's plan and its one templated message (``StepReply.plan``), made without their
+    ``__init__``: what ``__init__`` makes."""
+    from ormock.scenario.catalogue import find_named
+    from ormock.scenario.fakes import Draws
+
+    engine = Engine(seed=2)
+    plan = find_named("text").steps[0].reply.plan(Draws(engine.faker, 7), {})
+    _as_init_makes_it(plan)
+    message = plan.items[0]
+    assert isinstance(message, MessagePlan)
+    _as_init_makes_it(message)
+    _as_init_makes_it(message.parts[0])
+    assert message.parts[0].cut is not None

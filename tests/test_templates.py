@@ -374,3 +374,36 @@ def test_lorem_words_stay_those_of_their_seed() -> None:
     assert lorem.words(3) == ["tonight", "month", "part"]
     assert lorem.paragraph(2) == ("Beyond Congress anything off course culture reveal. Buy front "
                                   "camera everybody perhaps.")
+
+
+@pytest.mark.parametrize("text", [
+    "Hello! {{ faker.sentence(nb_words=8) }}",
+    "{{ faker.sentence() }}",
+    "{{ faker.sentence(nb_words=1) }} and then some, ok?",
+    "Say: {{ faker.sentence(3, False) }} Done.",
+])
+def test_a_sentence_between_plain_words_comes_cut(text: str) -> None:
+    """A lorem sentence between plain words renders with its cut (``Template.render_cut``):
+    the text it renders, split at its spaces, and the tokenizer's count of it."""
+    from ormock.engine.text_cuts import plain
+    from ormock.protocol.tokens import count_tokens
+
+    template = compile_template(text)
+    for seed in range(200):
+        rendered, cut = template.render_cut(Draws(Faker(), seed), {})
+        assert rendered == template.render(Draws(Faker(), seed), {})
+        assert cut is not None and plain(rendered)
+        assert cut == (rendered.split(" "), count_tokens(rendered))
+
+
+@pytest.mark.parametrize("text", [
+    "{{ faker.paragraph() }}",  # not a sentence
+    "  {{ faker.sentence() }}",  # two spaces before it
+    "{{ faker.sentence() }} {{ faker.word() }}",  # two calls
+    'Say "{{ faker.sentence() }}"',  # quotes around it: not plain
+    "{{ faker.sentence(nb_words=0) }}",  # nothing drawn
+])
+def test_other_templates_come_uncut(text: str) -> None:
+    template = compile_template(text)
+    rendered, cut = template.render_cut(Draws(Faker(), 3), {})
+    assert cut is None and rendered == template.render(Draws(Faker(), 3), {})

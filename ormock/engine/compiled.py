@@ -8,8 +8,9 @@ reply is built once per shape, with a sentinel standing for each of those values
 (``build_final``/``build_frames`` and ``Framed``, the very code of a build), and its bytes cut
 at the sentinels into a ``%``-format; a request fills the slots: its JSON body (or its stream's
 frames before and after the deltas, and its deltas framed from its text by ``delta_frames``)
-and the final Response's JSON, with the journal summary made of precomputed event types. The
-bytes, summary, ids (drawn in the same order) and stored response are a build's.
+and the final Response's JSON (which a stream's terminal event holds as it is: filled once,
+its frames around it), with the journal summary made of precomputed event types. The bytes,
+summary, ids (drawn in the same order) and stored response are a build's.
 
 A template is keyed by everything else the bytes depend on: the step (its own usage), the
 profile (event names, estimated usage), the stream flag, the plan's shape and the echo (the
@@ -132,6 +133,7 @@ class Template:
     final: _Format
     head: _Format | None  # a stream's frames before the deltas, and after them
     tail: _Format | None
+    closing: bytes | None  # the tail ends with the final Response's JSON, then this
     first: int  # the sequence number of the first delta
     kind: str  # the deltas' wire type
     message: int  # which id is the message's
@@ -142,7 +144,7 @@ class Template:
     after: tuple[str, ...]
     delta: str
     counted: bool  # usage counted (False: null)
-    step_reply: StepReply | None
+    own: StepReply | None  # the step whose own ``usage:`` counts a fill lays over the counted
     status: str
     store: bool
     completed: bool
@@ -173,11 +175,11 @@ class Template:
         if self.counted:
             if output < 0:
                 output = tokens(words) if words is not None else count_tokens(text)
-            if self.step_reply is None:
+            if self.own is None:  # counted: the usage JSON's format filled
                 usage = _USAGE_FORMAT % (input_tokens, output, input_tokens + output)
             else:
                 final = {"usage": usage_object(input_tokens, output)}
-                self.step_reply.own_usage(final)
+                self.own.own_usage(final)
                 usage = encode_json(final["usage"]).encode()
         values: list[Any] = [*map(str.encode, fresh), created, completed,
                              b'"%s"' % text.encode() if words is not None
@@ -196,7 +198,9 @@ class Template:
                 framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
                                                pieces))
             body = b"".join([head.fmt % head.pick(values), framed,
-                             tail.fmt % tail.pick(values), DONE_FRAME])
+                             tail.fmt % tail.pick(values),
+                             *((raw, self.closing) if self.closing is not None else ()),
+                             DONE_FRAME])
         kinds = self.kinds.get(deltas)
         if kinds is None:  # the types and numbers of a reply of this many deltas, made once
             if len(self.kinds) >= 64:
@@ -221,7 +225,7 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
     snapshot = new_response(sentinels.new("resp"), _CREATED, echo)  # type: ignore[arg-type]
     names = profile.event_names
     completed: Any = _COMPLETED
-    head = tail = None
+    head = tail = closing = None
     first = 0
     if stream:
         parts, final, types = build_frames(probe, snapshot, sentinels,  # type: ignore[arg-type]
@@ -253,7 +257,13 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
             if type(part) is dict and names:
                 part["type"] = names.get(part["type"], part["type"])
         head = _Format.of(b"".join(Framed(parts[:first]).frames), ids)
-        tail = _Format.of(b"".join(Framed(parts[end:]).frames), ids)
+        after = b"".join(Framed(parts[end:]).frames)
+        # the terminal event holds the final Response's JSON as it is: filled once, for the
+        # store and the stream
+        final_raw, ends = encode_json(final).encode(), b"}\n\n"
+        if after.endswith(final_raw + ends):
+            after, closing = after[:-len(final_raw) - len(ends)], ends
+        tail = _Format.of(after, ids)
     outputs = [v for item in final["output"] for k in ("id", "call_id")
                if isinstance(v := item.get(k), str)]
     if outputs != [f"{_MARK}i{msg}@"]:  # the summary's output ids: the message's only
@@ -261,10 +271,12 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
     renamed = [names.get(t, t) for t in types]
     return Template(
         prefixes=tuple(sentinels.prefixes), final=_Format.of(encode_json(final).encode(), ids),
-        head=head, tail=tail, first=first, kind=kind, message=msg, chunk=chunk,
+        head=head, tail=tail, closing=closing, first=first, kind=kind, message=msg, chunk=chunk,
         by_words=chunk is chunker("words"), deltas=DeltaFormat(kind, 0, 0),
         before=tuple(renamed[:first]), after=tuple(renamed[end:]), delta=kind,
-        counted=counted, step_reply=step_reply, status=str(final["status"]),
+        counted=counted,
+        own=step_reply if step_reply is not None and isinstance(step_reply.usage, dict) else None,
+        status=str(final["status"]),
         store=bool(final.get("store", True)), completed=final.get("completed_at") is not None)
 
 

@@ -182,14 +182,42 @@ class Lorem:
         return self.words(1)[0]
 
     def sentence(self, nb_words: int = 6, variable_nb_words: bool = True) -> str:
+        return self.cut_sentence(nb_words, variable_nb_words)[0]
+
+    def cut_sentence(self, nb_words: int = 6, variable_nb_words: bool = True
+                     ) -> tuple[str, list[str] | None]:
+        """``sentence``, and its words (it split at its spaces) when Faker's are ASCII
+        letters (its English list): each of them one token, but the last, two with its full
+        stop (``ormock.engine.text_cuts``' rules), so that the sentence's tokens are one more
+        than its words, after a space or not. None: not cut."""
         prose = self.prose
-        count = max(1, nb_words * (60 + prose.draw() % 81) // 100) \
-            if variable_nb_words and nb_words > 0 else nb_words  # ``_count``, inlined
+        variable = variable_nb_words and nb_words > 0
+        # the draws it may take made at once (the stream's first ones do not change), then
+        # read where they stand: its count's draw (``_count``, inlined), then its words'
+        at = prose._next
+        end = at + 1 + (nb_words * 140 // 100 if variable else max(nb_words, 0))
+        if end > len(prose._draws):
+            prose._more(end)
+        stream = prose._draws
+        if variable:
+            count = max(1, nb_words * (60 + stream[at] % 81) // 100)
+            at += 1
+        else:
+            count = nb_words
         if count <= 0:
-            return ""
-        words = _words(prose.take(count))
-        first = words[0]
-        return first.title() + " ".join(words)[len(first):] + "."  # the first word titled
+            prose._next = at
+            return "", None
+        draws = stream[at:at + count]
+        prose._next = at + count
+        cased = Prose._cased if Prose._cased is not None else Prose.cased()
+        if cased:  # the first word titled (as ``title`` does an ASCII word), the rest as drawn
+            words = list(_words(draws))
+            words[0] = cased[0][draws[0]]
+            words[-1] += "."
+            return " ".join(words), words
+        drawn = _words(draws)
+        first = drawn[0]
+        return first.title() + " ".join(drawn)[len(first):] + ".", None  # the first titled
 
     def sentences(self, nb: int = 3) -> list[str]:
         return [self.sentence() for _ in range(nb)]

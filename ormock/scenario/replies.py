@@ -149,6 +149,7 @@ def _frozen(item: ItemPlan) -> bool:
 
 
 ItemMaker = Callable[[Draws, Mapping[str, Any]], ItemPlan]
+_new, _set = object.__new__, object.__setattr__
 
 
 class _Item:
@@ -178,7 +179,15 @@ def _maker(spec: Any) -> ItemMaker:
         template: Template = spec["message"]
 
         def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
-            return MessagePlan(parts=(TextPart(template.render(draws, request)),))
+            text, cut = template.render_cut(draws, request)
+            # made without the frozen dataclasses' __init__ (``ormock.engine.records.made``,
+            # its two lines: every field __init__ sets, in order)
+            part = _new(TextPart)
+            _set(part, "__dict__", {"text": text, "annotations": (), "cut": cut})
+            item = _new(MessagePlan)
+            _set(item, "__dict__", {"parts": (part,), "role": "assistant", "phase": None,
+                                    "id": None})
+            return item
 
         return message
     return _Item(spec)
@@ -223,15 +232,16 @@ class StepReply:
         makers = self._makers
         if makers is None or makers[0] is not self.items:  # decided once per item
             makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
-        items = [make(faker, request) for make in makers[1]]
-        return ReplyPlan(
-            items=items,
-            status=self.status,  # type: ignore[arg-type]
-            incomplete_reason=self.incomplete_reason,
-            error=self.error,
-            usage="auto" if isinstance(self.usage, dict) else self.usage,
-            chunking=self.chunking,
-        )
+        made = makers[1]
+        # a ReplyPlan's fields, as ``ReplyPlan(...)`` sets them, without its __init__
+        plan = _new(ReplyPlan)
+        plan.__dict__ = {
+            "items": [made[0](faker, request)] if len(made) == 1
+            else [make(faker, request) for make in made],
+            "status": self.status, "incomplete_reason": self.incomplete_reason,
+            "error": self.error, "usage": "auto" if isinstance(self.usage, dict) else self.usage,
+            "chunking": self.chunking, "queued": False}
+        return plan
 
     def build(
         self,

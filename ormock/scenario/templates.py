@@ -25,6 +25,7 @@ from typing import Any
 
 from faker import Faker
 
+from ormock.engine.text_cuts import plain, tokens
 from ormock.scenario.fakes import FAKER_LOCK, LOREM_PROVIDERS, Draws, Lorem, shared_faker
 
 __all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]
@@ -70,6 +71,10 @@ def has_template(text: str) -> bool:
 
 
 Render = Callable[[Draws, Mapping[str, Any]], str]
+# a template's text for one reply and its cut (``TextPart.cut``: its words and its tokens), or
+# None when not cut
+Cut = tuple[list[str], int] | None
+CutRender = Callable[[Draws, Mapping[str, Any]], tuple[str, Cut]]
 
 
 class _FakerCall:
@@ -134,14 +139,54 @@ def _runner(pieces: tuple[str | Render, ...]) -> Render:
     return many
 
 
+def _cutter(pieces: tuple[str | Render, ...]) -> CutRender | None:
+    """A template of one lorem ``sentence`` between plain words (``Hello! {{ faker.sentence()
+    }}``) as a function of its text and its cut: the literal words' tokens counted once
+    (``text_cuts.tokens``), the sentence's its words and one more (``Lorem.cut_sentence``), so
+    a compiled reply need not split and count the text again. None: any other template."""
+    calls = [at for at, piece in enumerate(pieces) if not isinstance(piece, str)]
+    if len(calls) != 1:
+        return None
+    at = calls[0]
+    call = pieces[at]
+    before, after = "".join(pieces[:at]), "".join(pieces[at + 1:])  # type: ignore[arg-type]
+    if not (isinstance(call, _FakerCall) and call.method is Lorem.sentence
+            and (not before or (before[-1:] == " " and plain(before[:-1])))
+            and (not after or (after[:1] == " " and plain(after[1:])))):
+        return None
+    head = before[:-1].split(" ") if before else []
+    tail = after[1:].split(" ") if after else []
+    # the literal words' tokens: the first ones' as a text's start, the last ones' after a space
+    fixed = (tokens(head) if head else 0) + (tokens(["a", *tail]) - 1 if tail else 0)
+    sentence, positional = Lorem.cut_sentence, call.positional
+
+    def cut(draws: Draws, request: Mapping[str, Any]) -> tuple[str, Cut]:
+        text, words = sentence(draws.lorem, *positional)
+        if len(text) > MAX_RENDERED:
+            raise _too_long(len(text))
+        if words is None:
+            return before + text + after, None
+        return before + text + after, ([*head, *words, *tail], fixed + len(words) + 1)
+
+    return cut
+
+
 @dataclass(frozen=True)
 class Template:
     source: str
     pieces: tuple[str | Render, ...]
     _run: Render = field(init=False, repr=False, compare=False)
+    _cut: CutRender | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_run", _runner(self.pieces))  # compiled once
+        object.__setattr__(self, "_cut", _cutter(self.pieces))
+
+    def render_cut(self, draws: Draws, request: Mapping[str, Any]) -> tuple[str, Cut]:
+        """The text for one reply, and its cut when the template knows it (``_cutter``)."""
+        if self._cut is None:
+            return self._run(draws, request), None
+        return self._cut(draws, request)
 
     def render(self, draws: Draws | Faker, request: Mapping[str, Any]) -> str:
         """The text for one reply; ``draws``: what it draws from (a Faker seeded already is
