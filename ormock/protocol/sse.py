@@ -20,6 +20,7 @@ __all__ = [
     "SSEParser",
     "delta_frames",
     "encode_json",
+    "encode_str",
     "frame_event",
     "json_events",
     "parse_sse",
@@ -56,7 +57,7 @@ def encode_json(value: Any) -> str:
     return text if text.isascii() else _UNSAFE.sub(_escape, text)
 
 
-def _encode_str(value: str) -> str:
+def encode_str(value: str) -> str:
     """``encode_json`` of a string, without the encoder's dispatch (the same text)."""
     text = _encode_basestring(value)
     return text if text.isascii() else _UNSAFE.sub(_escape, text)
@@ -83,13 +84,13 @@ def _delta_frame(event: Mapping[str, Any], kind: str) -> bytes | None:
     if type(item) is not str or type(delta) is not str:
         return None
     head = (f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{number},'
-            f'"item_id":{_encode_str(item)},"output_index":{index},')
+            f'"item_id":{encode_str(item)},"output_index":{index},')
     if len(keys) == 5:
-        return f'{head}"delta":{_encode_str(delta)}}}\n\n'.encode()
+        return f'{head}"delta":{encode_str(delta)}}}\n\n'.encode()
     part = event["content_index"]
     if type(part) is not int or event["logprobs"] != []:
         return None
-    return f'{head}"content_index":{part},"delta":{_encode_str(delta)},"logprobs":[]}}\n\n'.encode()
+    return f'{head}"content_index":{part},"delta":{encode_str(delta)},"logprobs":[]}}\n\n'.encode()
 
 
 def delta_frames(kind: str, first: int, item_id: str, output_index: int,
@@ -100,12 +101,12 @@ def delta_frames(kind: str, first: int, item_id: str, output_index: int,
     template, with no dict made."""
     head = f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":'
     if content_index is None:
-        tail = f',"item_id":{_encode_str(item_id)},"output_index":{output_index},"delta":'
-        return [f"{head}{number}{tail}{_encode_str(piece)}}}\n\n".encode()
+        tail = f',"item_id":{encode_str(item_id)},"output_index":{output_index},"delta":'
+        return [f"{head}{number}{tail}{encode_str(piece)}}}\n\n".encode()
                 for number, piece in enumerate(pieces, first)]
-    tail = (f',"item_id":{_encode_str(item_id)},"output_index":{output_index},'
+    tail = (f',"item_id":{encode_str(item_id)},"output_index":{output_index},'
             f'"content_index":{content_index},"delta":')
-    return [f'{head}{number}{tail}{_encode_str(piece)},"logprobs":[]}}\n\n'.encode()
+    return [f'{head}{number}{tail}{encode_str(piece)},"logprobs":[]}}\n\n'.encode()
             for number, piece in enumerate(pieces, first)]
 
 
@@ -163,7 +164,7 @@ class Framed:
                 if last is None or not (last is response or _same(last, response)):
                     self.snapshot = encode_json(response)
                 self.response = response
-                append(f'event: {kind}\ndata: {{"type":{_encode_str(kind)},"sequence_number":'
+                append(f'event: {kind}\ndata: {{"type":{encode_str(kind)},"sequence_number":'
                        f'{number},"response":{self.snapshot}}}\n\n'.encode())
                 continue
             append(frame_event(event))

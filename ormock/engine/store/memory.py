@@ -14,7 +14,7 @@ from typing import Any
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.store.memory_backend import MemoryBackend
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.sse import _encode_str, encode_json
+from ormock.protocol.sse import encode_json, encode_str
 from ormock.protocol.types import Json
 
 __all__ = ["ResponseStore", "Stored", "check_call_outputs"]
@@ -189,8 +189,8 @@ def _input_json(items: list[Json]) -> str:
                 if (kind == "message" and kind.__class__ is str and role.__class__ is str
                         and content.__class__ is str):
                     return ('[{"type":"message","role":'
-                            + ('"user"' if role == "user" else _encode_str(role))
-                            + ',"content":' + _encode_str(content) + "}]")
+                            + ('"user"' if role == "user" else encode_str(role))
+                            + ',"content":' + encode_str(content) + "}]")
     found = _INPUTS.get(id(items))
     if found is not None and found[0] is items:
         return found[1]
