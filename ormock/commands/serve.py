@@ -20,6 +20,7 @@ __all__ = ["add_parser", "limit_options", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
+    from ormock.commands.collector import tune_for_serving
     from ormock.commands.workers import Workers, refusal
     from ormock.plugins import PluginError, load_entry_points, load_plugins
     from ormock.scenario import ScenarioError
@@ -95,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"base_url": server.base_url, "seed": args.seed,
                           "workers": args.workers, "scenarios": args.scenario,
                           "cassettes": args.cassette}), flush=True)
+    tune_for_serving()  # this process only serves from here on (workers tune their own)
     try:
         server.serve_forever()
     except KeyboardInterrupt:  # Ctrl-C: uvicorn re-raises it once stopped

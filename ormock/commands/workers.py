@@ -13,6 +13,7 @@ from typing import Any
 
 from uvicorn.supervisors import Multiprocess
 
+from ormock.commands.collector import tune_for_serving
 from ormock.engine.limits import Limits
 from ormock.server.assembly import assemble
 from ormock.server.runner import uvicorn_config
@@ -37,7 +38,9 @@ def refusal(workers: int, store: str) -> str | None:
 
 
 def app() -> Any:
-    """The app of one worker (uvicorn's factory, in each worker process)."""
+    """The app of one worker (uvicorn's factory, in each worker process, which only serves:
+    its collector tuned so)."""
+    tune_for_serving()
     options = json.loads(os.environ[ENV])
     limits = Limits(**options.pop("limits"))
     return assemble(**options, limits=limits).app
