@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ormock.engine.records import made
 from ormock.engine.wire import Frame, Pacing
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import (
@@ -149,7 +150,6 @@ def _frozen(item: ItemPlan) -> bool:
 
 
 ItemMaker = Callable[[Draws, Mapping[str, Any]], ItemPlan]
-_new, _set = object.__new__, object.__setattr__
 
 
 class _Item:
@@ -180,14 +180,9 @@ def _maker(spec: Any) -> ItemMaker:
 
         def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
             text, cut = template.render_cut(draws, request)
-            # made without the frozen dataclasses' __init__ (``ormock.engine.records.made``,
-            # its two lines: every field __init__ sets, in order)
-            part = _new(TextPart)
-            _set(part, "__dict__", {"text": text, "annotations": (), "cut": cut})
-            item = _new(MessagePlan)
-            _set(item, "__dict__", {"parts": (part,), "role": "assistant", "phase": None,
-                                    "id": None})
-            return item
+            # made without the frozen dataclasses' __init__: every field it sets, in order
+            return made(MessagePlan, parts=(made(TextPart, text=text, annotations=(), cut=cut),),
+                        role="assistant", phase=None, id=None)
 
         return message
     return _Item(spec)
@@ -232,16 +227,14 @@ class StepReply:
         makers = self._makers
         if makers is None or makers[0] is not self.items:  # decided once per item
             makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
-        made = makers[1]
+        each = makers[1]
         # a ReplyPlan's fields, as ``ReplyPlan(...)`` sets them, without its __init__
-        plan = _new(ReplyPlan)
-        plan.__dict__ = {
-            "items": [made[0](faker, request)] if len(made) == 1
-            else [make(faker, request) for make in made],
-            "status": self.status, "incomplete_reason": self.incomplete_reason,
-            "error": self.error, "usage": "auto" if isinstance(self.usage, dict) else self.usage,
-            "chunking": self.chunking, "queued": False}
-        return plan
+        return made(ReplyPlan, items=[each[0](faker, request)] if len(each) == 1
+                    else [make(faker, request) for make in each],
+                    status=self.status, incomplete_reason=self.incomplete_reason,
+                    error=self.error,
+                    usage="auto" if isinstance(self.usage, dict) else self.usage,
+                    chunking=self.chunking, queued=False)
 
     def build(
         self,
