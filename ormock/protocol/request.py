@@ -135,11 +135,7 @@ class ResponseRequest:
         request the server has read before is the same object."""
         total = 0
         for item in self.input:  # a loop: no generator made, for the one item most send
-            content = item.get("content")  # a text message's: ``item_tokens`` without a call
-            if content.__class__ is str and item.get("type") != "compaction":
-                total += count_tokens(content)
-            else:
-                total += item_tokens(item)
+            total += item_tokens(item)
         return total
 
     @_once
@@ -151,7 +147,7 @@ class ResponseRequest:
     @_once
     def function_tools(self) -> list[Json]:
         """Its function tools (made once: the engine reads them twice a request)."""
-        return [t for t in self.tools if t.get("type") == "function"]
+        return _function_tools(self.tools)
 
     @property
     def tool_choice(self) -> Any:
@@ -234,13 +230,18 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     # (every answer reads both; the descriptor's call costs more than either): the function
     # tools, and a text input's tokens (``input_tokens`` of its one message)
     made = request.__dict__
-    made["function_tools"] = [t for t in tools if t.get("type") == "function"] if tools else []
+    made["function_tools"] = _function_tools(tools)
     if given.__class__ is str:
         made["input_tokens"] = count_tokens(given)
     return request
 
 
 _new = object.__new__
+
+
+def _function_tools(tools: list[Json]) -> list[Json]:
+    """The function tools among ``tools`` (``ResponseRequest.function_tools``)."""
+    return [t for t in tools if t.get("type") == "function"] if tools else []
 
 
 def _flags(body: Json) -> None:
