@@ -10,6 +10,11 @@ machine does not inflate it):
 * the body: ``Reply.sse_body()`` (frame every event) or ``Reply.json_body()`` (fold the events);
   these two are a full build; the server's own path may reuse an earlier reply instead.
 
+The collector is set as ``ormock serve`` sets it (``ormock.commands.collector``: the youngest
+generation collected after 20,000 allocations), for ormock's app and the bare one alike;
+``--collector python`` keeps Python's thresholds (700), as in a test suite's own process, where an
+``OrmockServer`` leaves them be.
+
 The ``-unique`` cases send a different input with every request (``hi 1``, ``hi 2``, ...), so no
 reply can be reused from an earlier one. Memory is judged by ``run.py``, from the server's RSS
 under load.
@@ -18,6 +23,7 @@ under load.
     python bench/inprocess.py --json          # for run.py
     python bench/inprocess.py --profile short-json   # cProfile of ormock's app, top functions
     python bench/inprocess.py --breakdown short-json-unique   # where its µs go, a table
+    python bench/inprocess.py --collector python   # at Python's collector thresholds
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 import cases
+
+from ormock.commands.collector import tune_for_serving
 
 Message = MutableMapping[str, Any]
 App = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Message]],
@@ -325,7 +333,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--breakdown", nargs="+", choices=sorted(CASES),
                         help="where each case's app time goes, a table per case")
+    parser.add_argument("--collector", choices=("serve", "python"), default="serve",
+                        help="the garbage collector as `ormock serve` sets it (default), or at "
+                             "Python's own thresholds")
     args = parser.parse_args(argv)
+    if args.collector == "serve":
+        tune_for_serving()
     if args.profile:
         profile(args.profile, args.top)
         return 0
