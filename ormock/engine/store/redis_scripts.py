@@ -32,10 +32,11 @@ from __future__ import annotations
 __all__ = ["CLEAR", "COMPARE_AND_SET", "DELETE", "GET", "INCR", "LIST", "PUT", "PUT_MANY"]
 
 SWEEP = 100  # expired keys a write forgets at most (``expire``)
+BATCH = 256  # keys past the caps a write drops at most in one go (``trim``)
 
 _COMMON = """
-local base, now = ARGV[1], tonumber(ARGV[3])
-local call = redis.call
+local base, now = ARGV[1], ARGV[3] + 0
+local call, int = redis.call, string.format
 -- the keys of one kind: its values' prefix (v), write order (o), sums (n); its expiry (x) and
 -- sizes (s) made only where they are used (``xk``, ``sk``: a guard's kind, a kind without a
 -- ttl never needs them): making a string is a large part of a script's cost, Redis's Lua
@@ -61,7 +62,7 @@ local function live_in(k, key)
   local value = call('GET', k.v .. key)
   if not value then return false end
   local at = call('ZSCORE', xk(k), key)
-  if at and tonumber(at) <= now then return false end
+  if at and at + 0 <= now then return false end
   return value
 end
 local function live(key) return live_in(K, key) end
@@ -77,14 +78,16 @@ local function holds(key, must_hold, expected) return holds_in(K, key, must_hold
 
 # the helpers of every write, each on the kind ``k`` it is given (``kind_of``, then ``state``)
 _WRITES = _COMMON + """
-local max_keys, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
+local max_keys, max_bytes = (ARGV[7] or 0) + 0, (ARGV[8] or 0) + 0  -- (none for DELETE)
+local slack = math.min(math.floor(max_keys / 16), BATCH)
 -- the kind's sums (its n: hash) into k: one HMGET; ``save`` writes back what changed (a number
 -- Redis is given is formatted with %.17g, a cost of its own: at the caps only the write
 -- number and the bytes change)
 local function state(k)
   local got = call('HMGET', k.n, 'seq', 'count', 'bytes', 'soon')
-  k.seq, k.count, k.bytes = tonumber(got[1]) or 0, tonumber(got[2]) or 0, tonumber(got[3]) or 0
-  k.soon = tonumber(got[4])  -- nil: the expiry index is empty
+  k.seq, k.count, k.bytes = (got[1] or 0) + 0, (got[2] or 0) + 0, (got[3] or 0) + 0
+  local soon = got[4]  -- false: the expiry index is empty
+  k.soon = soon and soon + 0
   k.had, k.counted, k.sized, k.numbered = k.soon, k.count, k.bytes, k.seq
   return k
 end
@@ -93,9 +96,9 @@ local function save(k)
       and k.soon == k.had then
     return  -- nothing changed (a delete of nothing: no sums made for a kind never written)
   end
-  local put = {'seq', k.seq}
-  if k.count ~= k.counted then put[#put + 1] = 'count'; put[#put + 1] = k.count end
-  if k.bytes ~= k.sized then put[#put + 1] = 'bytes'; put[#put + 1] = k.bytes end
+  local put = {'seq', k.seq_text or int('%d', k.seq)}
+  if k.count ~= k.counted then put[#put + 1] = 'count'; put[#put + 1] = int('%d', k.count) end
+  if k.bytes ~= k.sized then put[#put + 1] = 'bytes'; put[#put + 1] = int('%d', k.bytes) end
   if k.soon and k.soon ~= k.had then
     put[#put + 1] = 'soon'
     put[#put + 1] = k.soon_text or k.soon
@@ -110,7 +113,7 @@ local function unsized(k, key, vk)
   if timed or k.log then
     local size = call('HGET', sk(k), key)
     if size then call('HDEL', sk(k), key) end
-    return tonumber(size) or 0
+    return size and size + 0 or 0
   end
   return call('STRLEN', vk)
 end
@@ -134,15 +137,16 @@ local function expire(k)
     remove(k, key)
   end
   local first = call('ZRANGE', xk(k), 0, 0, 'WITHSCORES')[2]
-  k.soon, k.soon_text = tonumber(first), first
+  k.soon, k.soon_text = first and first + 0, first
 end
 -- the next write number for key, made the newest of the write order: whether it is new (ZADD
 -- answers 0 for a key there already); the first write of a kind (since a clear) makes it
 -- known to CLEAR
 local function order(k, key)
   k.seq = k.seq + 1
+  k.seq_text = int('%d', k.seq)
   if k.seq == 1 then call('SADD', base .. 'kinds', k.name) end
-  if call('ZADD', k.o, k.seq, key) == 1 then
+  if call('ZADD', k.o, k.seq_text, key) == 1 then
     k.count = k.count + 1
     return true
   end
@@ -151,14 +155,51 @@ end
 -- a key's expiry (``at``) in the index, and ``soon`` moved to it if it is the first
 local function expires(k, key, at)
   call('ZADD', xk(k), at, key)
-  local when = tonumber(at)
+  local when = at + 0
   if not k.soon or when < k.soon then k.soon, k.soon_text = when, at end
 end
--- past a cap, the oldest go (the newest always stays): each key is dropped once, so the
--- work of many writes is one eviction each
+-- forget the n oldest keys of the write order, in one command per structure (their
+-- expiries, their sizes, their values; a key without a size entry has its value's STRLEN):
+-- one ZPOPMIN for one key, ZRANGE and ZREMRANGEBYRANK for more (ZPOPMIN's answer has each
+-- score made text)
+local function drop_oldest(k, n)
+  local keys
+  if n == 1 then
+    keys = call('ZPOPMIN', k.o)
+    keys[2] = nil
+  else
+    keys = call('ZRANGE', k.o, 0, n - 1)
+    call('ZREMRANGEBYRANK', k.o, 0, n - 1)
+  end
+  n = #keys
+  if n == 0 then return end
+  local vkeys, v = {}, k.v
+  for i = 1, n do vkeys[i] = v .. keys[i] end
+  local freed = 0
+  if k.soon or k.log then  -- no expiry index: no key with a ttl, so sizes of the logs only
+    if k.soon then call('ZREM', xk(k), unpack(keys)) end
+    local sizes, sized = call('HMGET', sk(k), unpack(keys)), false
+    for i = 1, n do
+      local size = sizes[i]
+      if size then freed, sized = freed + size, true
+      else freed = freed + call('STRLEN', vkeys[i]) end
+    end
+    if sized then call('HDEL', sk(k), unpack(keys)) end
+  else
+    for i = 1, n do freed = freed + call('STRLEN', vkeys[i]) end
+  end
+  k.count, k.bytes = k.count - n, k.bytes - freed
+  call('DEL', unpack(vkeys))
+end
+-- past a cap, the oldest go (the newest always stays), in a batch: past the keys' cap down to
+-- max_keys / 16 fewer (at most BATCH: one batch's commands serve that many writes), past the
+-- bytes' until max_bytes / 16 is free again
 local function trim(k)
-  while k.count > 1 and (k.count > max_keys or k.bytes > max_bytes) do
-    drop(k, call('ZPOPMIN', k.o)[1])
+  if k.count <= max_keys and k.bytes <= max_bytes then return end
+  local keep_keys = k.count > max_keys and max_keys - slack or k.count
+  local keep_bytes = k.bytes > max_bytes and max_bytes - math.floor(max_bytes / 16) or k.bytes
+  while k.count > 1 and (k.count > keep_keys or k.bytes > keep_bytes) do
+    drop_oldest(k, math.max(1, math.min(k.count - keep_keys, k.count - 1)))
   end
 end
 -- write key = value in the kind k (``state``): ttl in milliseconds ('' for none), at = when it
@@ -170,10 +211,10 @@ local function write_in(k, key, value, ttl, at)
   if ttl ~= '' then
     call('SET', vk, value, 'PX', ttl)
     expires(k, key, at)
-    call('HSET', sk(k), key, #value)
+    call('HSET', sk(k), key, int('%d', #value))
   else
     call('SET', vk, value)
-    if k.log then call('HSET', sk(k), key, #value) end
+    if k.log then call('HSET', sk(k), key, int('%d', #value)) end
   end
   trim(k)
 end
@@ -183,7 +224,7 @@ end
 local function write(value)
   write_in(K, ARGV[4], value or ARGV[5], ARGV[6], ARGV[9])
 end
-""".replace("SWEEP", str(SWEEP))
+""".replace("SWEEP", str(SWEEP)).replace("BATCH", str(BATCH))
 
 # ARGV[4] = key
 GET = _COMMON + "return live(ARGV[4])\n"
@@ -228,7 +269,7 @@ DELETE = _WRITES + """
 local there = call('EXISTS', vkey(ARGV[4]))
 if there == 1 then
   local at = call('ZSCORE', xk(K), ARGV[4])
-  if at and tonumber(at) <= now then there = 0 end  -- expired: not there any more
+  if at and at + 0 <= now then there = 0 end  -- expired: not there any more
 end
 expire(state(K))
 remove(K, ARGV[4])
@@ -333,7 +374,7 @@ if last then
 end
 call('XADD', v, number .. '-1', 'v', value)
 order(K, key)
-call('HINCRBY', sk(K), key, #value)
+call('HINCRBY', sk(K), key, int('%d', #value))
 K.bytes = K.bytes + #value
 if ttl ~= '' then
   call('PEXPIRE', v, ttl)
@@ -352,7 +393,7 @@ __all__ += ["LOG_APPEND"]
 # none once the log has expired on the backend's clock
 LOG_READ = _COMMON + """
 local at = call('ZSCORE', xk(K), ARGV[4])
-if at and tonumber(at) <= now then return {} end
+if at and at + 0 <= now then return {} end
 return call('XRANGE', vkey(ARGV[4]), ARGV[5], '+', 'COUNT', ARGV[6])
 """
 __all__ += ["LOG_READ"]
