@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -109,7 +108,7 @@ def test_anything_else_is_the_wrapped_transports() -> None:
 
 
 @pytest.fixture
-def writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[bytes]]]:
+def writes(monkeypatch: pytest.MonkeyPatch) -> list[list[bytes]]:
     """The socket writes of each connection a server opened while the test runs."""
     made: list[list[bytes]] = []
     real = Corked.__init__
@@ -130,7 +129,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[bytes]]]:
         real(self, Spy(transport), loop)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Corked, "__init__", spied)
-    yield made
+    return made
 
 
 def test_a_json_reply_is_one_write_on_a_real_server(writes: list[list[bytes]]) -> None:
