@@ -117,16 +117,33 @@ local function unsized(k, key, vk)
   end
   return call('STRLEN', vk)
 end
--- forget a key whose write order is already gone (ZPOPMIN, ZREM)
-local function drop(k, key)
-  local vk = k.v .. key
-  k.count = k.count - 1
-  k.bytes = k.bytes - unsized(k, key, vk)
-  call('DEL', vk)
+-- forget keys whose write order is already gone (ZPOPMIN, ZREMRANGEBYRANK, ZREM), in one
+-- command per structure: their expiries, their sizes, their values (a key without a size
+-- entry has its value's STRLEN)
+local function forget(k, keys)
+  local n = #keys
+  if n == 0 then return end
+  local vkeys, v = {}, k.v
+  for i = 1, n do vkeys[i] = v .. keys[i] end
+  local freed = 0
+  if k.soon or k.log then  -- no expiry index: no key with a ttl, so sizes of the logs only
+    if k.soon then call('ZREM', xk(k), unpack(keys)) end
+    local sizes, sized = call('HMGET', sk(k), unpack(keys)), false
+    for i = 1, n do
+      local size = sizes[i]
+      if size then freed, sized = freed + size, true
+      else freed = freed + call('STRLEN', vkeys[i]) end
+    end
+    if sized then call('HDEL', sk(k), unpack(keys)) end
+  else
+    for i = 1, n do freed = freed + call('STRLEN', vkeys[i]) end
+  end
+  k.count, k.bytes = k.count - n, k.bytes - freed
+  call('DEL', unpack(vkeys))
 end
 -- every key is in the write order (o), so a key not there has nothing else to forget
 local function remove(k, key)
-  if call('ZREM', k.o, key) == 1 then drop(k, key) end
+  if call('ZREM', k.o, key) == 1 then forget(k, {key}) end
 end
 -- once ``now`` has passed ``soon``: at most SWEEP keys whose time has passed, per write (the
 -- work of a call stays bounded whatever expired at once; the rest go with the next writes,
@@ -158,10 +175,8 @@ local function expires(k, key, at)
   local when = at + 0
   if not k.soon or when < k.soon then k.soon, k.soon_text = when, at end
 end
--- forget the n oldest keys of the write order, in one command per structure (their
--- expiries, their sizes, their values; a key without a size entry has its value's STRLEN):
--- one ZPOPMIN for one key, ZRANGE and ZREMRANGEBYRANK for more (ZPOPMIN's answer has each
--- score made text)
+-- forget the n oldest keys of the write order: one ZPOPMIN for one key, ZRANGE and
+-- ZREMRANGEBYRANK for more (ZPOPMIN's answer has each score made text)
 local function drop_oldest(k, n)
   local keys
   if n == 1 then
@@ -171,25 +186,7 @@ local function drop_oldest(k, n)
     keys = call('ZRANGE', k.o, 0, n - 1)
     call('ZREMRANGEBYRANK', k.o, 0, n - 1)
   end
-  n = #keys
-  if n == 0 then return end
-  local vkeys, v = {}, k.v
-  for i = 1, n do vkeys[i] = v .. keys[i] end
-  local freed = 0
-  if k.soon or k.log then  -- no expiry index: no key with a ttl, so sizes of the logs only
-    if k.soon then call('ZREM', xk(k), unpack(keys)) end
-    local sizes, sized = call('HMGET', sk(k), unpack(keys)), false
-    for i = 1, n do
-      local size = sizes[i]
-      if size then freed, sized = freed + size, true
-      else freed = freed + call('STRLEN', vkeys[i]) end
-    end
-    if sized then call('HDEL', sk(k), unpack(keys)) end
-  else
-    for i = 1, n do freed = freed + call('STRLEN', vkeys[i]) end
-  end
-  k.count, k.bytes = k.count - n, k.bytes - freed
-  call('DEL', unpack(vkeys))
+  forget(k, keys)
 end
 -- past a cap, the oldest go (the newest always stays), in a batch: past the keys' cap down to
 -- max_keys / 16 fewer (at most BATCH: one batch's commands serve that many writes), past the
