@@ -100,10 +100,11 @@ def test_what_is_held_goes_out_before_the_connection_ends(end: str) -> None:
 
 
 def test_anything_else_is_the_wrapped_transports() -> None:
-    transport, _, loop = _corked()
+    transport, socket, loop = _corked()
     assert transport.get_extra_info("peername") == "info peername"
     transport.writelines([b"a", b"b"])
     _step(loop)
+    assert socket.writes == [b"ab"]
     loop.close()
 
 
