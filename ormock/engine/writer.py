@@ -35,6 +35,8 @@ def _transport(send: Send) -> Any:
     return found if found is not None else _TRANSPORT.get()
 
 
+_new = tuple.__new__  # a named tuple made without its ``__new__``'s Python frame
+
 _TRANSPORT: contextvars.ContextVar[Any] = contextvars.ContextVar("ormock_transport",
                                                                  default=None)
 
@@ -97,15 +99,20 @@ async def send_wire(send: Send, receive: Receive, wire: Wire,
     after its delay: the status line comes when the body would be generated); any other gets
     its status line at once, then its frames. ``ahead``: told the ``Written`` this returns
     just before the write that ends the answer as planned."""
-    frames, frame = _one_write(wire)
+    frames = wire.frames  # ``_one_write``'s steps, without its call (every answer's)
+    if len(frames) > 1:
+        frames = tuple(coalesced(frames))
+    frame = frames[0] if len(frames) == 1 and frames[0].action is None else None
     if frame is not None and (frame.delay == 0 or wire.kind == "json"):
         if frame.delay:
             await asyncio.sleep(frame.delay)
-        written = _written(wire, frame)
+        data = frame.data  # ``_written``'s and ``_start``'s, without their calls
+        written = _new(Written, (wire.kind, wire.ending, len(data), ((frame.delay, frame),)))
         if ahead is not None:
             ahead(written)
-        await send(_start(wire.status, wire.headers, frame.data))
-        await send({"type": "http.response.body", "body": frame.data, "more_body": False})
+        await send({"type": "http.response.start", "status": wire.status,
+                    "headers": [*wire.headers, (b"content-length", b"%d" % len(data))]})
+        await send({"type": "http.response.body", "body": data, "more_body": False})
         return written
     await send(_start(wire.status, wire.headers, None))  # its frames: ``at_once`` is None
     return await send_frames(send, receive, frames, wire.kind, wire.ending, ahead)
@@ -129,8 +136,8 @@ def _one_write(wire: Wire) -> tuple[tuple[Frame, ...], Frame | None]:
 
 
 def _written(wire: Wire, frame: Frame) -> Written:
-    """What a wire written as the one frame ``frame`` went out as."""
-    return Written(wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),))
+    """What a wire written as the one frame ``frame`` went out as (``send_wire``'s, alike)."""
+    return _new(Written, (wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),)))
 
 
 async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
