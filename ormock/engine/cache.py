@@ -194,7 +194,7 @@ class StreamCache:
     def put(self, key: Any, template: StreamTemplate) -> None:
         self._templates[key] = template
         if len(self._templates) > self.size:
-            self._templates.popitem(last=False)
+            self._templates.popitem(False)  # the oldest (positional: no keyword dict made)
 
     def clear(self) -> None:
         self._templates.clear()

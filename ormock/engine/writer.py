@@ -26,25 +26,28 @@ __all__ = ["Ahead", "Tally", "at_once", "close_connection", "remember_transport"
 # planned (the client has it all once that write is done); never for a client that left
 Ahead = Callable[[Written], None]
 
+_new = tuple.__new__  # a named tuple made without its ``__new__``'s Python frame
+
 
 def _transport(send: Send) -> Any:
     """uvicorn's transport under an ASGI ``send``: the bound ``send`` belongs to its request
     cycle, whose ``transport`` holds the socket. Below middleware that wraps ``send`` (Starlette
-    does), the one ``remember_transport`` noted for this request. None on other servers."""
+    does), the one under the server's own ``send`` that ``remember_transport`` noted for this
+    request. None on other servers."""
     found = getattr(getattr(send, "__self__", None), "transport", None)
-    return found if found is not None else _TRANSPORT.get()
+    if found is None:
+        found = getattr(getattr(_OUTERMOST.get(), "__self__", None), "transport", None)
+    return found
 
 
-_new = tuple.__new__  # a named tuple made without its ``__new__``'s Python frame
+# the server's own ``send`` of this request (its transport is looked up when a fault needs it)
+_OUTERMOST: contextvars.ContextVar[Send | None] = contextvars.ContextVar("ormock_send",
+                                                                        default=None)
 
-_TRANSPORT: contextvars.ContextVar[Any] = contextvars.ContextVar("ormock_transport",
-                                                                 default=None)
-
-
-def remember_transport(send: Send) -> None:
-    """Note the transport under the server's own ``send`` for this request (call it in the
-    outermost ASGI layer), so ``close_connection`` finds it below wrapping middleware."""
-    _TRANSPORT.set(getattr(getattr(send, "__self__", None), "transport", None))
+# ``remember_transport(send)``: note the server's own ``send`` for this request (call it in the
+# outermost ASGI layer), so that ``close_connection`` finds its transport below wrapping
+# middleware. The context variable's own ``set``: no Python frame on every request.
+remember_transport: Callable[[Send], object] = _OUTERMOST.set
 
 
 def close_connection(send: Send, reset: bool) -> bool:

@@ -54,7 +54,8 @@ def prepare(engine: Engine, path: str, headers: dict[str, str], body: Any,
     when the admin state changed meanwhile (nothing written then)."""
     claim = None
     try:
-        claim = idempotent(engine, headers, body)  # Idempotency-Key (responses_api)
+        # Idempotency-Key (responses_api; without the header, not asked: None)
+        claim = idempotent(engine, headers, body) if "idempotency-key" in headers else None
         if claim is not None and not isinstance(claim, Claim):
             commit(held)
             return Prepared(replay=claim)
