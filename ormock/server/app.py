@@ -194,7 +194,7 @@ class _Front:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                sent = message.get("headers", [])
+                sent = message.get("headers", ())
                 for key, _ in sent:
                     if key == b"x-request-id":  # a replay's own
                         break
