@@ -331,3 +331,19 @@ def test_the_front_keeps_a_bounded_number_of_header_names(
     namespace = base_url.rsplit("/", 2)[-2]
     entry = server.engine(namespace).journal[-1]
     assert {k: v for k, v in entry.headers.items() if k.startswith("x-made-up-")} == many
+
+
+@pytest.mark.parametrize("profile", ["openai", "platform"])
+def test_a_reset_fault_resets_the_connection_on_either_path(profile: str) -> None:
+    # ``openai``: the front hands the create to its route; ``platform`` (its error types
+    # respelled) goes through Starlette, whose wrapped sends hide the transport: the reset
+    # finds it under the server's own send (``remember_transport``)
+    with OrmockServer(profile=profile) as running, httpx.Client() as raw:
+        running.engine().inject({"disconnect": {"mode": "reset", "after_events": 2}})
+        body = {"model": "m", "input": "reset me", "stream": True}
+        url = running.base_url + "/responses"
+        with pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)), \
+                raw.stream("POST", url, json=body) as response:
+            for _ in response.iter_raw():
+                pass
+        assert running.engine().journal[-1].ended == "reset"

@@ -140,3 +140,15 @@ def test_an_opened_entry_is_the_one_its_init_makes() -> None:
     opened_one.status, opened_one.sent = 200, summarize(_stream(), None)
     assert other.faults == [] and other.status == 0 and other.sent is None
     assert dataclasses.replace(opened_one, status=201).faults == ["f"]
+
+
+def test_a_journal_trims_by_its_entries_sizes() -> None:
+    from ormock.engine.journal import ENTRY_FIELDS, Journal, entry_size, opened
+
+    journal = Journal(10, 8 * ENTRY_FIELDS, lambda entry: None, lambda entry: None)
+    entries = [opened("POST", "/v1/responses", {}, None, 0.0, n * 10) for n in range(30)]
+    for entry in entries:
+        journal.append(entry)
+    assert len(journal) > 3 and journal._sizes(3) == sum(map(entry_size, journal[:3]))
+    assert journal.bytes == sum(map(entry_size, journal)) <= 8 * ENTRY_FIELDS
+    assert journal[-1] is entries[-1] and journal.dropped == 30 - len(journal)

@@ -33,16 +33,23 @@ class Capped(list[T]):
             self._trim()
 
     def _trim(self) -> None:
-        keep_items = self.limit // 2 if len(self) > self.limit else len(self)
+        count = len(self)
+        keep_items = max(self.limit // 2 if count > self.limit else count, 1)
         keep_bytes = self.max_bytes * 3 // 4 if self.bytes > self.max_bytes else self.bytes
-        cut, freed = 0, 0
-        while cut < len(self) - 1 and (len(self) - cut > max(keep_items, 1)
-                                       or self.bytes - freed > keep_bytes):
+        # the oldest past ``keep_items`` go at once (their sizes summed at C speed), then one
+        # at a time while the bytes are past ``keep_bytes``; the newest always stays
+        cut = count - keep_items
+        freed = self._sizes(cut)
+        while cut < count - 1 and self.bytes - freed > keep_bytes:
             freed += self.size(self[cut])
             cut += 1
         del self[:cut]
         self.bytes -= freed
         self.dropped += cut
+
+    def _sizes(self, count: int) -> int:
+        """The size of the ``count`` oldest items, together."""
+        return sum(map(self.size, self[:count])) if count else 0
 
     def clear(self) -> None:
         super().clear()

@@ -26,23 +26,28 @@ __all__ = ["Ahead", "Tally", "at_once", "close_connection", "remember_transport"
 # planned (the client has it all once that write is done); never for a client that left
 Ahead = Callable[[Written], None]
 
+_new = tuple.__new__  # a named tuple made without its ``__new__``'s Python frame
+
 
 def _transport(send: Send) -> Any:
     """uvicorn's transport under an ASGI ``send``: the bound ``send`` belongs to its request
     cycle, whose ``transport`` holds the socket. Below middleware that wraps ``send`` (Starlette
-    does), the one ``remember_transport`` noted for this request. None on other servers."""
+    does), the one under the server's own ``send`` that ``remember_transport`` noted for this
+    request. None on other servers."""
     found = getattr(getattr(send, "__self__", None), "transport", None)
-    return found if found is not None else _TRANSPORT.get()
+    if found is None:
+        found = getattr(getattr(_OUTERMOST.get(), "__self__", None), "transport", None)
+    return found
 
 
-_TRANSPORT: contextvars.ContextVar[Any] = contextvars.ContextVar("ormock_transport",
-                                                                 default=None)
+# the server's own ``send`` of this request (its transport is looked up when a fault needs it)
+_OUTERMOST: contextvars.ContextVar[Send | None] = contextvars.ContextVar("ormock_send",
+                                                                        default=None)
 
-
-def remember_transport(send: Send) -> None:
-    """Note the transport under the server's own ``send`` for this request (call it in the
-    outermost ASGI layer), so ``close_connection`` finds it below wrapping middleware."""
-    _TRANSPORT.set(getattr(getattr(send, "__self__", None), "transport", None))
+# ``remember_transport(send)``: note the server's own ``send`` for this request (call it in the
+# outermost ASGI layer), so that ``close_connection`` finds its transport below wrapping
+# middleware. The context variable's own ``set``: no Python frame on every request.
+remember_transport: Callable[[Send], object] = _OUTERMOST.set
 
 
 def close_connection(send: Send, reset: bool) -> bool:
@@ -97,15 +102,20 @@ async def send_wire(send: Send, receive: Receive, wire: Wire,
     after its delay: the status line comes when the body would be generated); any other gets
     its status line at once, then its frames. ``ahead``: told the ``Written`` this returns
     just before the write that ends the answer as planned."""
-    frames, frame = _one_write(wire)
+    frames = wire.frames  # ``_one_write``'s steps, without its call (every answer's)
+    if len(frames) > 1:
+        frames = tuple(coalesced(frames))
+    frame = frames[0] if len(frames) == 1 and frames[0].action is None else None
     if frame is not None and (frame.delay == 0 or wire.kind == "json"):
         if frame.delay:
             await asyncio.sleep(frame.delay)
-        written = _written(wire, frame)
+        data = frame.data  # ``_written``'s and ``_start``'s, without their calls
+        written = _new(Written, (wire.kind, wire.ending, len(data), ((frame.delay, frame),)))
         if ahead is not None:
             ahead(written)
-        await send(_start(wire.status, wire.headers, frame.data))
-        await send({"type": "http.response.body", "body": frame.data, "more_body": False})
+        await send({"type": "http.response.start", "status": wire.status,
+                    "headers": [*wire.headers, (b"content-length", b"%d" % len(data))]})
+        await send({"type": "http.response.body", "body": data, "more_body": False})
         return written
     await send(_start(wire.status, wire.headers, None))  # its frames: ``at_once`` is None
     return await send_frames(send, receive, frames, wire.kind, wire.ending, ahead)
@@ -129,8 +139,8 @@ def _one_write(wire: Wire) -> tuple[tuple[Frame, ...], Frame | None]:
 
 
 def _written(wire: Wire, frame: Frame) -> Written:
-    """What a wire written as the one frame ``frame`` went out as."""
-    return Written(wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),))
+    """What a wire written as the one frame ``frame`` went out as (``send_wire``'s, alike)."""
+    return _new(Written, (wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),)))
 
 
 async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],

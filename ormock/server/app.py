@@ -38,7 +38,16 @@ from ormock.server.admin import admin_routes
 from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
-from ormock.server.body import DEFAULT_MAX_BODY, decode_json, json_only, read_body, send_whole
+from ormock.server.body import (
+    DEFAULT_MAX_BODY,
+    decode_json,
+    json_only,
+    json_request,
+    more_body,
+    read_body,
+    send_whole,
+    whole_body,
+)
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.inspector import inspector_routes
@@ -128,47 +137,47 @@ class _Front:
         self.server_error, self.guard = server_error, guard
         self.ids = IdFactory(seed ^ 0x5EED)
 
-    def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
-        """The namespace (and its engine when it exists) of a request the create route answers
-        with nothing in front of it (its ``path_params`` set then); None for any other."""
-        if scope["method"] != "POST":
-            return None
-        path = scope["path"]
-        name = "" if path == _CREATE_PATH else create_namespace(path)
-        if name is None or (self.guard is not None and not self.guard.allows(scope)):
-            return None
-        engine = self.namespaces.find(name)  # its profile, else the server's
-        profile = engine.profile if engine is not None else self.namespaces.settings.profile
-        # as this worker knows the namespace: a create that finds it changed routes again
-        if profile.error_types or self.replay.claims(name, lazily=True, found=engine):
-            return None
-        scope["endpoint"] = self.create.create
-        scope["path_params"] = {"namespace": name} if name else {}
-        return name, engine
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
-        route = self.direct(scope)
+        # a request the create route answers with nothing in front of it: its namespace (and
+        # its engine when it exists), its ``path_params`` set; ``name`` None for any other
+        name: str | None = None
+        found: Engine | None = None
+        if scope["method"] == "POST":
+            path = scope["path"]
+            name = "" if path == _CREATE_PATH else create_namespace(path)
+            if name is not None and (self.guard is None or self.guard.allows(scope)):
+                found = self.namespaces.find(name)  # its profile, else the server's
+                profile = found.profile if found is not None else self.namespaces.settings.profile
+                # as this worker knows the namespace: a create that finds it changed routes
+                # again
+                if profile.error_types or self.replay.claims(name, lazily=True, found=found):
+                    name = None
+                else:
+                    scope["endpoint"] = self.create.create
+                    scope["path_params"] = {"namespace": name} if name else {}
+            else:
+                name = None
         raw_headers = scope["headers"]
         headers: dict[str, str] | None = None
         text = None
-        if route is None:
-            for name, value in raw_headers:
-                if name == b"x-request-id":
+        if name is None:
+            for key, value in raw_headers:
+                if key == b"x-request-id":
                     text = value.decode("latin-1")
                     break
         else:  # the create route's headers, decoded once: the request id among them
             headers = {}
             names = _NAMES
-            for name, value in raw_headers:  # a loop: cheaper than a comprehension
-                key = names.get(name)  # a name seen before: not decoded again
+            for raw, value in raw_headers:  # a loop: cheaper than a comprehension
+                key = names.get(raw)  # a name seen before: not decoded again
                 if key is None:
-                    key = name.decode("latin-1")
+                    key = raw.decode("latin-1")
                     if len(names) < _NAMES_KEPT:
-                        names[name] = key
+                        names[raw] = key
                 headers[key] = value.decode("latin-1")
             text = headers.get("x-request-id")
             if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
@@ -185,21 +194,19 @@ class _Front:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                sent = message.get("headers", [])
-                for name, _ in sent:
-                    if name == b"x-request-id":  # a replay's own
+                sent = message.get("headers", ())
+                for key, _ in sent:
+                    if key == b"x-request-id":  # a replay's own
                         break
                 else:
                     message["headers"] = [*sent, header]
             return send(message)
 
-        if headers is None or route is None:
+        if name is None or headers is None:
             await self.app(scope, receive, send_with_id)
             return
-        namespace, found = route  # positional below: cheaper than a starred call
         try:
-            await self.create.create.answer(scope, receive, send_with_id, headers, namespace,
-                                            found)
+            await self.create.create.answer(scope, receive, send_with_id, headers, name, found)
         except Exception as exc:
             if not started:
                 await self.server_error(scope, exc)(scope, receive, send_with_id)
@@ -245,7 +252,13 @@ class _CreateResponse:
                 # a warm engine on a shared store: the admin stamp is checked in the commit
                 # (``ormock.engine.attempt``), not read first
                 engine, unverified = self.namespaces.serve_unverified(name)
-            raw = await self._raw_body(headers, receive)
+            # ``_raw_body``'s steps, without its two coroutines: the usual body is the first
+            # message whole
+            json_request(headers, self.max_body)
+            message = await receive()
+            raw = whole_body(message, self.max_body)
+            if raw is None:
+                raw = await more_body(receive, message, self.max_body)
             body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
             # a namespace dropped meanwhile answers 404, as a pull first would

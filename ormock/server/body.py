@@ -11,10 +11,10 @@ from typing import Any
 
 from ormock.engine.limits import Limits
 from ormock.protocol.errors import OpenResponsesError
-from ormock.server.asgi import Receive, Send
+from ormock.server.asgi import Message, Receive, Send
 
-__all__ = ["DEFAULT_MAX_BODY", "decode_json", "json_only", "read_body", "send_whole",
-           "too_large"]
+__all__ = ["DEFAULT_MAX_BODY", "decode_json", "json_only", "json_request", "more_body",
+           "read_body", "send_whole", "too_large", "whole_body"]
 
 DEFAULT_MAX_BODY = Limits().max_body
 
@@ -24,15 +24,40 @@ async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
     Content-Length) passes ``limit`` bytes; nothing past the limit is kept."""
     if declared.isdigit() and int(declared) > limit:
         raise too_large(limit)
-    message = await receive()  # the usual body: one message, taken as it is (no join)
+    message = await receive()
+    raw = whole_body(message, limit)
+    return raw if raw is not None else await more_body(receive, message, limit)
+
+
+def json_request(headers: Mapping[str, str], limit: int) -> None:
+    """What ``json_only`` and then ``read_body`` check before a byte is read: 415 unless the
+    body is JSON, 413 when its declared ``Content-Length`` passes ``limit``."""
+    if headers.get("content-type") != "application/json":  # ``json_only``'s own first test
+        json_only(headers)
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(limit)
+
+
+def whole_body(message: Message, limit: int) -> bytes | None:
+    """The body of a request's first ``receive`` message when it is all of it (the usual
+    body: one message, taken as it is, no join; a client gone: ``b""``); None when more is
+    to come (``more_body``). 413 ``request_too_large`` past ``limit`` bytes."""
     if message["type"] == "http.disconnect":
         return b""
     chunk = message.get("body", b"")
-    size = len(chunk)
-    if size > limit:
+    if len(chunk) > limit:
         raise too_large(limit)
     if not message.get("more_body", False) and type(chunk) is bytes:
         return chunk
+    return None
+
+
+async def more_body(receive: Receive, message: Message, limit: int) -> bytes:
+    """The whole body of a request whose first message (``whole_body`` said None) is
+    ``message``: the rest received, joined; 413 once it passes ``limit`` bytes."""
+    chunk = message.get("body", b"")
+    size = len(chunk)
     chunks = [chunk]
     while message.get("more_body", False):
         message = await receive()
