@@ -290,9 +290,7 @@ class Engine:
     def finished(self, entry: JournalEntry, wait: bool = False) -> None:
         """The answer of ``entry`` was all written (or dropped, or the client left); ``wait``:
         published in a shared journal before this returns (``WrittenAhead``)."""
-        # ``elapsed()``'s value, without its call when there is no shared store (every answer's)
-        entry.finished_at = (round((time.monotonic() - self.started) * 1e6) / 1e6
-                             if self.sync is None else self.elapsed())
+        entry.finished_at = self.elapsed()
         if self.sink is not None:
             self.sink.publish(entry, wait)
 
@@ -339,10 +337,7 @@ class Engine:
         matches (``respond_with``). ``again``: the entry of a stale attempt at this request,
         which this one replaces (``ormock.engine.attempt``).
         """
-        # ``elapsed()``'s value, without its call when there is no shared store (``finished``)
-        at = (round((time.monotonic() - self.started) * 1e6) / 1e6 if self.sync is None
-              else self.elapsed())
-        entry = opened("POST", path, mask_headers(headers), body, at,
+        entry = opened("POST", path, mask_headers(headers), body, self.elapsed(),
                        _body_size(body) if size is None else size)
         # ``with self._lock, FAKER_LOCK``, spelled out: acquire and release cost half as much
         lock = self._lock

@@ -90,9 +90,10 @@ class Tally:
 
 def _start(status: int, headers: tuple[tuple[bytes, bytes], ...], body: bytes | None
            ) -> dict[str, Any]:
-    if body is not None:
-        headers = (*headers, (b"content-length", str(len(body)).encode()))
-    return {"type": "http.response.start", "status": status, "headers": list(headers)}
+    if body is None:
+        return {"type": "http.response.start", "status": status, "headers": list(headers)}
+    return {"type": "http.response.start", "status": status,
+            "headers": [*headers, (b"content-length", b"%d" % len(body))]}
 
 
 async def send_wire(send: Send, receive: Receive, wire: Wire,
@@ -102,20 +103,15 @@ async def send_wire(send: Send, receive: Receive, wire: Wire,
     after its delay: the status line comes when the body would be generated); any other gets
     its status line at once, then its frames. ``ahead``: told the ``Written`` this returns
     just before the write that ends the answer as planned."""
-    frames = wire.frames  # ``_one_write``'s steps, without its call (every answer's)
-    if len(frames) > 1:
-        frames = tuple(coalesced(frames))
-    frame = frames[0] if len(frames) == 1 and frames[0].action is None else None
+    frames, frame = _one_write(wire)
     if frame is not None and (frame.delay == 0 or wire.kind == "json"):
         if frame.delay:
             await asyncio.sleep(frame.delay)
-        data = frame.data  # ``_written``'s and ``_start``'s, without their calls
-        written = _new(Written, (wire.kind, wire.ending, len(data), ((frame.delay, frame),)))
+        written = _written(wire, frame)
         if ahead is not None:
             ahead(written)
-        await send({"type": "http.response.start", "status": wire.status,
-                    "headers": [*wire.headers, (b"content-length", b"%d" % len(data))]})
-        await send({"type": "http.response.body", "body": data, "more_body": False})
+        await send(_start(wire.status, wire.headers, frame.data))
+        await send({"type": "http.response.body", "body": frame.data, "more_body": False})
         return written
     await send(_start(wire.status, wire.headers, None))  # its frames: ``at_once`` is None
     return await send_frames(send, receive, frames, wire.kind, wire.ending, ahead)
@@ -139,7 +135,7 @@ def _one_write(wire: Wire) -> tuple[tuple[Frame, ...], Frame | None]:
 
 
 def _written(wire: Wire, frame: Frame) -> Written:
-    """What a wire written as the one frame ``frame`` went out as (``send_wire``'s, alike)."""
+    """What a wire written as the one frame ``frame`` went out as."""
     return _new(Written, (wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),)))
 
 
