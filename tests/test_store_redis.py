@@ -121,6 +121,8 @@ def test_clear_drops_its_namespace_and_nothing_else(url: str, raw: redis.Redis) 
         mine.put(kind, "b", b"2")
         other.put(kind, "a", b"3")
     assert not mine.delete("conversation", "none")  # a kind never written: nothing made
+    for older in ("n", "s"):  # the sums and sizes of the layout before the namespace's sums
+        raw.hset(f"ormock:{{ns:mine}}:{older}:response", "a", b"1")
     mine.clear()
     assert list(raw.scan_iter(match="ormock:{ns:mine}:*")) == []  # nothing left behind
     assert other.get("response", "a") == b"3" and raw.get("someone:else") == b"theirs"
