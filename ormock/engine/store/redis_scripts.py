@@ -63,7 +63,6 @@ local function xk(k)
   return made
 end
 local K  -- the kind the call names: ``kind_of`` (a read), ``state`` (a write)
-local function vkey(key) return K.v .. key end
 -- the value of the kind k's key, or false when absent or expired (on the backend's clock); a
 -- kind whose sums are read (``state``) and say its expiry index is empty has no expiry to read
 local function live_in(k, key)
@@ -73,7 +72,6 @@ local function live_in(k, key)
   if at and at + 0 <= now then return false end
   return value
 end
-local function live(key) return live_in(K, key) end
 -- whether the kind k's ``key`` is as a compare-and-set expects: holding ``expected``
 -- (``must_hold``), or else absent or expired
 local function holds_in(k, key, must_hold, expected)
@@ -81,7 +79,6 @@ local function holds_in(k, key, must_hold, expected)
   if must_hold then return current == expected end
   return not current
 end
-local function holds(key, must_hold, expected) return holds_in(K, key, must_hold, expected) end
 """
 
 # the helpers of every write, each on the kind ``k`` it is given (``kind_of``, then ``state``)
@@ -115,11 +112,6 @@ local function changes(k, put)
   if k.seq == 0 then return end
   local text = int('%d %d %d %s', k.seq, k.count, k.bytes, k.soon and k.soon_text or '')
   if text ~= k.was then put[n + 1], put[n + 2] = k.name, text end
-end
-local function save(k)
-  local put = {}
-  changes(k, put)
-  if #put > 0 then call('HSET', sums, unpack(put)) end
 end
 -- forget keys whose write order is already gone (ZPOPMIN, ZREMRANGEBYRANK, ZREM), in one
 -- command per structure: their expiries, their sizes (or the fresh ones this call wrote),
@@ -222,19 +214,34 @@ local function write_in(k, key, value, ttl, at)
   end
   trim(k)
 end
+""".replace("SWEEP", str(SWEEP)).replace("BATCH", str(BATCH))
+
+# the helpers of a call on the one kind it names (K): PUT_MANY, on several, makes none of them
+# (each helper is made anew each call, a cost of its own)
+_ONE = """
+local function vkey(key) return K.v .. key end
+local function live(key) return live_in(K, key) end
+local function holds(key, must_hold, expected) return holds_in(K, key, must_hold, expected) end
+"""
+_ONE_WRITE = _ONE + """
+local function save(k)
+  local put = {}
+  changes(k, put)
+  if #put > 0 then call('HSET', sums, unpack(put)) end
+end
 -- the call's own write: ARGV[4] = key, ARGV[5] = value (or the one given), ARGV[6] = the ttl
 -- in milliseconds ('' for none), ARGV[7..8] = the caps (keys, bytes), ARGV[9] = when it
 -- expires
 local function write(value)
   write_in(K, ARGV[4], value or ARGV[5], ARGV[6], ARGV[9])
 end
-""".replace("SWEEP", str(SWEEP)).replace("BATCH", str(BATCH))
+"""
 
 # ARGV[4] = key
-GET = _COMMON + "K = kind_of(ARGV[2])\nreturn live(ARGV[4])\n"
+GET = _COMMON + _ONE + "K = kind_of(ARGV[2])\nreturn live(ARGV[4])\n"
 
 # ARGV[4..9] as for write()
-PUT = _WRITES + """
+PUT = _WRITES + _ONE_WRITE + """
 K = state(ARGV[2])
 expire(K)
 write()
@@ -243,7 +250,7 @@ return 1
 """
 
 # ARGV[4..9] as for write(); ARGV[10] = '1' with an expected value in ARGV[11], '0' for none
-COMPARE_AND_SET = _WRITES + """
+COMPARE_AND_SET = _WRITES + _ONE_WRITE + """
 K = state(ARGV[2])  -- first: its expiry is read only if the kind has one
 if not holds(ARGV[4], ARGV[10] == '1', ARGV[11]) then return 0 end
 expire(K)
@@ -254,7 +261,7 @@ return 1
 
 # ARGV[4..9] as for write() (the value unused), ARGV[10] = the amount; the answer: the new
 # value (a whole number, kept as its decimal text)
-INCR = _WRITES + """
+INCR = _WRITES + _ONE_WRITE + """
 K = state(ARGV[2])
 local current = live(ARGV[4])
 local before = 0
@@ -272,7 +279,7 @@ return value
 """
 
 # ARGV[4] = key
-DELETE = _WRITES + """
+DELETE = _WRITES + _ONE_WRITE + """
 K = state(ARGV[2])
 local there = call('EXISTS', vkey(ARGV[4]))
 if there == 1 and K.soon then
@@ -310,16 +317,17 @@ for i = 1, #names do
   if kinds[name] == 'write' then
     k = state(name, got[i])
     written[#written + 1] = k
-  else  -- the guard's kind, only read: only whether its expiry index may hold a key
-    k = kind_of(name)
+  else  -- the guard's kind, only read: only whether its expiry index may hold a key (its
+    -- sums' text ends in ' ' without)
     local text = got[i]
-    k.fresh, k.soon = true, text and string.byte(text, -1) ~= 32  -- (a text ends in ' ' without)
+    k = {name = name, v = base .. 'v:' .. name .. ':', x = false, fresh = true,
+         soon = text and string.byte(text, -1) ~= 32}
   end
   kinds[name] = k
 end
 if guarded then
   K = kinds[ARGV[2]]
-  if not holds(ARGV[5], ARGV[4] == '1', ARGV[9]) then return 0 end
+  if not holds_in(K, ARGV[5], ARGV[4] == '1', ARGV[9]) then return 0 end
 end
 for i = 1, #written do expire(written[i]) end
 for i = 10, #ARGV, 5 do
@@ -333,7 +341,7 @@ return 1
 
 # ARGV[4] = prefix, ARGV[5] = '1' with a cursor key in ARGV[6], ARGV[7] = limit,
 # ARGV[8] = '1' newest first; the answer: key, value, key, value, ...
-LIST = _COMMON + """
+LIST = _COMMON + _ONE + """
 K = kind_of(ARGV[2])
 local prefix, limit, reverse = ARGV[4], tonumber(ARGV[7]), ARGV[8] == '1'
 local page = {}
@@ -396,7 +404,7 @@ return 1
 # ARGV[7..8] = the caps, ARGV[9] = when it expires, ARGV[10] = the entry's number, ARGV[11] =
 # the number of a closed log's last entry; the answer: 1 appended, 0 closed already, -1 a
 # number not above the last one's
-LOG_APPEND = _WRITES + """
+LOG_APPEND = _WRITES + _ONE_WRITE + """
 K = state(ARGV[2])
 expire(K)
 local key, value, ttl, number, closed = ARGV[4], ARGV[5], ARGV[6], ARGV[10], ARGV[11]
@@ -426,7 +434,7 @@ __all__ += ["LOG_APPEND"]
 
 # ARGV[4] = log, ARGV[5] = the first entry's id, ARGV[6] = limit: the entries (id, fields),
 # none once the log has expired on the backend's clock
-LOG_READ = _COMMON + """
+LOG_READ = _COMMON + _ONE + """
 K = kind_of(ARGV[2])
 local at = call('ZSCORE', xk(K), ARGV[4])
 if at and at + 0 <= now then return {} end
