@@ -121,6 +121,8 @@ def test_clear_drops_its_namespace_and_nothing_else(url: str, raw: redis.Redis) 
         mine.put(kind, "b", b"2")
         other.put(kind, "a", b"3")
     assert not mine.delete("conversation", "none")  # a kind never written: nothing made
+    for older in ("n", "s"):  # the sums and sizes of the layout before the namespace's sums
+        raw.hset(f"ormock:{{ns:mine}}:{older}:response", "a", b"1")
     mine.clear()
     assert list(raw.scan_iter(match="ormock:{ns:mine}:*")) == []  # nothing left behind
     assert other.get("response", "a") == b"3" and raw.get("someone:else") == b"theirs"
@@ -208,7 +210,7 @@ def test_put_nowait_does_not_wait_for_redis(url: str, raw: redis.Redis) -> None:
 def test_a_failed_write_nobody_waited_for_is_logged_not_raised(
         url: str, raw: redis.Redis, caplog: pytest.LogCaptureFixture) -> None:
     backend = RedisBackend(url)
-    raw.set("ormock:{ns:}:n:journal", b"not a hash")  # the kind's bookkeeping broken
+    raw.set("ormock:{ns:}:sums", b"not a hash")  # the namespace's bookkeeping broken
     backend.put_nowait("journal", "entry", b"lost")
     with caplog.at_level("WARNING", logger="ormock.store.redis"):
         assert backend.get("response", "other") is None  # an unrelated call goes on
@@ -278,23 +280,34 @@ def test_a_write_forgets_at_most_a_hundred_expired_keys(url: str, raw: redis.Red
 
 
 def _sums_hold(raw: redis.Redis, kind: str) -> None:
-    """A kind's bookkeeping as the scripts keep it (``redis_scripts``) agrees with its keys:
-    the count and the bytes in ``n:`` are those of the write order's keys (a key with a ttl,
-    a log: its size in ``s:``, and only theirs; any other: its value's length), and ``soon``
-    is no later than the first expiry of the index."""
+    """A kind's bookkeeping as the scripts keep it (``redis_scripts``) agrees with its keys: in
+    the namespace's ``sums``, the kind's count and bytes are those of the write order's keys,
+    each key's size (under its value's key) is there for each of them and only them (a value's
+    length; a log's, the sum of its entries'), and ``soon`` is no later than the first expiry
+    of the index (and empty only with the index)."""
     base = "ormock:{ns:}:"
     keys = [bytes(k).decode() for k in raw.zrange(f"{base}o:{kind}", 0, -1)]
     timed = {bytes(k).decode() for k in raw.zrange(f"{base}x:{kind}", 0, -1)}
-    sized = {bytes(k).decode(): int(v) for k, v in raw.hgetall(f"{base}s:{kind}").items()}
+    fields = {bytes(k).decode(): bytes(v).decode()
+              for k, v in raw.hgetall(f"{base}sums").items()}
+    value = f"{base}v:{kind}:"
+    sized = {k[len(value):]: int(v) for k, v in fields.items() if k.startswith(value)}
     assert timed <= set(keys)
-    assert set(sized) == (set(keys) if kind == "log" else timed)
-    total = sum(sized[k] if k in sized else int(raw.strlen(f"{base}v:{kind}:{k}"))
-                for k in keys)
-    sums = {bytes(k).decode(): float(v) for k, v in raw.hgetall(f"{base}n:{kind}").items()}
-    assert (sums["count"], sums["bytes"]) == (len(keys), total)
+    assert set(sized) == set(keys)
+    for key in keys:
+        if kind == "log":
+            entries = raw.xrange(f"{value}{key}")
+            held = sum(len(fields_[b"v"]) for _, fields_ in entries)
+            assert sized[key] == held or not entries  # (a log Redis freed on its expiry)
+        elif raw.exists(f"{value}{key}"):
+            assert sized[key] == raw.strlen(f"{value}{key}")
+    seq, count, total, soon = fields[kind].split(" ")
+    assert (int(count), int(total)) == (len(keys), sum(sized.values()))
+    newest = raw.zrange(f"{base}o:{kind}", -1, -1, withscores=True)
+    assert not newest or int(seq) >= newest[0][1]  # the last write number, at least
     first = raw.zrange(f"{base}x:{kind}", 0, 0, withscores=True)
     if first:
-        assert sums["soon"] <= first[0][1]
+        assert soon != "" and float(soon) <= first[0][1]
 
 
 def test_the_sums_stay_those_of_the_keys(url: str, raw: redis.Redis) -> None:

@@ -9,22 +9,32 @@ hash tag, so a namespace's keys share one cluster slot):
 - ``BASE o:KIND``: a sorted set, each key scored by its write number (the write order);
 - ``BASE x:KIND``: a sorted set, each key with a ttl scored by when it expires (seconds, on the
   backend's clock: a key is gone from the moment they have passed, whatever Redis's clock);
-- ``BASE s:KIND``: a hash, the value size of each key with a ttl (Redis may free its value
-  before a write forgets it) and of each log (a stream); any other key's is its ``STRLEN``;
-- ``BASE n:KIND``: a hash, ``seq`` (the last write number), ``count`` (the keys in the write
-  order), ``bytes`` (the sizes' sum) and ``soon`` (at the latest, when the first key of the
-  expiry index expires; absent while it is empty): a write sweeps expired keys only once
-  ``now`` has passed ``soon``;
+
+and of the namespace:
+
+- ``BASE sums``: a hash; for each kind (the field ``KIND``) its sums as one text, ``SEQ COUNT
+  BYTES SOON``: the last write number, the keys in the write order, the sum of their sizes and
+  (at the latest) when the first key of the expiry index expires (empty while the index is
+  empty: a write sweeps expired keys only once ``now`` has passed it, and a key's expiry is
+  read only while it is set); and for each key the size of its value (the field is the
+  value's key, ``BASE v:KIND:KEY``: Redis may free a value with a ttl before a write forgets
+  its key);
 - ``BASE kinds``: the set of kinds written (what ``clear`` drops).
 
 Every script's ARGV starts with BASE, KIND and the time now; reads never write. A write reads
-its kind's ``n:`` hash once (``state``), works on it in Lua, and writes back what changed once
-(``save``). What a script costs Redis is mostly not its commands but what it does around them
-(its arguments copied into Lua, where every byte of each string is hashed; its helpers made
-anew each call; each ``redis.call``'s arguments and answer converted, a number formatted with
+the sums of the kinds it writes once (``state``; ``PUT_MANY``: of all of them and the guard's
+kind in one ``HMGET``), works on them in Lua, and writes back what changed, the sizes of the
+values it wrote with them, once (``save``; ``PUT_MANY``: one ``HSET`` for all its kinds).
+What a script costs Redis is mostly not its commands but what it does around them (its
+arguments copied into Lua, where every byte of each string is hashed; its helpers made anew
+each call; each ``redis.call``'s arguments and answer converted, a number formatted with
 %.17g): so commands, strings and numbers are all kept few (``bench/redis_scripts.py``).
 The helpers of the writes (``_WRITES``) each take the kind they work on, so that one script
 (``PUT_MANY``) writes to several.
+
+The layout before the namespace's ``sums`` (a hash ``n:KIND`` of each kind's sums, one
+``s:KIND`` of the sizes of its keys with a ttl) is not read: a change of layout migrates
+nothing (``clear`` a namespace written by an older ormock, which drops those keys too).
 """
 
 from __future__ import annotations
@@ -37,35 +47,31 @@ BATCH = 256  # keys past the caps a write drops at most in one go (``trim``)
 _COMMON = """
 local base, now = ARGV[1], ARGV[3] + 0
 local call, int = redis.call, string.format
--- the keys of one kind: its values' prefix (v), write order (o), sums (n); its expiry (x) and
--- sizes (s) made only where they are used (``xk``, ``sk``: a guard's kind, a kind without a
--- ttl never needs them): making a string is a large part of a script's cost, Redis's Lua
--- hashing every byte of each
+local sums = base .. 'sums'
+-- a kind a read names: its values' prefix (v), write order (o), expiry index (x: made only
+-- where used, a kind without a ttl never needs it: making a string is a large part of a
+-- script's cost, Redis's Lua hashing every byte of each); a write's kinds are made by
+-- ``state``, with their sums (``fresh`` set: its sums read, ``soon`` then false only if its
+-- expiry index is empty)
 local function kind_of(name)
-  return {name = name, v = base .. 'v:' .. name .. ':', o = base .. 'o:' .. name,
-          n = base .. 'n:' .. name, log = name == 'log'}
+  return {name = name, v = base .. 'v:' .. name .. ':', o = base .. 'o:' .. name, x = false,
+          fresh = false, soon = false}
 end
 local function xk(k)
   local made = k.x
   if not made then made = base .. 'x:' .. k.name; k.x = made end
   return made
 end
-local function sk(k)
-  local made = k.s
-  if not made then made = base .. 's:' .. k.name; k.s = made end
-  return made
-end
-local K = kind_of(ARGV[2])  -- the kind the call names
-local function vkey(key) return K.v .. key end
--- the value of the kind k's key, or false when absent or expired (on the backend's clock)
+local K  -- the kind the call names: ``kind_of`` (a read), ``state`` (a write)
+-- the value of the kind k's key, or false when absent or expired (on the backend's clock); a
+-- kind whose sums are read (``state``) and say its expiry index is empty has no expiry to read
 local function live_in(k, key)
   local value = call('GET', k.v .. key)
-  if not value then return false end
+  if not value or (k.fresh and not k.soon) then return value end
   local at = call('ZSCORE', xk(k), key)
   if at and at + 0 <= now then return false end
   return value
 end
-local function live(key) return live_in(K, key) end
 -- whether the kind k's ``key`` is as a compare-and-set expects: holding ``expected``
 -- (``must_hold``), or else absent or expired
 local function holds_in(k, key, must_hold, expected)
@@ -73,71 +79,57 @@ local function holds_in(k, key, must_hold, expected)
   if must_hold then return current == expected end
   return not current
 end
-local function holds(key, must_hold, expected) return holds_in(K, key, must_hold, expected) end
 """
 
 # the helpers of every write, each on the kind ``k`` it is given (``kind_of``, then ``state``)
 _WRITES = _COMMON + """
 local max_keys, max_bytes = (ARGV[7] or 0) + 0, (ARGV[8] or 0) + 0  -- (none for DELETE)
-local slack = math.min(math.floor(max_keys / 16), BATCH)
--- the kind's sums (its n: hash) into k: one HMGET; ``save`` writes back what changed (a number
--- Redis is given is formatted with %.17g, a cost of its own: at the caps only the write
--- number and the bytes change)
-local function state(k)
-  local got = call('HMGET', k.n, 'seq', 'count', 'bytes', 'soon')
-  k.seq, k.count, k.bytes = (got[1] or 0) + 0, (got[2] or 0) + 0, (got[3] or 0) + 0
-  local soon = got[4]  -- false: the expiry index is empty
-  k.soon = soon and soon + 0
-  k.had, k.counted, k.sized, k.numbered = k.soon, k.count, k.bytes, k.seq
-  return k
+local match = string.match
+-- the kind ``name`` with its sums, from their text in ``sums`` (``got``: false for a kind never
+-- written; nil: read here, one HGET), made in one go (a table grown field by field is made
+-- again as it grows); ``fresh``: the sizes of the values this call writes, saved with the
+-- sums (``changes``), ``was``: the sums' text as read
+local function state(name, got)
+  if got == nil then got = call('HGET', sums, name) end
+  local seq, count, bytes, soon, text = 0, 0, 0, false, false
+  if got then
+    seq, count, bytes, text = match(got, '^(%d+) (%d+) (%-?%d+) (.*)$')
+    seq, count, bytes = seq + 0, count + 0, bytes + 0
+    if text == '' then text = false else soon = text + 0 end
+  end
+  return {name = name, v = base .. 'v:' .. name .. ':', o = base .. 'o:' .. name, x = false,
+          seq = seq, count = count, bytes = bytes, soon = soon, soon_text = text,
+          seq_text = false, was = got, fresh = {}}
 end
-local function save(k)
-  if k.seq == k.numbered and k.count == k.counted and k.bytes == k.sized
-      and k.soon == k.had then
-    return  -- nothing changed (a delete of nothing: no sums made for a kind never written)
+-- what changed in k onto ``put`` (the fields and values of one HSET of ``sums``): the sizes of
+-- the values written, the sums (nothing at all for a kind never written: a delete there makes
+-- no sums)
+local function changes(k, put)
+  local n = #put
+  for vk, size in pairs(k.fresh) do
+    put[n + 1], put[n + 2], n = vk, int('%d', size), n + 2
   end
-  local put = {'seq', k.seq_text or int('%d', k.seq)}
-  if k.count ~= k.counted then put[#put + 1] = 'count'; put[#put + 1] = int('%d', k.count) end
-  if k.bytes ~= k.sized then put[#put + 1] = 'bytes'; put[#put + 1] = int('%d', k.bytes) end
-  if k.soon and k.soon ~= k.had then
-    put[#put + 1] = 'soon'
-    put[#put + 1] = k.soon_text or k.soon
-  end
-  call('HSET', k.n, unpack(put))
-  if k.had and not k.soon then call('HDEL', k.n, 'soon') end
-end
--- the size a key held (its value's key: vk), its expiry and its size entry forgotten (the
--- value itself stays)
-local function unsized(k, key, vk)
-  local timed = k.soon and call('ZREM', xk(k), key) == 1
-  if timed or k.log then
-    local size = call('HGET', sk(k), key)
-    if size then call('HDEL', sk(k), key) end
-    return size and size + 0 or 0
-  end
-  return call('STRLEN', vk)
+  if k.seq == 0 then return end
+  local text = int('%d %d %d %s', k.seq, k.count, k.bytes, k.soon and k.soon_text or '')
+  if text ~= k.was then put[n + 1], put[n + 2] = k.name, text end
 end
 -- forget keys whose write order is already gone (ZPOPMIN, ZREMRANGEBYRANK, ZREM), in one
--- command per structure: their expiries, their sizes, their values (a key without a size
--- entry has its value's STRLEN)
+-- command per structure: their expiries, their sizes (or the fresh ones this call wrote),
+-- their values
 local function forget(k, keys)
   local n = #keys
   if n == 0 then return end
-  local vkeys, v = {}, k.v
+  local vkeys, v, fresh = {}, k.v, k.fresh
   for i = 1, n do vkeys[i] = v .. keys[i] end
-  local freed = 0
-  if k.soon or k.log then  -- no expiry index: no key with a ttl, so sizes of the logs only
-    if k.soon then call('ZREM', xk(k), unpack(keys)) end
-    local sizes, sized = call('HMGET', sk(k), unpack(keys)), false
-    for i = 1, n do
-      local size = sizes[i]
-      if size then freed, sized = freed + size, true
-      else freed = freed + call('STRLEN', vkeys[i]) end
-    end
-    if sized then call('HDEL', sk(k), unpack(keys)) end
-  else
-    for i = 1, n do freed = freed + call('STRLEN', vkeys[i]) end
+  if k.soon then call('ZREM', xk(k), unpack(keys)) end
+  local sizes, freed = call('HMGET', sums, unpack(vkeys)), 0
+  for i = 1, n do
+    local vk = vkeys[i]
+    local size = fresh[vk]
+    if size then fresh[vk] = nil else size = (sizes[i] or 0) + 0 end
+    freed = freed + size
   end
+  call('HDEL', sums, unpack(vkeys))
   k.count, k.bytes = k.count - n, k.bytes - freed
   call('DEL', unpack(vkeys))
 end
@@ -193,27 +185,49 @@ end
 -- bytes' until max_bytes / 16 is free again
 local function trim(k)
   if k.count <= max_keys and k.bytes <= max_bytes then return end
-  local keep_keys = k.count > max_keys and max_keys - slack or k.count
+  local keep_keys = k.count > max_keys and max_keys - math.min(math.floor(max_keys / 16), BATCH)
+      or k.count
   local keep_bytes = k.bytes > max_bytes and max_bytes - math.floor(max_bytes / 16) or k.bytes
   while k.count > 1 and (k.count > keep_keys or k.bytes > keep_bytes) do
     drop_oldest(k, math.max(1, math.min(k.count - keep_keys, k.count - 1)))
   end
 end
 -- write key = value in the kind k (``state``): ttl in milliseconds ('' for none), at = when it
--- expires (on the backend's clock)
+-- expires (on the backend's clock). A key written before gives back its size and, written now
+-- without a ttl, its expiry (ZADD moves one it keeps); its new size is saved with the sums
 local function write_in(k, key, value, ttl, at)
   local vk = k.v .. key
-  if not order(k, key) then k.bytes = k.bytes - unsized(k, key, vk) end
-  k.bytes = k.bytes + #value
+  if not order(k, key) then
+    local size = k.fresh[vk]
+    if not size then size = (call('HGET', sums, vk) or 0) + 0 end
+    k.bytes = k.bytes - size
+    if ttl == '' and k.soon then call('ZREM', xk(k), key) end
+  end
+  local size = #value
+  k.bytes = k.bytes + size
+  k.fresh[vk] = size
   if ttl ~= '' then
     call('SET', vk, value, 'PX', ttl)
     expires(k, key, at)
-    call('HSET', sk(k), key, int('%d', #value))
   else
     call('SET', vk, value)
-    if k.log then call('HSET', sk(k), key, int('%d', #value)) end
   end
   trim(k)
+end
+""".replace("SWEEP", str(SWEEP)).replace("BATCH", str(BATCH))
+
+# the helpers of a call on the one kind it names (K): PUT_MANY, on several, makes none of them
+# (each helper is made anew each call, a cost of its own)
+_ONE = """
+local function vkey(key) return K.v .. key end
+local function live(key) return live_in(K, key) end
+local function holds(key, must_hold, expected) return holds_in(K, key, must_hold, expected) end
+"""
+_ONE_WRITE = _ONE + """
+local function save(k)
+  local put = {}
+  changes(k, put)
+  if #put > 0 then call('HSET', sums, unpack(put)) end
 end
 -- the call's own write: ARGV[4] = key, ARGV[5] = value (or the one given), ARGV[6] = the ttl
 -- in milliseconds ('' for none), ARGV[7..8] = the caps (keys, bytes), ARGV[9] = when it
@@ -221,23 +235,25 @@ end
 local function write(value)
   write_in(K, ARGV[4], value or ARGV[5], ARGV[6], ARGV[9])
 end
-""".replace("SWEEP", str(SWEEP)).replace("BATCH", str(BATCH))
+"""
 
 # ARGV[4] = key
-GET = _COMMON + "return live(ARGV[4])\n"
+GET = _COMMON + _ONE + "K = kind_of(ARGV[2])\nreturn live(ARGV[4])\n"
 
 # ARGV[4..9] as for write()
-PUT = _WRITES + """
-expire(state(K))
+PUT = _WRITES + _ONE_WRITE + """
+K = state(ARGV[2])
+expire(K)
 write()
 save(K)
 return 1
 """
 
 # ARGV[4..9] as for write(); ARGV[10] = '1' with an expected value in ARGV[11], '0' for none
-COMPARE_AND_SET = _WRITES + """
+COMPARE_AND_SET = _WRITES + _ONE_WRITE + """
+K = state(ARGV[2])  -- first: its expiry is read only if the kind has one
 if not holds(ARGV[4], ARGV[10] == '1', ARGV[11]) then return 0 end
-expire(state(K))
+expire(K)
 write()
 save(K)
 return 1
@@ -245,7 +261,8 @@ return 1
 
 # ARGV[4..9] as for write() (the value unused), ARGV[10] = the amount; the answer: the new
 # value (a whole number, kept as its decimal text)
-INCR = _WRITES + """
+INCR = _WRITES + _ONE_WRITE + """
+K = state(ARGV[2])
 local current = live(ARGV[4])
 local before = 0
 if current then
@@ -255,20 +272,21 @@ if current then
   end
 end
 local value = before + tonumber(ARGV[10])
-expire(state(K))
+expire(K)
 write(string.format('%d', value))
 save(K)
 return value
 """
 
 # ARGV[4] = key
-DELETE = _WRITES + """
+DELETE = _WRITES + _ONE_WRITE + """
+K = state(ARGV[2])
 local there = call('EXISTS', vkey(ARGV[4]))
-if there == 1 then
+if there == 1 and K.soon then
   local at = call('ZSCORE', xk(K), ARGV[4])
   if at and at + 0 <= now then there = 0 end  -- expired: not there any more
 end
-expire(state(K))
+expire(K)
 remove(K, ARGV[4])
 save(K)
 return there
@@ -277,28 +295,54 @@ return there
 # several writes at once, each as PUT makes it, only if a guard holds: ARGV[2] = the guard's
 # kind, ARGV[4] = '0' no guard, '1' its key must hold ARGV[9], '2' it must be absent (or
 # expired); ARGV[5] = the guard's key; ARGV[7..8] = the caps; from ARGV[10], five a write:
-# kind, key, value, the ttl in milliseconds ('' for none), when it expires. The answer: 1
-# written, 0 the guard failed (nothing written)
+# kind, key, value, the ttl in milliseconds ('' for none), when it expires. The sums of the
+# guard's kind and of every kind written are read in one HMGET, and what changed written back
+# in one HSET. The answer: 1 written, 0 the guard failed (nothing written)
 PUT_MANY = _WRITES + """
-if ARGV[4] ~= '0' and not holds(ARGV[5], ARGV[4] == '1', ARGV[9]) then return 0 end
-local kinds, made = {}, {}
+local guarded = ARGV[4] ~= '0'
+local kinds, names = {}, {}  -- a name: 'guard' (only read), 'write', then its kind
+if guarded then kinds[ARGV[2]], names[1] = 'guard', ARGV[2] end
 for i = 10, #ARGV, 5 do
-  local k = kinds[ARGV[i]]
-  if not k then
-    k = state(kind_of(ARGV[i]))
-    kinds[ARGV[i]] = k
-    made[#made + 1] = k
-    expire(k)
+  local name = ARGV[i]
+  local mark = kinds[name]
+  if mark ~= 'write' then
+    if not mark then names[#names + 1] = name end
+    kinds[name] = 'write'
   end
-  write_in(k, ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
 end
-for _, k in ipairs(made) do save(k) end
+if #names == 0 then return 1 end  -- nothing to write, no guard
+local got, written = call('HMGET', sums, unpack(names)), {}
+for i = 1, #names do
+  local name, k = names[i]
+  if kinds[name] == 'write' then
+    k = state(name, got[i])
+    written[#written + 1] = k
+  else  -- the guard's kind, only read: only whether its expiry index may hold a key (its
+    -- sums' text ends in ' ' without)
+    local text = got[i]
+    k = {name = name, v = base .. 'v:' .. name .. ':', x = false, fresh = true,
+         soon = text and string.byte(text, -1) ~= 32}
+  end
+  kinds[name] = k
+end
+if guarded then
+  K = kinds[ARGV[2]]
+  if not holds_in(K, ARGV[5], ARGV[4] == '1', ARGV[9]) then return 0 end
+end
+for i = 1, #written do expire(written[i]) end
+for i = 10, #ARGV, 5 do
+  write_in(kinds[ARGV[i]], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
+end
+local put = {}
+for i = 1, #written do changes(written[i], put) end
+if #put > 0 then call('HSET', sums, unpack(put)) end
 return 1
 """
 
 # ARGV[4] = prefix, ARGV[5] = '1' with a cursor key in ARGV[6], ARGV[7] = limit,
 # ARGV[8] = '1' newest first; the answer: key, value, key, value, ...
-LIST = _COMMON + """
+LIST = _COMMON + _ONE + """
+K = kind_of(ARGV[2])
 local prefix, limit, reverse = ARGV[4], tonumber(ARGV[7]), ARGV[8] == '1'
 local page = {}
 if limit == 0 then return page end
@@ -342,9 +386,10 @@ for _, kind in ipairs(call('SMEMBERS', base .. 'kinds')) do
     end
     call('DEL', unpack(doomed))
   end
+  -- (s: and n:, the sizes and sums of a layout before ``sums``: see the top)
   call('DEL', o, base .. 'x:' .. kind, base .. 's:' .. kind, base .. 'n:' .. kind)
 end
-call('DEL', base .. 'kinds')
+call('DEL', base .. 'kinds', base .. 'sums')
 return 1
 """
 
@@ -353,14 +398,15 @@ return 1
 # last one ``LOG_END-1``), its value in the field ``v``; the log is a key of the kind ``log`` for
 # the write order, the sizes, the expiry and ``clear`` (as every kind's keys are), so the caps
 # drop the logs appended to least recently, whole (a log's size, the sum of its entries' values,
-# is always in ``s:``). Reads are ``XRANGE`` and ``XREAD BLOCK``.
+# is in ``sums`` as every key's). Reads are ``XRANGE`` and ``XREAD BLOCK``.
 #
 # ARGV[4] = log, ARGV[5] = value, ARGV[6] = the ttl in milliseconds ('' for none),
 # ARGV[7..8] = the caps, ARGV[9] = when it expires, ARGV[10] = the entry's number, ARGV[11] =
 # the number of a closed log's last entry; the answer: 1 appended, 0 closed already, -1 a
 # number not above the last one's
-LOG_APPEND = _WRITES + """
-expire(state(K))
+LOG_APPEND = _WRITES + _ONE_WRITE + """
+K = state(ARGV[2])
+expire(K)
 local key, value, ttl, number, closed = ARGV[4], ARGV[5], ARGV[6], ARGV[10], ARGV[11]
 local v = vkey(key)
 local last = call('XREVRANGE', v, '+', '-', 'COUNT', 1)[1]
@@ -371,7 +417,7 @@ if last then
 end
 call('XADD', v, number .. '-1', 'v', value)
 order(K, key)
-call('HINCRBY', sk(K), key, int('%d', #value))
+call('HINCRBY', sums, v, int('%d', #value))  -- its size, under its value's key
 K.bytes = K.bytes + #value
 if ttl ~= '' then
   call('PEXPIRE', v, ttl)
@@ -388,7 +434,8 @@ __all__ += ["LOG_APPEND"]
 
 # ARGV[4] = log, ARGV[5] = the first entry's id, ARGV[6] = limit: the entries (id, fields),
 # none once the log has expired on the backend's clock
-LOG_READ = _COMMON + """
+LOG_READ = _COMMON + _ONE + """
+K = kind_of(ARGV[2])
 local at = call('ZSCORE', xk(K), ARGV[4])
 if at and at + 0 <= now then return {} end
 return call('XRANGE', vkey(ARGV[4]), ARGV[5], '+', 'COUNT', ARGV[6])
