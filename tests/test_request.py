@@ -216,6 +216,16 @@ def test_the_content_seed_is_that_of_the_sorted_json_dump(body: dict[str, Any]) 
     assert content_seed(7, body) == int.from_bytes(expected, "big")
 
 
+def test_the_content_seed_is_sha256_on_either_side_of_the_short_texts_length() -> None:
+    # a text under 120 bytes is hashed by CPython's _sha256, a longer one by OpenSSL's: the
+    # same digest (``_seed_of``)
+    for length in (0, 100, 104, 105, 106, 119, 120, 121, 500):
+        body = {"input": "x" * length}
+        text = f"7:{json.dumps(body, sort_keys=True)}".encode()
+        expected = int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
+        assert content_seed(7, body) == expected, len(text)
+
+
 def _parse_as_before(body: Any, *, require_model: bool = True) -> ResponseRequest:
     """``parse_request`` as it was before its usual cases were checked inline: every field
     through its check (``expect``, ``check_tools``, ``parse_input``)."""
