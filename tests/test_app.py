@@ -323,7 +323,7 @@ def test_the_front_keeps_a_bounded_number_of_header_names(
         http: httpx.Client, base_url: str, server: OrmockServer) -> None:
     # the names it decoded are kept (the same few come with every request), never more than
     # _NAMES_KEPT however many a client makes up; every header is still decoded
-    from ormock.server.app import _NAMES, _NAMES_KEPT
+    from ormock.server.front import _NAMES, _NAMES_KEPT
 
     many = {f"x-made-up-{n}": str(n) for n in range(_NAMES_KEPT + 10)}
     response = http.post("/responses", json={"model": "m", "input": "names"}, headers=many)

@@ -1,20 +1,18 @@
 """The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
 
-``POST [/<namespace>]/v1/responses`` (the hot path) goes from the one front layer (``_Front``:
-the request id) straight to its endpoint when nothing in front of it would act on it, else
-through the router like every route, on a route of its own tried first and matched without a
-regular expression (``_CreateRoute``); its endpoint reads the body with a size limit, asks the
-engine, and writes the reply. An
-unpaced stream goes out as whole events coalesced into one write; no event is ever split across
-writes. Every response carries ``X-Request-ID`` (the client's own when it sent one).
+``POST [/<namespace>]/v1/responses`` (the hot path) goes from the one front layer
+(``ormock.server.front``: the request id) straight to its endpoint when nothing in front of it
+would act on it, else through the router like every route, on a route of its own tried first
+and matched without a regular expression (``_CreateRoute``); its endpoint reads the body with a
+size limit, asks the engine, and writes the reply. An unpaced stream goes out as whole events
+coalesced into one write; no event is ever split across writes. Every response carries
+``X-Request-ID`` (the client's own when it sent one).
 """
 
 from __future__ import annotations
 
-import re
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,13 +27,12 @@ from ormock.engine.core import Engine
 from ormock.engine.journal import wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import Reply
-from ormock.engine.writer import remember_transport, send_wire
+from ormock.engine.writer import send_wire
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.ids import IdFactory
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
-from ormock.server.asgi import App, Message, Receive, Scope, Send
+from ormock.server.asgi import Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
 from ormock.server.body import (
@@ -50,6 +47,7 @@ from ormock.server.body import (
 )
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
+from ormock.server.front import Front, create_namespace
 from ormock.server.inspector import inspector_routes
 from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
@@ -58,13 +56,6 @@ from ormock.server.responses_api import generating, response_routes, send_replay
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
-
-
-_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
-# header names as the front decoded them (the same few come with every request), the first
-# ``_NAMES_KEPT`` seen: a client sending new names never makes it grow past them
-_NAMES: dict[bytes, str] = {}
-_NAMES_KEPT = 256
 
 
 async def send_error(send: Send, error: OpenResponsesError) -> None:
@@ -78,22 +69,6 @@ def error_response(error: OpenResponsesError) -> Response:
         media_type="application/json",
         headers=error.headers,
     )
-
-
-_CREATE_PATH = "/v1/responses"
-
-
-def create_namespace(path: str) -> str | None:
-    """The namespace of ``[/<namespace>]/v1/responses`` (``""`` for none); None for any other
-    path."""
-    if path == _CREATE_PATH:  # the default namespace's, most of the time
-        return ""
-    if not path.endswith(_CREATE_PATH):
-        return None
-    head = path[: -len(_CREATE_PATH)]
-    if head and (head[0] != "/" or "/" in head[1:] or len(head) == 1):
-        return None
-    return head[1:]
 
 
 class _CreateRoute(BaseRoute):
@@ -118,99 +93,6 @@ class _CreateRoute(BaseRoute):
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         raise NoMatchFound(name, path_params)
-
-
-class _Front:
-    """Pure ASGI, outermost: every HTTP response carries ``X-Request-ID`` (the client's own when
-    it sent a printable one); ``POST [/<namespace>]/v1/responses`` goes straight to its route
-    when nothing in front of it would act on it (its API key is the server's, its namespace's
-    profile respells no error, the cassette route, tried first as the router would, does not
-    claim it): one layer and one wrapped ``send`` instead of the middlewares, Starlette's two
-    and its router. A bug that escapes the route is answered as Starlette's error middleware
-    would (the 500 envelope when nothing was sent yet, then raised to the server). Any other
-    request goes through ``app``: the API key guard, the profile's error spelling, Starlette."""
-
-    def __init__(self, app: App, seed: int, namespaces: Namespaces, replay: ReplayRoute,
-                 create: _CreateRoute, server_error: Callable[[Scope, Exception], Response],
-                 guard: ApiKeyGuard | None) -> None:
-        self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
-        self.server_error, self.guard = server_error, guard
-        self.ids = IdFactory(seed ^ 0x5EED)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
-        # a request the create route answers with nothing in front of it: its namespace (and
-        # its engine when it exists), its ``path_params`` set; ``name`` None for any other
-        name: str | None = None
-        found: Engine | None = None
-        if scope["method"] == "POST":
-            path = scope["path"]
-            name = "" if path == _CREATE_PATH else create_namespace(path)
-            if name is not None and (self.guard is None or self.guard.allows(scope)):
-                found = self.namespaces.find(name)  # its profile, else the server's
-                profile = found.profile if found is not None else self.namespaces.settings.profile
-                # as this worker knows the namespace: a create that finds it changed routes
-                # again
-                if profile.error_types or self.replay.claims(name, lazily=True, found=found):
-                    name = None
-                else:
-                    scope["endpoint"] = self.create.create
-                    scope["path_params"] = {"namespace": name} if name else {}
-            else:
-                name = None
-        raw_headers = scope["headers"]
-        headers: dict[str, str] | None = None
-        text = None
-        if name is None:
-            for key, value in raw_headers:
-                if key == b"x-request-id":
-                    text = value.decode("latin-1")
-                    break
-        else:  # the create route's headers, decoded once: the request id among them
-            headers = {}
-            names = _NAMES
-            for raw, value in raw_headers:  # a loop: cheaper than a comprehension
-                key = names.get(raw)  # a name seen before: not decoded again
-                if key is None:
-                    key = raw.decode("latin-1")
-                    if len(names) < _NAMES_KEPT:
-                        names[raw] = key
-                headers[key] = value.decode("latin-1")
-            text = headers.get("x-request-id")
-            if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
-                text = next(v for n, v in raw_headers if n == b"x-request-id").decode(
-                    "latin-1")  # the first one, as the loop above takes
-        request_id = text if text is not None and _REQUEST_ID.match(text) else None
-        if request_id is None:
-            request_id = self.ids.new("req")
-        header = (b"x-request-id", request_id.encode())
-        started = False
-
-        def send_with_id(message: Message) -> Awaitable[None]:
-            # a plain function handing back ``send``'s awaitable: no coroutine of its own
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                sent = message.get("headers", ())
-                for key, _ in sent:
-                    if key == b"x-request-id":  # a replay's own
-                        break
-                else:
-                    message["headers"] = [*sent, header]
-            return send(message)
-
-        if name is None or headers is None:
-            await self.app(scope, receive, send_with_id)
-            return
-        try:
-            await self.create.create.answer(scope, receive, send_with_id, headers, name, found)
-        except Exception as exc:
-            if not started:
-                await self.server_error(scope, exc)(scope, receive, send_with_id)
-            raise
 
 
 def _bug(exc: Exception) -> OpenResponsesError:
@@ -454,5 +336,5 @@ def create_app(
     )
     served: Any = ProfileErrors(app, namespaces)
     guard = None if api_key is None else ApiKeyGuard(served, api_key)
-    return _Front(guard or served, namespaces.seed, namespaces, replay, create_route, bug_answer,
-                  guard)
+    return Front(guard or served, namespaces.seed, namespaces, replay, create_route, bug_answer,
+                 guard)
