@@ -405,3 +405,26 @@ def test_a_forked_child_makes_a_connection_of_its_own(url: str) -> None:
     assert answer == b"ok"
     assert backend.get("k", "child") == b"2"
     assert backend._r.link._own().conn is parent_conn  # the parent's own is still its own
+
+
+def test_past_a_cap_of_sixteen_keys_or_more_the_oldest_go_in_a_batch(url: str) -> None:
+    """At a cap of 32 keys a write past it drops the oldest down to 30 (a sixteenth of the cap,
+    ``redis_scripts.trim``), so the next two writes evict nothing: the kind holds between 15/16
+    of its cap and its cap (docs/scaling.md)."""
+    backend = RedisBackend(url, max_keys=32)
+
+    def kept() -> set[str]:
+        return {key for key, _ in backend.list("response")}
+
+    for n in range(1, 33):
+        backend.put("response", f"r{n}", b"x")
+    assert kept() == {f"r{n}" for n in range(1, 33)}  # at the cap: all kept
+    backend.put("response", "r33", b"x")
+    assert kept() == {f"r{n}" for n in range(4, 34)}  # r1-r3 went at once
+    for n in (34, 35):
+        backend.put("response", f"r{n}", b"x")
+    assert kept() == {f"r{n}" for n in range(4, 36)}  # nothing evicted
+    backend.put("response", "r36", b"x")
+    assert kept() == {f"r{n}" for n in range(7, 37)}
+    assert [backend.get("response", k) for k in ("r6", "r7")] == [None, b"x"]
+    backend.close()
