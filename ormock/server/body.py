@@ -13,8 +13,8 @@ from ormock.engine.limits import Limits
 from ormock.protocol.errors import OpenResponsesError
 from ormock.server.asgi import Message, Receive, Send
 
-__all__ = ["DEFAULT_MAX_BODY", "decode_json", "json_only", "json_request", "more_body",
-           "read_body", "send_whole", "too_large", "whole_body"]
+__all__ = ["DEFAULT_MAX_BODY", "declared_fits", "decode_json", "json_only", "json_request",
+           "more_body", "read_body", "send_whole", "too_large", "whole_body"]
 
 DEFAULT_MAX_BODY = Limits().max_body
 
@@ -22,8 +22,7 @@ DEFAULT_MAX_BODY = Limits().max_body
 async def read_body(receive: Receive, declared: str, limit: int) -> bytes:
     """The whole body, or 413 ``request_too_large`` once it (or its ``declared``
     Content-Length) passes ``limit`` bytes; nothing past the limit is kept."""
-    if declared.isdigit() and int(declared) > limit:
-        raise too_large(limit)
+    declared_fits(declared, limit)
     message = await receive()
     raw = whole_body(message, limit)
     return raw if raw is not None else await more_body(receive, message, limit)
@@ -34,7 +33,11 @@ def json_request(headers: Mapping[str, str], limit: int) -> None:
     body is JSON, 413 when its declared ``Content-Length`` passes ``limit``."""
     if headers.get("content-type") != "application/json":  # ``json_only``'s own first test
         json_only(headers)
-    declared = headers.get("content-length", "")
+    declared_fits(headers.get("content-length", ""), limit)
+
+
+def declared_fits(declared: str, limit: int) -> None:
+    """413 ``request_too_large`` when a declared ``Content-Length`` passes ``limit``."""
     if declared.isdigit() and int(declared) > limit:
         raise too_large(limit)
 
