@@ -18,6 +18,7 @@ from operator import itemgetter
 from typing import Any
 
 from ormock.engine.journal import Sent
+from ormock.engine.records import made
 from ormock.engine.reply import Reply
 from ormock.protocol.ids import IdFactory
 
@@ -162,20 +163,14 @@ class StreamTemplate:
         return body, final, fresh, summary
 
 
-_new, _set = object.__new__, object.__setattr__
-
-
 def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bool) -> Reply:
     """``Reply(events=[], stream=stream, seed=seed, body=body, summary=summary,
     socket=socket)``: a reply of ready bytes, made as ``Reply.issued`` makes one, without
     the frozen dataclass's ``__init__`` (a field at a time through ``object.__setattr__``:
     a quarter of a cache hit's own cost). tests/test_stream_cache.py holds the two equal,
     field by field."""
-    reply = _new(Reply)  # ``records.made``'s steps, its dict of keywords a literal here
-    _set(reply, "__dict__", {"events": [], "stream": stream, "headers": {}, "pacing": None,
-                             "frames": None, "seed": seed, "socket": socket, "built": None,
-                             "body": body, "summary": summary})
-    return reply
+    return made(Reply, events=[], stream=stream, headers={}, pacing=None, frames=None,
+                seed=seed, socket=socket, built=None, body=body, summary=summary)
 
 
 class StreamCache:

@@ -217,9 +217,6 @@ def entry_size(entry: JournalEntry) -> int:
     return entry.size + ENTRY_FIELDS
 
 
-_BODY_SIZE: Callable[[JournalEntry], int] = attrgetter("size")
-
-
 class Journal(Capped[JournalEntry]):
     """An engine's journal: capped (``Capped``, each entry counted as ``entry_size``); each
     entry appended is given its id and namespace by ``joined``, and ``added`` tells the
@@ -237,10 +234,6 @@ class Journal(Capped[JournalEntry]):
         if len(self) > self.limit or self.bytes > self.max_bytes:
             self._trim()
         self.added(item)  # then the watchers are told: they find it
-
-    def _sizes(self, count: int) -> int:
-        """``Capped._sizes``: ``entry_size`` of the ``count`` oldest, read at C speed."""
-        return sum(map(_BODY_SIZE, self[:count])) + ENTRY_FIELDS * count
 
     def find(self, entry_id: str) -> JournalEntry | None:
         for entry in reversed(self):
