@@ -34,10 +34,13 @@ def _transport(send: Send) -> Any:
     cycle, whose ``transport`` holds the socket. Below middleware that wraps ``send`` (Starlette
     does), the one under the server's own ``send`` that ``remember_transport`` noted for this
     request. None on other servers."""
-    found = getattr(getattr(send, "__self__", None), "transport", None)
-    if found is None:
-        found = getattr(getattr(_OUTERMOST.get(), "__self__", None), "transport", None)
-    return found
+    found = _cycle_transport(send)
+    return found if found is not None else _cycle_transport(_OUTERMOST.get())
+
+
+def _cycle_transport(send: Send | None) -> Any:
+    """The transport of the request cycle a bound ``send`` belongs to (uvicorn's), or None."""
+    return getattr(getattr(send, "__self__", None), "transport", None)
 
 
 # the server's own ``send`` of this request (its transport is looked up when a fault needs it)
