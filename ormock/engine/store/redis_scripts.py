@@ -320,8 +320,8 @@ for i = 1, #names do
   else  -- the guard's kind, only read: only whether its expiry index may hold a key (its
     -- sums' text ends in ' ' without)
     local text = got[i]
-    k = {name = name, v = base .. 'v:' .. name .. ':', x = false, fresh = true,
-         soon = text and string.byte(text, -1) ~= 32}
+    k = kind_of(name)
+    k.fresh, k.soon = true, text and string.byte(text, -1) ~= 32
   end
   kinds[name] = k
 end
