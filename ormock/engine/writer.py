@@ -19,8 +19,8 @@ from typing import Any
 from ormock.engine.wire import Ended, Frame, Kind, Wire, Written, coalesced
 from ormock.protocol.types import Receive, Send
 
-__all__ = ["Ahead", "Tally", "at_once", "close_connection", "remember_transport",
-           "send_frames", "send_wire"]
+__all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection",
+           "remember_transport", "send_frames", "send_wire"]
 
 # told what the writer is about to report, just before the write that ends the answer as
 # planned (the client has it all once that write is done); never for a client that left
@@ -113,8 +113,9 @@ async def send_wire(send: Send, receive: Receive, wire: Wire,
         written = _written(wire, frame)
         if ahead is not None:
             ahead(written)
-        await send(_start(wire.status, wire.headers, frame.data))
-        await send({"type": "http.response.body", "body": frame.data, "more_body": False})
+        start, body = at_once_messages(wire, written)
+        await send(start)
+        await send(body)
         return written
     await send(_start(wire.status, wire.headers, None))  # its frames: ``at_once`` is None
     return await send_frames(send, receive, frames, wire.kind, wire.ending, ahead)
@@ -126,6 +127,15 @@ def at_once(wire: Wire) -> Written | None:
     to the one it tells ``ahead``); None for any other wire."""
     frame = _one_write(wire)[1]
     return _written(wire, frame) if frame is not None and frame.delay == 0 else None
+
+
+def at_once_messages(wire: Wire, written: Written) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two ASGI messages ``send_wire`` sends for a wire it writes in one go (``written``:
+    ``at_once``'s, or what it reports after a JSON reply's delay): the status line and headers
+    with a ``content-length``, then the body."""
+    data = written.sent[0][1].data
+    return (_start(wire.status, wire.headers, data),
+            {"type": "http.response.body", "body": data, "more_body": False})
 
 
 def _one_write(wire: Wire) -> tuple[tuple[Frame, ...], Frame | None]:

@@ -24,15 +24,16 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRo
 
 from ormock.engine.attempt import Stale, forget, hold, holding
 from ormock.engine.core import Engine
-from ormock.engine.journal import wrote
+from ormock.engine.journal import JournalEntry, wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import Reply
-from ormock.engine.writer import send_wire
+from ormock.engine.wire import Written
+from ormock.engine.writer import at_once, at_once_messages, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
-from ormock.server.asgi import Receive, Scope, Send
+from ormock.server.asgi import Later, Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
 from ormock.server.body import (
@@ -43,7 +44,9 @@ from ormock.server.body import (
     more_body,
     read_body,
     send_whole,
+    too_large,
     whole_body,
+    whole_messages,
 )
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
@@ -60,6 +63,11 @@ __all__ = ["create_app"]
 
 async def send_error(send: Send, error: OpenResponsesError) -> None:
     await send_whole(send, error.status, error.body(), error.headers)
+
+
+def error_messages(error: OpenResponsesError) -> Now:
+    """``send_error``'s two messages, to send now (the direct path's)."""
+    return whole_messages(error.status, error.body(), error.headers)
 
 
 def error_response(error: OpenResponsesError) -> Response:
@@ -128,12 +136,7 @@ class _CreateResponse:
         front found it, None when it did not look)."""
         unverified = False
         try:
-            if found is not None and not name and self.namespaces.backend is None:
-                engine = found  # the default namespace's, warm and not shared: ``serve``'s
-            else:
-                # a warm engine on a shared store: the admin stamp is checked in the commit
-                # (``ormock.engine.attempt``), not read first
-                engine, unverified = self.namespaces.serve_unverified(name)
+            engine, unverified = self._engine(name, found)
             # ``_raw_body``'s steps, without its two coroutines: the usual body is the first
             # message whole
             json_request(headers, self.max_body)
@@ -176,6 +179,88 @@ class _CreateResponse:
                     return
         await self._send(scope, receive, send, engine, ready)
 
+    def answer_now(self, scope: Scope, headers: dict[str, str], raw: bytes, name: str,
+                   found: Engine | None) -> Now | Later:
+        """``answer``, for the direct path (``ormock.server.direct``: no shared store, the body
+        whole in ``raw``), without a ``receive`` or a ``send``: the two messages to send now,
+        or what is left to run on the ASGI path once ``prepare`` ran (a reply not written in
+        one go at once: a delay, a pace, a fault, a watched feed, a background job, an
+        idempotent replay)."""
+        try:
+            engine = self._engine(name, found)[0]
+            json_request(headers, self.max_body)
+            if len(raw) > self.max_body:  # as ``whole_body`` refuses it
+                raise too_large(self.max_body)
+            body, request = self._read.get(raw) or self._parse(raw)
+        except OpenResponsesError as error:
+            return error_messages(error)
+        except Exception as exc:
+            return error_messages(self._bug_error(scope, exc))
+        ready = prepare(engine, scope["path"], headers, body, request, len(raw), None, None)
+        now = self._now(scope, engine, ready)
+        if now is not None:
+            return now
+
+        async def later(receive: Receive, send: Send) -> None:
+            await self._send(scope, receive, send, engine, ready)
+
+        return later
+
+    def _engine(self, name: str, found: Engine | None) -> tuple[Engine, bool]:
+        """The engine that answers (``found``: the front's), and whether it is unverified."""
+        if found is not None and not name and self.namespaces.backend is None:
+            return found, False  # the default namespace's, warm and not shared: ``serve``'s
+        # a warm engine on a shared store: the admin stamp is checked in the commit
+        # (``ormock.engine.attempt``), not read first
+        return self.namespaces.serve_unverified(name)
+
+    def _now(self, scope: Scope, engine: Engine, ready: Prepared) -> Now | None:
+        """``_send``'s answer made at once when it is an error, a bug, or a reply written in
+        one go with nothing to wait for and nobody watching; None for any other."""
+        if ready.entry is None:  # no reply of its own to write
+            if ready.replay is not None:
+                return None
+            if ready.error is not None:
+                return error_messages(ready.error)
+            if ready.bug is not None:
+                return error_messages(self._bug_error(scope, ready.bug))
+            return None
+        wire = ready.wire
+        if (ready.background or ready.error is not None or ready.bug is not None
+                or wire is None or engine.feed.watchers):
+            return None
+        written = at_once(wire)
+        if written is None:
+            return None
+        self._begin(engine, ready.entry)
+        if ready.ahead is not None:
+            ready.ahead(written)
+        messages = at_once_messages(wire, written)
+        self._over(engine, ready, written)
+        return messages
+
+    def _begin(self, engine: Engine, entry: JournalEntry) -> None:
+        """A reply's answer is about to be written."""
+        self.namespaces.replies_in_flight += 1
+        generating(engine, entry)
+
+    def _over(self, engine: Engine, ready: Prepared, written: Written | None) -> None:
+        """A reply's answer is over (``written``: what went out; None: nothing did): the
+        journal has it, the response settles, the inspector keeps it (bounded) and its
+        watchers are told."""
+        entry, ahead, wire = ready.entry, ready.ahead, ready.wire
+        assert entry is not None
+        try:
+            if written is not None and (ahead is None or not ahead.covers(written)):
+                wrote(entry, written)
+        finally:
+            self.namespaces.replies_in_flight -= 1
+            settle(engine, entry, written, ready.claim)
+            if ahead is None or not ahead.covers(written):
+                engine.finished(entry)
+            if written is not None and wire is not None:
+                engine.feed.sent(entry, wire.status, wire.headers, written)
+
     def _closed(self, name: str, engine: Engine) -> OpenResponsesError | None:
         """The 404 of a namespace another process dropped (after a pull), else None."""
         try:
@@ -212,8 +297,7 @@ class _CreateResponse:
             finally:
                 engine.finished(entry)
             return
-        self.namespaces.replies_in_flight += 1
-        generating(engine, entry)
+        self._begin(engine, entry)
         written = None
         ahead, wire = ready.ahead, ready.wire
         try:
@@ -228,24 +312,21 @@ class _CreateResponse:
             feed = engine.feed
             written = await send_wire(feed.watch(entry, send, wire.kind) if feed.watchers
                                       else send, receive, wire, ahead)
-            if ahead is None or not ahead.covers(written):
-                wrote(entry, written)
         finally:
-            self.namespaces.replies_in_flight -= 1
-            settle(engine, entry, written, claim)
-            if ahead is None or not ahead.covers(written):
-                engine.finished(entry)
-            if written is not None and wire is not None:  # kept for the inspector (bounded),
-                engine.feed.sent(entry, wire.status, wire.headers, written)  # its watchers told
+            self._over(engine, ready, written)
 
     async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
         """A bug before anything was sent is answered here (a 500 envelope, the traceback kept
         for the after-test report), not by Starlette's error middleware, which re-raises to the
         server and so drops a keep-alive connection."""
+        await send_error(send, self._bug_error(scope, exc))
+
+    def _bug_error(self, scope: Scope, exc: Exception) -> OpenResponsesError:
+        """The 500 envelope of a bug, its traceback kept for the after-test report."""
         found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
         if found is not None:
             found.errors.append("".join(traceback.format_exception(exc)).rstrip())
-        await send_error(send, _bug(exc))
+        return _bug(exc)
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         """A JSON body, read with the size limit (415 for another media type)."""
@@ -308,10 +389,7 @@ def create_app(
         return error_response(error)
 
     def bug_answer(scope: Scope, exc: Exception) -> Response:
-        engine = namespaces.find(scope.get("path_params", {}).get("namespace", ""))
-        if engine is not None:
-            engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
-        return error_response(_bug(exc))
+        return error_response(create._bug_error(scope, exc))
 
     async def server_error(request: Request, exc: Exception) -> Response:
         return bug_answer(request.scope, exc)

@@ -1,6 +1,7 @@
 """Reading a request body with a size limit, and decoding it as JSON: ``POST /v1/responses``,
 WebSocket messages and the admin API share both. And the one writer of an answer sent whole
-(``send_whole``: status, headers with its length, the body in one write)."""
+(``send_whole``: status, headers with its length, the body in one write; ``whole_messages``
+its two messages)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.server.asgi import Message, Receive, Send
 
 __all__ = ["DEFAULT_MAX_BODY", "declared_fits", "decode_json", "json_only", "json_request",
-           "more_body", "read_body", "send_whole", "too_large", "whole_body"]
+           "more_body", "read_body", "send_whole", "too_large", "whole_body",
+           "whole_messages"]
 
 DEFAULT_MAX_BODY = Limits().max_body
 
@@ -156,12 +158,21 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
         ) from None
 
 
-async def send_whole(send: Send, status: int, body: bytes,
-                     headers: Mapping[str, str] | None = None,
-                     content_type: bytes = b"application/json") -> None:
-    """An answer in one write: ``content-type``, its ``content-length``, ``headers``."""
+def whole_messages(status: int, body: bytes, headers: Mapping[str, str] | None = None,
+                   content_type: bytes = b"application/json") -> tuple[Message, Message]:
+    """An answer sent whole, as its two ASGI messages: ``content-type``, its
+    ``content-length``, ``headers``; then the body (``send_whole`` sends them)."""
     raw = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
            *[(k.lower().encode("latin-1"), v.encode("latin-1"))
              for k, v in (headers or {}).items()]]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    return ({"type": "http.response.start", "status": status, "headers": raw},
+            {"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def send_whole(send: Send, status: int, body: bytes,
+                     headers: Mapping[str, str] | None = None,
+                     content_type: bytes = b"application/json") -> None:
+    """An answer in one write (``whole_messages``)."""
+    start, whole = whole_messages(status, body, headers, content_type)
+    await send(start)
+    await send(whole)

@@ -14,7 +14,7 @@ from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.writer import remember_transport
 from ormock.protocol.ids import IdFactory
-from ormock.server.asgi import App, Message, Receive, Scope, Send
+from ormock.server.asgi import App, Later, Message, Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.replay import ReplayRoute
 
@@ -82,61 +82,131 @@ class Front:
         scope["path_params"] = {"namespace": name} if name else {}
         return name, engine
 
+    def may_answer(self, scope: Scope) -> bool:
+        """Whether the direct path (``ormock.server.direct``) may answer this request once its
+        body is in: a ``POST`` to a create path on no shared store (``answer_now`` decides)."""
+        return (scope["method"] == "POST" and self.namespaces.backend is None
+                and create_namespace(scope["path"]) is not None)
+
+    def answer_now(self, scope: Scope, raw: bytes) -> Now | App:
+        """The direct path's answer to a request ``may_answer`` allowed, its whole body
+        ``raw``: the two messages to send now (with the request id), or the ASGI app to run
+        (this front, when the create route would not answer it from here; else what is left of
+        the answer once ``prepare`` ran)."""
+        route = self.direct(scope)
+        if route is None:
+            return self
+        headers, header = self._headers(scope["headers"])
+        try:
+            now = self.create.create.answer_now(scope, headers, raw, *route)
+        except Exception as exc:  # a bug that escaped: answered on the ASGI path, as below
+            return _later(self, header, _raise(exc))
+        if type(now) is tuple:
+            start, body = now
+            _with_id(start, header)
+            return start, body
+        return _later(self, header, now)  # type: ignore[arg-type]
+
+    def _headers(self, raw_headers: list[tuple[bytes, bytes]]
+                 ) -> tuple[dict[str, str], tuple[bytes, bytes]]:
+        """A create's headers, decoded once, and its ``X-Request-ID`` header."""
+        headers: dict[str, str] = {}
+        names = _NAMES
+        for raw, value in raw_headers:  # a loop: cheaper than a comprehension
+            key = names.get(raw)  # a name seen before: not decoded again
+            if key is None:
+                key = raw.decode("latin-1")
+                if len(names) < _NAMES_KEPT:
+                    names[raw] = key
+            headers[key] = value.decode("latin-1")
+        text = headers.get("x-request-id")
+        if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
+            text = next(v for n, v in raw_headers if n == b"x-request-id").decode(
+                "latin-1")  # the first one, as the loop above takes
+        return headers, self._request_id(text)
+
+    def _request_id(self, text: str | None) -> tuple[bytes, bytes]:
+        """The ``X-Request-ID`` header of a request that sent ``text`` (its own when it is
+        printable, else a new one)."""
+        request_id = text if text is not None and _REQUEST_ID.match(text) else None
+        if request_id is None:
+            request_id = self.ids.new("req")
+        return b"x-request-id", request_id.encode()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         route = self.direct(scope)
-        raw_headers = scope["headers"]
-        headers: dict[str, str] | None = None
-        text = None
         if route is None:
-            for key, value in raw_headers:
+            text = None
+            for key, value in scope["headers"]:
                 if key == b"x-request-id":
                     text = value.decode("latin-1")
                     break
-        else:  # the create route's headers, decoded once: the request id among them
-            headers = {}
-            names = _NAMES
-            for raw, value in raw_headers:  # a loop: cheaper than a comprehension
-                key = names.get(raw)  # a name seen before: not decoded again
-                if key is None:
-                    key = raw.decode("latin-1")
-                    if len(names) < _NAMES_KEPT:
-                        names[raw] = key
-                headers[key] = value.decode("latin-1")
-            text = headers.get("x-request-id")
-            if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
-                text = next(v for n, v in raw_headers if n == b"x-request-id").decode(
-                    "latin-1")  # the first one, as the loop above takes
-        request_id = text if text is not None and _REQUEST_ID.match(text) else None
-        if request_id is None:
-            request_id = self.ids.new("req")
-        header = (b"x-request-id", request_id.encode())
-        started = False
-
-        def send_with_id(message: Message) -> Awaitable[None]:
-            # a plain function handing back ``send``'s awaitable: no coroutine of its own
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                sent = message.get("headers", ())
-                for key, _ in sent:
-                    if key == b"x-request-id":  # a replay's own
-                        break
-                else:
-                    message["headers"] = [*sent, header]
-            return send(message)
-
-        if route is None or headers is None:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive, _IdSend(send, self._request_id(text)))
             return
+        headers, header = self._headers(scope["headers"])
         namespace, found = route  # positional below: cheaper than a starred call
+        with_id = _IdSend(send, header)
+        await self.guarded(scope, receive, with_id,
+                           self.create.create.answer(scope, receive, with_id, headers,
+                                                     namespace, found))
+
+    async def guarded(self, scope: Scope, receive: Receive, send: _IdSend,
+                      answer: Awaitable[None]) -> None:
+        """Run a create's ``answer``: a bug that escapes it is answered as Starlette's error
+        middleware would (the 500 envelope when nothing was sent yet, then raised to the
+        server)."""
         try:
-            await self.create.create.answer(scope, receive, send_with_id, headers, namespace,
-                                            found)
+            await answer
         except Exception as exc:
-            if not started:
-                await self.server_error(scope, exc)(scope, receive, send_with_id)
+            if not send.started:
+                await self.server_error(scope, exc)(scope, receive, send)
             raise
+
+
+def _with_id(message: Message, header: tuple[bytes, bytes]) -> None:
+    """A response's start ``message`` with the ``X-Request-ID`` ``header`` (a replay's own
+    kept)."""
+    sent = message.get("headers", ())
+    for key, _ in sent:
+        if key == b"x-request-id":  # a replay's own
+            return
+    message["headers"] = [*sent, header]
+
+
+class _IdSend:
+    """A ``send`` whose response carries the ``X-Request-ID`` ``header``; ``started`` once its
+    head was sent. Hands back ``send``'s awaitable: no coroutine of its own."""
+
+    __slots__ = ("header", "send", "started")
+
+    def __init__(self, send: Send, header: tuple[bytes, bytes]) -> None:
+        self.send, self.header, self.started = send, header, False
+
+    def __call__(self, message: Message) -> Awaitable[None]:
+        if message["type"] == "http.response.start":
+            self.started = True
+            _with_id(message, self.header)
+        return self.send(message)
+
+
+def _later(front: Front, header: tuple[bytes, bytes], later: Later) -> App:
+    """The ASGI app that runs what is left of a create the direct path began (``later``) with
+    its request id, as ``Front`` runs an answer."""
+
+    async def rest(scope: Scope, receive: Receive, send: Send) -> None:
+        remember_transport(send)
+        with_id = _IdSend(send, header)
+        await front.guarded(scope, receive, with_id, later(receive, with_id))
+
+    return rest
+
+
+def _raise(exc: Exception) -> Later:
+    async def again(receive: Receive, send: Send) -> None:
+        raise exc
+
+    return again

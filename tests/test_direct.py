@@ -1,0 +1,258 @@
+"""``ormock.server.direct``: a plain create answered in the HTTP protocol's own callback writes
+the bytes the ASGI path writes (the same conversation against a server on each, compared byte
+for byte, the date aside), and anything it cannot answer there still goes the ASGI way."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from uvicorn.protocols.http import httptools_impl
+
+from ormock import OrmockServer
+from ormock.server import runner
+from ormock.server.corked import CorkedProtocol
+
+_HOST = b"127.0.0.1:8787"  # sent to both servers: their journals keep it
+
+
+def _post(body: Any, path: bytes = b"/v1/responses", headers: bytes = b"",
+          version: bytes = b"1.1") -> bytes:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    if b"content-type" not in headers.lower():
+        headers += b"Content-Type: application/json\r\n"
+    return (b"POST %s HTTP/%s\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n"
+            % (path, version, _HOST, headers, len(raw)) + raw)
+
+
+def _get(path: bytes) -> bytes:
+    return b"GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path, _HOST)
+
+
+def _chunked(body: Any) -> bytes:
+    raw = json.dumps(body).encode()
+    parts = [raw[:10], raw[10:]]
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+    return (b"POST /v1/responses HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n" % _HOST) + chunks
+
+
+def _read(stream: Any) -> bytes:
+    """One whole response off ``stream`` (its head and its body, by length or chunks; to the
+    end of the connection when it has neither); b"" once the server closed it."""
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        line = stream.readline()
+        if not line:
+            return head
+        head += line
+    fields = head.lower()
+    if head.startswith(b"HTTP/1.1 100 "):
+        return head
+    length = re.search(rb"\r\ncontent-length: (\d+)\r\n", fields)
+    if length is not None:
+        return head + stream.read(int(length.group(1)))
+    if b"\r\ntransfer-encoding: chunked\r\n" not in fields:
+        return head + stream.read()
+    body = b""
+    while True:
+        size = stream.readline()
+        body += size
+        chunk = stream.read(int(size.strip(), 16) + 2)
+        body += chunk
+        if size.strip() == b"0":
+            return head + body
+
+
+def _same_date(response: bytes) -> bytes:
+    return re.sub(rb"\r\ndate: [^\r]*\r\n", b"\r\ndate: -\r\n", response)
+
+
+class _Talk:
+    """A conversation with one server: requests written raw, responses read whole."""
+
+    def __init__(self, server: OrmockServer) -> None:
+        self.server = server
+        self.heard: list[bytes] = []
+
+    def connect(self) -> tuple[socket.socket, Any]:
+        sock = socket.create_connection((self.server.host, self.server.port), timeout=10)
+        return sock, sock.makefile("rb")
+
+    def say(self, sock: socket.socket, stream: Any, *requests: bytes) -> None:
+        sock.sendall(b"".join(requests))  # more than one: pipelined
+        for _ in requests:
+            self.heard.append(_same_date(_read(stream)))
+
+    def once(self, request: bytes) -> None:
+        """On a connection of its own, read to its end (the server closes it)."""
+        sock, stream = self.connect()
+        with sock, stream:
+            sock.sendall(request)
+            try:
+                self.heard.append(_same_date(_read(stream)))
+                self.heard.append(stream.read())  # nothing more: the server closed it
+            except ConnectionResetError:
+                self.heard.append(b"reset")
+
+
+def _conversation(server: OrmockServer) -> list[bytes]:
+    talk = _Talk(server)
+    sock, stream = talk.connect()
+    plain = {"model": "gpt-4o", "input": "the first question"}
+    with sock, stream:
+        talk.say(sock, stream, _post(plain))
+        talk.say(sock, stream, _post({**plain, "stream": True}))
+        talk.say(sock, stream, _post(plain))  # repeated: the stream cache's
+        talk.say(sock, stream, _post({"model": "ormock:text", "input": "a scenario's"}))
+        talk.say(sock, stream, _post({"model": "ormock:text", "input": "b", "stream": True}))
+        talk.say(sock, stream, _post(b"{not json"))
+        talk.say(sock, stream, _post(plain, headers=b"Content-Type: text/plain\r\n"))
+        talk.say(sock, stream, _post({"model": "gpt-4o", "input": "x", "temperature": "hot"}))
+        talk.say(sock, stream, _post({"input": "no model"}))
+        talk.say(sock, stream, _post({"model": "gpt-4o", "input": "mine"},
+                                     headers=b"X-Request-ID: my-own-id\r\n"))
+        talk.say(sock, stream, _post({"model": "gpt-4o", "input": "bad id"},
+                                     headers=b"X-Request-ID: not printable\r\n"))
+        keyed = _post({"model": "gpt-4o", "input": "keyed"}, headers=b"Idempotency-Key: k1\r\n")
+        talk.say(sock, stream, keyed)
+        talk.say(sock, stream, keyed)  # the first one's answer again
+        talk.say(sock, stream, _post({"model": "gpt-4o", "input": "later",
+                                      "background": True}))
+        talk.say(sock, stream, _post(plain, path=b"/nowhere/v1/responses"))
+        talk.say(sock, stream, _get(b"/v1/models"))
+        talk.say(sock, stream, _post({"model": "ormock:slow", "input": "paced",
+                                      "stream": True}))
+        talk.say(sock, stream, _post({"model": "ormock:slow", "input": "delayed"}))
+        talk.say(sock, stream, _post({"model": "ormock:rate-limited-once", "input": "r"}))
+        talk.say(sock, stream, _post({"model": "ormock:rate-limited-once", "input": "r"}))
+        talk.say(sock, stream, _post({"model": "gpt-4o", "input": "one"}),
+                 _post({"model": "gpt-4o", "input": "two", "stream": True}),
+                 _get(b"/v1/models"), _post({"model": "gpt-4o", "input": "three"}))
+        talk.say(sock, stream, _chunked({"model": "gpt-4o", "input": "in chunks"}))
+        talk.say(sock, stream, _post({"model": "gpt-4o", "input": "long " * 30_000}))
+        waiting = _post({"model": "gpt-4o", "input": "may I?"}, headers=b"Expect: 100-continue\r\n")
+        head, body = waiting.split(b"\r\n\r\n", 1)
+        sock.sendall(head + b"\r\n\r\n")
+        talk.heard.append(_read(stream))  # 100 Continue
+        talk.say(sock, stream, body)
+    talk.once(_post(plain, version=b"1.0"))
+    talk.once(_post(plain, headers=b"Connection: close\r\n"))
+    talk.once(_post({"model": "ormock:disconnect", "input": "dropped"}))
+    return talk.heard
+
+
+def _journal(server: OrmockServer) -> list[dict[str, Any]]:
+    base = f"http://{server.host}:{server.port}"
+    entries: list[dict[str, Any]] = httpx.get(f"{base}/_ormock/journal").json()["data"]
+    for entry in entries:
+        for timed in ("at", "finished_at"):
+            entry.pop(timed, None)
+        for event in entry.get("events") or ():
+            event.pop("offset_ms", None)
+    return entries
+
+
+@pytest.fixture
+def asgi_runs() -> Iterator[list[str]]:
+    """The paths of the requests uvicorn ran as an ASGI task (spied on in this process, where
+    the servers run)."""
+    ran: list[str] = []
+    original = httptools_impl.RequestResponseCycle.run_asgi
+
+    async def run_asgi(self: Any, app: Any) -> None:
+        ran.append(self.scope["path"])
+        await original(self, app)
+
+    httptools_impl.RequestResponseCycle.run_asgi = run_asgi  # type: ignore[method-assign]
+    try:
+        yield ran
+    finally:
+        httptools_impl.RequestResponseCycle.run_asgi = original  # type: ignore[method-assign]
+
+
+def _served(monkeypatch: pytest.MonkeyPatch, direct: bool) -> tuple[list[bytes], list[Any]]:
+    with monkeypatch.context() as patch:
+        if not direct:  # every request on uvicorn's ASGI cycle, as before the direct path
+            patch.setattr(runner, "DirectProtocol", CorkedProtocol)
+        server = OrmockServer(seed=0, speed=200)
+    with server:
+        return _conversation(server), _journal(server)
+
+
+def test_the_direct_path_writes_the_asgi_paths_bytes(
+        monkeypatch: pytest.MonkeyPatch, asgi_runs: list[str]) -> None:
+    direct, direct_journal = _served(monkeypatch, direct=True)
+    on_direct = list(asgi_runs)
+    asgi, asgi_journal = _served(monkeypatch, direct=False)
+    assert len(direct) == len(asgi)
+    for index, (one, other) in enumerate(zip(direct, asgi, strict=True)):
+        assert one == other, f"response {index} differs"
+    assert direct_journal == asgi_journal
+    statuses = [int(r.split(b" ", 2)[1]) if r.startswith(b"HTTP/") else r for r in direct]
+    assert statuses == [200, 200, 200, 200, 200, 400, 415, 400, 400, 200, 200, 200, 200, 200,
+                        404, 200, 200, 200, 429, 200, 200, 200, 200, 200, 200, 200, 100, 200,
+                        200, b"", 200, b"", b"reset"]
+    assert b"x-request-id: my-own-id\r\n" in direct[9]
+    assert b"x-idempotent-replayed: true\r\n" in direct[12]
+    assert b"connection: close\r\n" in direct[28] and b"connection: close\r\n" in direct[30]
+    assert b"transfer-encoding: chunked\r\n" in direct[16]  # paced: its events one by one
+    # the ASGI path ran only what the direct path hands it: the models listings, what is left
+    # of a create it began (an idempotent replay, a background job, a pace, a delay, a reset),
+    # a body past uvicorn's read buffer, an ``Expect: 100-continue``, a request pipelined
+    # behind one on the ASGI path (started when that one ends), and the journal's reading
+    assert on_direct == ["/v1/responses"] * 2 + ["/v1/models"] + ["/v1/responses"] * 2 + [
+        "/v1/models"] + ["/v1/responses"] * 4 + ["/_ormock/journal"]
+    # with the direct path off, every one of the conversation's 30 requests, and the journal's
+    assert len(asgi_runs) - len(on_direct) == 31
+
+
+def test_a_plain_create_runs_no_asgi_task(asgi_runs: list[str]) -> None:
+    with OrmockServer(seed=0) as server, httpx.Client(base_url=server.base_url) as http:
+        for stream in (False, True):
+            reply = http.post("/responses", json={"model": "gpt-4o", "input": "hi",
+                                                  "stream": stream})
+            assert reply.status_code == 200
+            assert reply.headers["x-request-id"].startswith("req_")
+        assert http.post("/responses", content=b"{").status_code == 415
+        assert http.get("/models").status_code == 200
+    assert asgi_runs == ["/v1/models"]
+
+
+def test_the_access_log_keeps_every_request_on_the_asgi_path(asgi_runs: list[str]) -> None:
+    with OrmockServer(seed=0, access_log=True) as server, \
+            httpx.Client(base_url=server.base_url) as http:
+        assert http.post("/responses", json={"model": "gpt-4o", "input": "hi"}
+                         ).status_code == 200
+    assert asgi_runs == ["/v1/responses"]
+
+
+def test_a_client_that_leaves_before_its_body_is_in_leaves_nothing() -> None:
+    with OrmockServer(seed=0) as server, httpx.Client(base_url=server.base_url) as http:
+        with socket.create_connection((server.host, server.port), timeout=5) as sock:
+            whole = _post({"model": "gpt-4o", "input": "never finished"})
+            sock.sendall(whole[:-5])
+        time.sleep(0.1)
+        assert http.post("/responses", json={"model": "gpt-4o", "input": "hi"}
+                         ).status_code == 200
+        assert len(server.engine().journal) == 1
+
+
+def test_a_server_stops_with_a_create_waiting_for_its_body() -> None:
+    server = OrmockServer(seed=0)
+    server.start()
+    sock = socket.create_connection((server.host, server.port), timeout=5)
+    try:
+        sock.sendall(_post({"model": "gpt-4o", "input": "half"})[:-3])
+        time.sleep(0.05)
+        began = time.monotonic()
+        server.stop()
+        assert time.monotonic() - began < 5
+    finally:
+        sock.close()
