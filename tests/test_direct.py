@@ -9,10 +9,12 @@ import re
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from stores import BACKENDS, store_spec
 from uvicorn.protocols.http import httptools_impl
 
 from ormock import OrmockServer
@@ -177,20 +179,30 @@ def asgi_runs() -> Iterator[list[str]]:
         httptools_impl.RequestResponseCycle.run_asgi = original  # type: ignore[method-assign]
 
 
-def _served(monkeypatch: pytest.MonkeyPatch, direct: bool) -> tuple[list[bytes], list[Any]]:
+def _served(monkeypatch: pytest.MonkeyPatch, direct: bool, store: str
+            ) -> tuple[list[bytes], list[Any]]:
     with monkeypatch.context() as patch:
         if not direct:  # every request on uvicorn's ASGI cycle, as before the direct path
             patch.setattr(runner, "DirectProtocol", CorkedProtocol)
-        server = OrmockServer(seed=0, speed=200)
+        server = OrmockServer(seed=0, speed=200, store=store)
     with server:
         return _conversation(server), _journal(server)
 
 
+def _store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, which: str) -> str:
+    """A store of ``kind`` of its own for each server of a test."""
+    if kind == "sqlite":
+        return f"sqlite:{tmp_path / which}.db"
+    return store_spec(kind, request, tmp_path)
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
 def test_the_direct_path_writes_the_asgi_paths_bytes(
-        monkeypatch: pytest.MonkeyPatch, asgi_runs: list[str]) -> None:
-    direct, direct_journal = _served(monkeypatch, direct=True)
+        monkeypatch: pytest.MonkeyPatch, asgi_runs: list[str], kind: str,
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    direct, direct_journal = _served(monkeypatch, True, _store(kind, request, tmp_path, "a"))
     on_direct = list(asgi_runs)
-    asgi, asgi_journal = _served(monkeypatch, direct=False)
+    asgi, asgi_journal = _served(monkeypatch, False, _store(kind, request, tmp_path, "b"))
     assert len(direct) == len(asgi)
     for index, (one, other) in enumerate(zip(direct, asgi, strict=True)):
         assert one == other, f"response {index} differs"

@@ -144,59 +144,46 @@ class _CreateResponse:
             raw = whole_body(message, self.max_body)
             if raw is None:
                 raw = await more_body(receive, message, self.max_body)
-            body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
-            # a namespace dropped meanwhile answers 404, as a pull first would
-            await send_error(send, (self._closed(name, engine) if unverified else None) or error)
+            await send_error(send, self._refused(name, engine if unverified else None, error))
             return
         except Exception as exc:
             await self._answer_bug(scope, send, exc)
             return
-        old = None
-        while True:
-            # without a shared store nothing is held (``hold`` says None): not asked
-            held = hold(engine, unverified) if engine.sync is not None else None
-            try:
-                if held is None:  # no shared store: nothing to hold
-                    ready = prepare(engine, scope["path"], headers, body, request, len(raw),
-                                    None, None)
-                    break
-                with holding(held):
-                    ready = prepare(engine, scope["path"], headers, body, request, len(raw),
-                                    held, old)
-                break
-            except Stale:  # nothing was written or sent: take the change in, answer again
-                old, unverified = held.entry if held is not None else None, False
-                try:
-                    self.namespaces.pull(name, engine)
-                except OpenResponsesError as error:  # dropped by another process
-                    forget(engine, old)
-                    await send_error(send, error)
-                    return
-                if self.replay is not None and self.replay.claims(name, lazily=True):
-                    forget(engine, old)  # a cassette loaded meanwhile: the replay's request
-                    await self.replay.handle(scope, body_again(raw, receive), send)
-                    return
-        await self._send(scope, receive, send, engine, ready)
+        ready = self._prepared(scope, headers, raw, name, engine, unverified)
+        if isinstance(ready, OpenResponsesError):
+            await send_error(send, ready)
+        elif ready is None:
+            await self._replayed(scope, raw, receive, send)
+        else:
+            await self._send(scope, receive, send, engine, ready)
 
     def answer_now(self, scope: Scope, headers: dict[str, str], raw: bytes, name: str,
                    found: Engine | None) -> Now | Later:
-        """``answer``, for the direct path (``ormock.server.direct``: no shared store, the body
-        whole in ``raw``), without a ``receive`` or a ``send``: the two messages to send now,
-        or what is left to run on the ASGI path once ``prepare`` ran (a reply not written in
-        one go at once: a delay, a pace, a fault, a watched feed, a background job, an
-        idempotent replay)."""
+        """``answer``, for the direct path (``ormock.server.direct``: the body whole in
+        ``raw``), without a ``receive`` or a ``send``: the two messages to send now, or what is
+        left to run on the ASGI path once ``prepare`` ran (a reply not written in one go at
+        once: a delay, a pace, a fault, a watched feed, a background job, an idempotent
+        replay; a request a cassette loaded meanwhile makes the replay route's)."""
+        unverified = False
         try:
-            engine = self._engine(name, found)[0]
+            engine, unverified = self._engine(name, found)
             json_request(headers, self.max_body)
             if len(raw) > self.max_body:  # as ``whole_body`` refuses it
                 raise too_large(self.max_body)
-            body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
-            return error_messages(error)
+            return error_messages(self._refused(name, engine if unverified else None, error))
         except Exception as exc:
             return error_messages(self._bug_error(scope, exc))
-        ready = prepare(engine, scope["path"], headers, body, request, len(raw), None, None)
+        ready = self._prepared(scope, headers, raw, name, engine, unverified)
+        if isinstance(ready, OpenResponsesError):
+            return error_messages(ready)
+        if ready is None:
+
+            async def replayed(receive: Receive, send: Send) -> None:
+                await self._replayed(scope, raw, receive, send)
+
+            return replayed
         now = self._now(scope, engine, ready)
         if now is not None:
             return now
@@ -205,6 +192,52 @@ class _CreateResponse:
             await self._send(scope, receive, send, engine, ready)
 
         return later
+
+    def _prepared(self, scope: Scope, headers: dict[str, str], raw: bytes, name: str,
+                  engine: Engine, unverified: bool) -> Prepared | OpenResponsesError | None:
+        """The body ``raw`` decoded and checked, and what ``prepare`` made of it (on a shared
+        store, again while the admin state changed meanwhile: ``ormock.engine.attempt``): what
+        ``_send`` writes, an error to answer (a body refused, a namespace another process
+        dropped, a bug), or None when a cassette loaded meanwhile makes it the replay route's
+        (``_replayed``)."""
+        try:
+            body, request = self._read.get(raw) or self._parse(raw)
+        except OpenResponsesError as error:
+            return self._refused(name, engine if unverified else None, error)
+        except Exception as exc:
+            return self._bug_error(scope, exc)
+        old = None
+        while True:
+            # without a shared store nothing is held (``hold`` says None): not asked
+            held = hold(engine, unverified) if engine.sync is not None else None
+            try:
+                if held is None:  # no shared store: nothing to hold
+                    return prepare(engine, scope["path"], headers, body, request, len(raw),
+                                   None, None)
+                with holding(held):
+                    return prepare(engine, scope["path"], headers, body, request, len(raw),
+                                   held, old)
+            except Stale:  # nothing was written or sent: take the change in, answer again
+                old, unverified = held.entry if held is not None else None, False
+                try:
+                    self.namespaces.pull(name, engine)
+                except OpenResponsesError as error:  # dropped by another process
+                    forget(engine, old)
+                    return error
+                if self.replay is not None and self.replay.claims(name, lazily=True):
+                    forget(engine, old)  # a cassette loaded meanwhile: the replay's request
+                    return None
+
+    async def _replayed(self, scope: Scope, raw: bytes, receive: Receive, send: Send) -> None:
+        """A create a cassette loaded meanwhile made the replay route's, its body read."""
+        assert self.replay is not None
+        await self.replay.handle(scope, body_again(raw, receive), send)
+
+    def _refused(self, name: str, unverified: Engine | None, error: OpenResponsesError
+                 ) -> OpenResponsesError:
+        """``error``, or, for an ``unverified`` engine, the 404 of its namespace when another
+        process dropped it meanwhile (as a pull first would have answered)."""
+        return (self._closed(name, unverified) if unverified is not None else None) or error
 
     def _engine(self, name: str, found: Engine | None) -> tuple[Engine, bool]:
         """The engine that answers (``found``: the front's), and whether it is unverified."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from contextvars import copy_context
 from typing import TYPE_CHECKING
 
 from starlette.responses import Response
@@ -84,15 +85,20 @@ class Front:
 
     def may_answer(self, scope: Scope) -> bool:
         """Whether the direct path (``ormock.server.direct``) may answer this request once its
-        body is in: a ``POST`` to a create path on no shared store (``answer_now`` decides)."""
-        return (scope["method"] == "POST" and self.namespaces.backend is None
-                and create_namespace(scope["path"]) is not None)
+        body is in: a ``POST`` to a create path (``answer_now`` decides)."""
+        return scope["method"] == "POST" and create_namespace(scope["path"]) is not None
 
     def answer_now(self, scope: Scope, raw: bytes) -> Now | App:
         """The direct path's answer to a request ``may_answer`` allowed, its whole body
         ``raw``: the two messages to send now (with the request id), or the ASGI app to run
         (this front, when the create route would not answer it from here; else what is left of
-        the answer once ``prepare`` ran)."""
+        the answer once ``prepare`` ran). On a shared store, in a context of its own, as an
+        ASGI task runs (what its routing and its attempt note there is its own)."""
+        if self.namespaces.backend is not None:
+            return copy_context().run(self._answer_now, scope, raw)
+        return self._answer_now(scope, raw)
+
+    def _answer_now(self, scope: Scope, raw: bytes) -> Now | App:
         route = self.direct(scope)
         if route is None:
             return self
