@@ -248,8 +248,9 @@ class _CreateResponse:
         return self.namespaces.serve_unverified(name)
 
     def _now(self, scope: Scope, engine: Engine, ready: Prepared) -> Now | None:
-        """``_send``'s answer made at once when it is an error, a bug, or a reply written in
-        one go with nothing to wait for and nobody watching; None for any other."""
+        """The answer's two messages when it is an error, a bug, or a reply written in one
+        go with nothing to wait for and nobody watching (its bookkeeping done: ``_begin``,
+        ``_over``); None for any other (``_send`` writes it)."""
         if ready.entry is None:  # no reply of its own to write
             if ready.replay is not None:
                 return None
@@ -305,20 +306,17 @@ class _CreateResponse:
     async def _send(self, scope: Scope, receive: Receive, send: Send, engine: Engine,
                     ready: Prepared) -> None:
         """Write what ``prepare`` made (the store has it all by now)."""
-        if ready.entry is None or ready.replay is not None:  # no reply of its own to write
+        now = self._now(scope, engine, ready)  # an error, a bug, a reply written at once
+        if now is not None:
+            await send(now[0])
+            await send(now[1])
+            return
+        if ready.replay is not None:  # an idempotent replay: the first answer again
             try:
-                if ready.error is not None and ready.entry is None:
-                    await send_error(send, ready.error)
-                    return
-                if ready.bug is not None and ready.entry is None:
-                    await self._answer_bug(scope, send, ready.bug)
-                    return
-                if ready.replay is not None:
-                    await send_replay(send, engine, ready.replay)
-                    return
+                await send_replay(send, engine, ready.replay)
             except OpenResponsesError as error:
                 await send_error(send, error)
-                return
+            return
         reply, entry, claim = ready.reply, ready.entry, ready.claim
         assert reply is not None
         assert entry is not None
