@@ -4,6 +4,7 @@ for byte, the date aside), and anything it cannot answer there still goes the AS
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -14,12 +15,16 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from stores import BACKENDS, store_spec
 from uvicorn.protocols.http import httptools_impl
+from uvicorn.server import ServerState
 
 from ormock import OrmockServer
 from ormock.server import runner
+from ormock.server.assembly import assemble
 from ormock.server.corked import CorkedProtocol
+from ormock.server.direct import DirectProtocol
 
 _HOST = b"127.0.0.1:8787"  # sent to both servers: their journals keep it
 
@@ -268,3 +273,72 @@ def test_a_server_stops_with_a_create_waiting_for_its_body() -> None:
         assert time.monotonic() - began < 5
     finally:
         sock.close()
+
+
+class _Transport:
+    """A stand-in socket for a protocol driven in process: what is written, and a close."""
+
+    def __init__(self) -> None:
+        self.written = b""
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8787), "peername": ("127.0.0.1", 5555)}.get(
+            name, default)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def _fed(protocol_class: type[Any], defaults: list[tuple[bytes, bytes]],
+         requests: list[bytes]) -> tuple[bytes, bool]:
+    """What a fresh server's protocol writes for ``requests``, the server's default headers
+    ``defaults``; and whether it closed the connection."""
+    async def fed() -> tuple[bytes, bool]:
+        config = uvicorn.Config(assemble(seed=0).app, http=protocol_class, lifespan="off",
+                                proxy_headers=False, log_level="warning", access_log=False)
+        config.load()
+        state = ServerState()
+        state.default_headers = defaults
+        protocol = protocol_class(config=config, server_state=state, app_state={},
+                                  _loop=asyncio.get_running_loop())
+        transport = _Transport()
+        protocol.connection_made(transport)
+        for request in requests:
+            protocol.data_received(request)
+            for _ in range(5):
+                await asyncio.sleep(0)
+        protocol.connection_lost(None)
+        return transport.written, transport.closed
+
+    return asyncio.run(fed())
+
+
+@pytest.mark.parametrize("extra", [(b"connection", b"close"), (b"x-served-by", b"ormock"),
+                                   (b"content-length", b"0")])
+def test_a_default_header_that_needs_more_of_uvicorns_send_gets_it(
+        extra: tuple[bytes, bytes], asgi_runs: list[str]) -> None:
+    defaults = [(b"date", b"Thu, 03 Dec 2026 12:00:00 GMT"), (b"server", b"uvicorn"), extra]
+    requests = [_post({"model": "gpt-4o", "input": "one"}), _post({"model": "gpt-4o",
+                                                                   "input": "two"})]
+    direct = _fed(DirectProtocol, defaults, requests)
+    assert asgi_runs == []
+    asgi = _fed(CorkedProtocol, defaults, requests)
+    assert asgi_runs  # the same requests, on the ASGI path this time
+    assert direct == asgi
+    assert direct[0].startswith(b"HTTP/1.1 ")
