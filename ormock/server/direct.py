@@ -52,18 +52,12 @@ class DirectProtocol(CorkedProtocol):
         self.waiting: Any = None  # the cycle whose body the direct path waits for
         self.defaults: object = None  # the server's default headers ``default_head`` writes
         self.default_head: bytes | None = None
-        self.deciding = False  # in ``on_headers_complete``: a new request's cycle
-
-    def on_headers_complete(self) -> None:
-        self.deciding = True
-        try:
-            super().on_headers_complete()
-        finally:
-            self.deciding = False
 
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        # a request whose body is still to come (``on_message_complete`` follows): a new one,
+        # or a pipelined one started as the one before it ends
         front = self.front
-        if (self.deciding and front is not None and app is self.app
+        if (front is not None and cycle.more_body and app is self.app
                 and not cycle.waiting_for_100_continue and front.may_answer(cycle.scope)):
             self.waiting = cycle  # answered when its body is in (``on_message_complete``)
             return
@@ -108,7 +102,7 @@ class DirectProtocol(CorkedProtocol):
         cycle.response_started = True  # ``RequestResponseCycle.send``'s steps, both messages
         cycle.waiting_for_100_continue = False
         transport = self.transport
-        transport.write(head)
+        transport.write(head)  # held by ``Corked``, the body joined to it
         transport.write(whole["body"])
         cycle.response_complete = True
         cycle.message_event.set()
