@@ -1,6 +1,7 @@
 """The app's one front layer (``Front``): every HTTP response's ``X-Request-ID``, and
 ``POST [/<namespace>]/v1/responses`` handed straight to the create route when nothing in front
-of it would act on it (``ormock.server.app`` assembles it)."""
+of it would act on it (``ormock.server.app`` assembles it); the same answered from uvicorn's
+HTTP protocol once its body is in (``answer_now``, the direct path: ``ormock.server.direct``)."""
 
 from __future__ import annotations
 
