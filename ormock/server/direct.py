@@ -63,18 +63,24 @@ class DirectProtocol(CorkedProtocol):
             return
         super()._start_asgi_task(cycle, app)
 
+    def _hand_over(self) -> None:
+        """The request waiting for its body goes the ASGI way: its task started, the app
+        reading the body as it comes (nothing to do when none waits)."""
+        waiting = self.waiting
+        if waiting is not None:
+            self.waiting = None
+            super()._start_asgi_task(waiting, self.app)
+
     def on_body(self, body: bytes) -> None:
         waiting = self.waiting
         if waiting is not None and len(waiting.body) + len(body) > HIGH_WATER_LIMIT:
-            self.waiting = None  # a large body: read by the app, as uvicorn pauses for it
-            super()._start_asgi_task(waiting, self.app)
+            self._hand_over()  # a large body: read by the app, as uvicorn pauses for it
         super().on_body(body)
 
     def shutdown(self) -> None:
-        waiting = self.waiting
-        if waiting is not None:  # the server stops: the app waits for the body, as it would
-            self.waiting = None  # (and is cancelled with the other tasks when it never comes)
-            super()._start_asgi_task(waiting, self.app)
+        # the server stops: the app waits for the body, as it would (and is cancelled with
+        # the other tasks when it never comes)
+        self._hand_over()
         super().shutdown()
 
     def on_message_complete(self) -> None:
@@ -82,11 +88,11 @@ class DirectProtocol(CorkedProtocol):
         cycle = self.waiting
         if cycle is None:
             return
-        self.waiting = None
         assert self.front is not None
         if self.flow.write_paused:  # the client reads slowly: its cycle's ``send`` waits
-            super()._start_asgi_task(cycle, self.app)
+            self._hand_over()
             return
+        self.waiting = None
         answer = self.front.answer_now(cycle.scope, bytes(cycle.body))
         if type(answer) is not tuple:  # the app, or what is left of the answer: its task
             if answer is not self.app:  # the body is read: as the app's ``receive`` left it
