@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 __all__ = ["KINDS", "LOG_END", "AppendsToLogs", "Checked", "Clock", "Guard", "LogEntries",
            "LogEntry", "StoreBackend", "StoreError", "Write", "check_args", "check_log",
@@ -212,10 +212,19 @@ def check_log(log: str, number: int | None = None, *, limit: int = 0,
 
 
 def shown(spec: str) -> str:
-    """A ``store`` setting fit to print: a URL's password (if any) replaced by ``***``."""
+    """A ``store`` setting fit to print: a URL's password (if any: before its host, or as the
+    ``password`` of its query, where a unix socket's URL gives it) replaced by ``***``."""
     parts = urlsplit(spec)
-    if not parts.netloc or parts.password is None:
+    if parts.netloc and parts.password is not None:
+        user = f"{parts.username}:" if parts.username else ":"
+        host = parts.netloc.rpartition("@")[2]
+        spec = urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
+    base, mark, query = spec.partition("?")
+    if not mark:
         return spec
-    user = f"{parts.username}:" if parts.username else ":"
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
+    query, hash_, fragment = query.partition("#")
+    pairs = []
+    for pair in query.split("&"):  # as the redis package reads it (``parse_qs``)
+        name, equals, _ = pair.partition("=")
+        pairs.append(f"{name}=***" if equals and unquote_plus(name) == "password" else pair)
+    return f"{base}?{'&'.join(pairs)}{hash_}{fragment}"
