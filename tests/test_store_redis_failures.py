@@ -1,18 +1,35 @@
-"""A Redis store's failures: a URL's password is never printed, wherever in the URL it is."""
+"""A Redis that fails under a running ``ormock serve``: every request still gets a clear answer
+(the 503 envelope naming the store, its password never shown), and a URL's password is never
+printed, wherever in the URL it is."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+import redis
+from stores import RedisServer, own_redis
 
+from ormock import OrmockServer
 from ormock.engine.store.base import shown
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "hunter2"
+
+
+@pytest.fixture
+def doomed() -> Iterator[tuple[RedisServer, str]]:
+    """A Redis of the test's own (it is stopped in the test) with a password, and its URL."""
+    with own_redis() as running:
+        raw = redis.Redis(host="127.0.0.1", port=running.port)
+        raw.config_set("requirepass", SECRET)
+        raw.close()
+        yield running, f"redis://:{SECRET}@127.0.0.1:{running.port}/0"
 
 
 @pytest.mark.parametrize(("spec", "printed"), [
@@ -36,3 +53,55 @@ def test_a_unix_socket_password_is_not_in_the_message_of_a_failed_start(tmp_path
     assert status.stderr.startswith(f"ormock: --store: cannot reach Redis at unix://"
                                     f"{tmp_path / 'none.sock'}?db=0&password=*** (")
     assert SECRET not in status.stderr
+
+
+def _unavailable(answer: httpx.Response, port: int) -> None:
+    """``answer`` is the 503 envelope naming the store, its password hidden."""
+    assert answer.status_code == 503, answer.text
+    error = answer.json()["error"]
+    assert (error["type"], error["code"], error["param"]) == (
+        "service_unavailable", "store_unavailable", None)
+    assert error["message"].startswith(f"cannot reach Redis at redis://:***@127.0.0.1:{port}/0 (")
+    assert "bug" not in error["message"] and SECRET not in answer.text
+
+
+def test_a_redis_gone_between_requests_is_a_503_naming_the_store(
+        doomed: tuple[RedisServer, str]) -> None:
+    running, url = doomed
+    with OrmockServer(seed=0, store=url) as server, httpx.Client(
+            base_url=server.base_url.removesuffix("/v1"), timeout=60) as client:
+        made = client.post("/v1/responses", json={"model": "m", "input": "hi"})
+        assert made.status_code == 200
+        running.stop()  # Redis is gone
+        body = {"model": "m", "input": "hi"}
+        _unavailable(client.post("/v1/responses", json=body), running.port)
+        _unavailable(client.post("/v1/responses", json={**body, "stream": True}), running.port)
+        _unavailable(client.get(f"/v1/responses/{made.json()['id']}"), running.port)
+        _unavailable(client.get("/_ormock/journal"), running.port)
+        engine = server.namespaces.find("")
+        assert engine is not None and engine.errors == []  # not a bug of ormock's
+
+
+def test_a_redis_out_of_memory_is_a_503_and_nothing_is_half_written(
+        doomed: tuple[RedisServer, str]) -> None:
+    running, url = doomed
+    raw = redis.Redis(host="127.0.0.1", port=running.port, password=SECRET)
+    with OrmockServer(seed=0, store=url) as server, httpx.Client(
+            base_url=server.base_url.removesuffix("/v1"), timeout=60) as client:
+        assert client.post("/v1/responses", json={"model": "m", "input": "hi"}).status_code == 200
+        keys = sorted(raw.keys())
+        raw.config_set("maxmemory-policy", "noeviction")
+        raw.config_set("maxmemory", 1)  # every write refused: OOM
+        refused = client.post("/v1/responses", json={"model": "m", "input": "hi"})
+        assert refused.status_code == 503, refused.text
+        error = refused.json()["error"]
+        assert (error["type"], error["code"]) == ("service_unavailable", "store_unavailable")
+        assert error["message"].startswith(
+            f"Redis at redis://:***@127.0.0.1:{running.port}/0 refused the call (command not "
+            f"allowed when used memory > 'maxmemory'")
+        assert sorted(raw.keys()) == keys  # nothing of it written
+        raw.config_set("maxmemory", 0)
+        again = client.post("/v1/responses", json={"model": "m", "input": "hi"})
+        assert again.status_code == 200
+        assert client.get(f"/v1/responses/{again.json()['id']}").status_code == 200
+    raw.close()

@@ -19,8 +19,8 @@ from typing import Protocol, runtime_checkable
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 __all__ = ["KINDS", "LOG_END", "AppendsToLogs", "Checked", "Clock", "Guard", "LogEntries",
-           "LogEntry", "StoreBackend", "StoreError", "Write", "check_args", "check_log",
-           "check_writes", "counted", "shown"]
+           "LogEntry", "StoreBackend", "StoreError", "StoreUnavailable", "Write", "check_args",
+           "check_log", "check_writes", "counted", "shown"]
 
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
 LogEntry = tuple[int, bytes]  # an event log's entry: its number, its value
@@ -38,6 +38,13 @@ KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "convers
 class StoreError(Exception):
     """The storage a ``store`` setting names cannot be used (a Redis nobody answers at, the
     ``redis`` package missing); the message says what to do."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot take a call now (a Redis gone or restarted with the connection lost
+    twice, out of memory, asking for a password it was not given): not a bug of ormock's, so a
+    request that meets it is answered 503 ``store_unavailable`` with this message, which names
+    the store as ``shown`` prints it."""
 
 
 @runtime_checkable
