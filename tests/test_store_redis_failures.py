@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from starlette.testclient import TestClient
 from stores import RedisServer, own_redis
 
 from ormock import OrmockServer
@@ -105,3 +106,33 @@ def test_a_redis_out_of_memory_is_a_503_and_nothing_is_half_written(
         assert again.status_code == 200
         assert client.get(f"/v1/responses/{again.json()['id']}").status_code == 200
     raw.close()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_redis_gone_before_the_first_request_is_a_503_too(
+        doomed: tuple[RedisServer, str], stream: bool) -> None:
+    """The first create of a namespace on a worker asks the store before its route is chosen
+    (whether a cassette claims it): a Redis gone then is the same 503, not uvicorn's 400
+    ``Invalid HTTP request received``."""
+    running, url = doomed
+    with OrmockServer(seed=0, store=url) as server, httpx.Client(
+            base_url=server.base_url.removesuffix("/v1"), timeout=60) as client:
+        running.stop()
+        answer = client.post("/v1/responses", json={"model": "m", "input": "hi", "stream": stream},
+                             headers={"X-Request-ID": "req-cold"})
+        _unavailable(answer, running.port)
+        assert answer.headers["x-request-id"] == "req-cold"
+        _unavailable(client.post("/v1/responses", json={"model": "m", "input": "hi"}),
+                     running.port)  # the connection kept, and the next one the same
+
+
+def test_the_app_under_any_asgi_server_answers_the_503_too(
+        doomed: tuple[RedisServer, str]) -> None:
+    """Without the direct path (the app under another ASGI server: Starlette's test client),
+    a create is routed in ``Front.__call__``: the same answer."""
+    running, url = doomed
+    with OrmockServer(seed=0, store=url) as server, TestClient(
+            server.app, raise_server_exceptions=False) as client:
+        running.stop()
+        _unavailable(client.post("/v1/responses", json={"model": "m", "input": "hi"}),
+                     running.port)

@@ -116,7 +116,10 @@ class Front:
         return self._answer_now(scope, raw)
 
     def _answer_now(self, scope: Scope, raw: bytes) -> Now | App:
-        route = self.direct(scope)
+        try:
+            route = self.direct(scope)
+        except Exception as exc:  # the store, asked whether a cassette claims it: as below
+            return _later(self, self._headers(scope["headers"])[1], _raise(exc))
         if route is None:
             return self
         headers, header = self._headers(scope["headers"])
@@ -161,7 +164,12 @@ class Front:
             await self.app(scope, receive, send)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
-        route = self.direct(scope)
+        try:
+            route = self.direct(scope)
+        except Exception as exc:  # the store, asked whether a cassette claims it
+            with_id = _IdSend(send, self._headers(scope["headers"])[1])
+            await self.guarded(scope, receive, with_id, _raise(exc)(receive, with_id))
+            return
         if route is None:
             text = None
             for key, value in scope["headers"]:
