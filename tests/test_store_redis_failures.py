@@ -21,6 +21,18 @@ from ormock.engine.store.base import shown
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "hunter2"
+_PACED = """
+name: paced
+steps:
+  - times: forever
+    reply:
+      chunking: tokens:1
+      pacing:
+        first_event: 0
+        tokens_per_second: 40
+      items:
+        - message: "one two three four five six seven eight nine ten eleven twelve"
+"""
 
 
 @pytest.fixture
@@ -136,3 +148,24 @@ def test_the_app_under_any_asgi_server_answers_the_503_too(
         running.stop()
         _unavailable(client.post("/v1/responses", json={"model": "m", "input": "hi"}),
                      running.port)
+
+
+def test_a_stream_under_way_when_redis_goes_ends_whole(
+        doomed: tuple[RedisServer, str], tmp_path: Path) -> None:
+    running, url = doomed
+    scenario = tmp_path / "paced.yaml"
+    scenario.write_text(_PACED)
+    with OrmockServer(seed=0, store=url, scenarios=[str(scenario)]) as server, httpx.Client(
+            timeout=60) as client, client.stream(
+            "POST", f"{server.base_url}/responses",
+            json={"model": "m", "input": "hi", "stream": True}) as streamed:
+        assert streamed.status_code == 200
+        lines = streamed.iter_lines()
+        for line in lines:  # the stream is under way
+            if "response.output_text.delta" in line:
+                break
+        running.stop()  # Redis goes while the rest is written
+        rest = list(lines)
+    types = [line.removeprefix("event: ") for line in rest if line.startswith("event: ")]
+    assert types[-3:] == ["response.content_part.done", "response.output_item.done",
+                          "response.completed"]

@@ -189,15 +189,15 @@ class Front:
                       answer: Awaitable[None]) -> None:
         """Run a create's ``answer``: a bug that escapes it is answered as Starlette's error
         middleware would (the 500 envelope when nothing was sent yet, then raised to the
-        server); a store that cannot take a call, answered so (503), is not raised on."""
+        server); a store that cannot take a call (logged where it is raised) is answered so
+        (503) when nothing was sent yet, and never raised on."""
         try:
             await answer
         except Exception as exc:
             if not send.started:
                 await self.server_error(scope, exc)(scope, receive, send)
-                if isinstance(exc, StoreUnavailable):
-                    return
-            raise
+            if not isinstance(exc, StoreUnavailable):
+                raise
 
 
 def _with_id(message: Message, header: tuple[bytes, bytes]) -> None:
