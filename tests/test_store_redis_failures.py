@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import openai
 import pytest
 import redis
 from starlette.testclient import TestClient
@@ -169,3 +170,29 @@ def test_a_stream_under_way_when_redis_goes_ends_whole(
     types = [line.removeprefix("event: ") for line in rest if line.startswith("event: ")]
     assert types[-3:] == ["response.content_part.done", "response.output_item.done",
                           "response.completed"]
+
+
+def test_a_websocket_turn_that_meets_a_redis_gone_gets_the_503_error_event(
+        doomed: tuple[RedisServer, str]) -> None:
+    running, url = doomed
+    with OrmockServer(seed=0, store=url) as server, openai.OpenAI(
+            base_url=server.base_url, api_key="sk-" + "test", max_retries=0) as sdk, \
+            sdk.responses.connect() as connection:
+        ends = []
+        for turn in range(2):
+            if turn:
+                running.stop()
+            connection.response.create(model="m", input="hi")
+            for event in connection:
+                if event.type in ("error", "response.completed"):
+                    ends.append(event)
+                    break
+        assert [event.type for event in ends] == ["response.completed", "error"]
+        gone = ends[1]
+        assert gone.type == "error"
+        assert (gone.status, gone.error.type, gone.error.code) == (
+            503, "service_unavailable", "store_unavailable")
+        assert gone.error.message.startswith(
+            f"cannot reach Redis at redis://:***@127.0.0.1:{running.port}/0 (")
+        engine = server.namespaces.find("")
+        assert engine is not None and engine.errors == []
