@@ -5,8 +5,10 @@ printed, wherever in the URL it is."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +20,8 @@ from starlette.testclient import TestClient
 from stores import RedisServer, own_redis
 
 from ormock import OrmockServer
-from ormock.engine.store.base import shown
+from ormock.engine.store.base import StoreUnavailable, shown
+from ormock.engine.store.redis_backend import RedisBackend
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "hunter2"
@@ -196,3 +199,26 @@ def test_a_websocket_turn_that_meets_a_redis_gone_gets_the_503_error_event(
             f"cannot reach Redis at redis://:***@127.0.0.1:{running.port}/0 (")
         engine = server.namespaces.find("")
         assert engine is not None and engine.errors == []
+
+
+def test_a_redis_that_stops_answering_is_given_up_on_never_waited_for_forever(
+        doomed: tuple[RedisServer, str]) -> None:
+    """A call waits at most the socket's timeout, twice (it is sent once more): 5 s, whatever
+    the redis package's default (none before redis-py 8: a Redis that stops answering, frozen or
+    cut off, would hold the worker's event loop for good); the URL's ``socket_timeout`` wins."""
+    running, url = doomed
+    assert RedisBackend(url)._r.pool.connection_kwargs["socket_timeout"] == 5
+    backend = RedisBackend(f"{url}?socket_timeout=0.5")
+    assert backend._r.pool.connection_kwargs["socket_timeout"] == 0.5
+    backend.put("response", "a", b"1")
+    os.kill(running.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable, match=r"^cannot reach Redis at redis://:\*\*\*@"
+                           r"127\.0\.0\.1:\d+/0\?socket_timeout=0\.5 \(Timeout reading from"):
+            backend.get("response", "a")
+        assert time.monotonic() - started < 5
+    finally:
+        os.kill(running.process.pid, signal.SIGCONT)
+    assert backend.get("response", "a") == b"1"  # answering again: the next call goes through
+    backend.close()

@@ -55,8 +55,10 @@ class _Redis:
         self.url, self.shown = url, shown(url)
         self.max_keys, self.max_bytes, self.clock, self.prefix = (max_keys, max_bytes, clock,
                                                                   prefix)
+        # a call waits for Redis 5 s at most (a URL's own ``socket_timeout`` wins): the redis
+        # package's default before version 8 was forever, for a Redis frozen or cut off
         self.pool: redis.ConnectionPool = redis.ConnectionPool.from_url(
-            url, socket_connect_timeout=5, health_check_interval=30)
+            url, socket_connect_timeout=5, socket_timeout=5, health_check_interval=30)
         self.client = redis.Redis(connection_pool=self.pool)  # XREAD BLOCK, PING
         # the scripts: each thread on a connection of its own
         self.link = Link(self.pool, self.shown)
