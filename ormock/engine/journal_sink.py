@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ormock.engine.journal import FIELDS, JournalEntry, Sent, events_of, fields_of, wrote
 from ormock.engine.reply import RawReply, Reply
-from ormock.engine.store.base import StoreBackend
+from ormock.engine.store.base import StoreBackend, StoreUnavailable
 from ormock.engine.wire import Written
 from ormock.protocol.sse import encode_json
 
@@ -154,7 +154,9 @@ class WrittenAhead:
     soon as it has its answer finds the entry whole. ``covers(written)``: the writer ended as
     told, so nothing is left to record or publish. Told again what it was told already (the
     create route tells it what ``writer.at_once`` knows before sending, so that the entry goes
-    in the same store call as the response), it does nothing more."""
+    in the same store call as the response), it does nothing more. A store that cannot take the
+    entry then (``StoreUnavailable``, logged where it is raised) keeps the entry as it had it:
+    the answer still goes out whole."""
 
     __slots__ = ("entry", "finish", "told")
 
@@ -168,8 +170,11 @@ class WrittenAhead:
             self.told = written  # (``at_once``: the create route's commit); the same
             return
         wrote(self.entry, written)
-        self.finish(self.entry, True)
         self.told = written
+        try:  # (no context manager: every reply's answer passes here)
+            self.finish(self.entry, True)
+        except StoreUnavailable:  # logged; the client's answer needs it not: it goes out whole
+            return
 
     def covers(self, written: Written | None) -> bool:
         return written is not None and written is self.told

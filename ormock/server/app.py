@@ -27,6 +27,7 @@ from ormock.engine.core import Engine
 from ormock.engine.journal import JournalEntry, wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.reply import Reply
+from ormock.engine.store import StoreUnavailable
 from ormock.engine.wire import Written
 from ormock.engine.writer import at_once, at_once_messages, send_wire
 from ormock.protocol.errors import OpenResponsesError
@@ -50,7 +51,7 @@ from ormock.server.body import (
 )
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
-from ormock.server.front import Front, create_namespace
+from ormock.server.front import Front, bug_error, create_namespace
 from ormock.server.inspector import inspector_routes
 from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
@@ -101,14 +102,6 @@ class _CreateRoute(BaseRoute):
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         raise NoMatchFound(name, path_params)
-
-
-def _bug(exc: Exception) -> OpenResponsesError:
-    return OpenResponsesError(
-        f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
-        "ormock, please report it with the request.",
-        type="server_error", code="internal_error", status=500,
-    )
 
 
 class _CreateResponse:
@@ -353,11 +346,12 @@ class _CreateResponse:
         await send_error(send, self._bug_error(scope, exc))
 
     def _bug_error(self, scope: Scope, exc: Exception) -> OpenResponsesError:
-        """The 500 envelope of a bug, its traceback kept for the after-test report."""
+        """The 500 envelope of a bug, its traceback kept for the after-test report (the 503 of
+        a store that cannot take a call now: no bug, ``bug_error``)."""
         found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
-        if found is not None:
+        if found is not None and not isinstance(exc, StoreUnavailable):
             found.errors.append("".join(traceback.format_exception(exc)).rstrip())
-        return _bug(exc)
+        return bug_error(exc)
 
     async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         """A JSON body, read with the size limit (415 for another media type)."""
@@ -441,7 +435,10 @@ def create_app(
         ]
     app = Starlette(
         routes=routes,
-        exception_handlers={HTTPException: http_error, Exception: server_error},
+        # a store that cannot take a call: answered, not raised on (Starlette's error middleware
+        # raises every other exception to the server once answered)
+        exception_handlers={HTTPException: http_error, StoreUnavailable: server_error,
+                            Exception: server_error},
     )
     served: Any = ProfileErrors(app, namespaces)
     guard = None if api_key is None else ApiKeyGuard(served, api_key)

@@ -14,7 +14,9 @@ from starlette.responses import Response
 
 from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
+from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import remember_transport
+from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Later, Message, Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
@@ -23,7 +25,7 @@ from ormock.server.replay import ReplayRoute
 if TYPE_CHECKING:
     from ormock.server.app import _CreateRoute
 
-__all__ = ["CREATE_PATH", "Front", "create_namespace"]
+__all__ = ["CREATE_PATH", "Front", "bug_error", "create_namespace"]
 
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
@@ -34,6 +36,20 @@ _NAMES_KEPT = 256
 
 
 CREATE_PATH = "/v1/responses"
+
+
+def bug_error(exc: Exception) -> OpenResponsesError:
+    """The envelope of an exception a route let escape: a bug of ormock's (500
+    ``internal_error``), or a store that cannot take a call now, which is none (503
+    ``store_unavailable``, the message naming the store: ``StoreUnavailable``)."""
+    if isinstance(exc, StoreUnavailable):
+        return OpenResponsesError(str(exc), type="service_unavailable",
+                                  code="store_unavailable", status=503)
+    return OpenResponsesError(
+        f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
+        "ormock, please report it with the request.",
+        type="server_error", code="internal_error", status=500,
+    )
 
 
 def create_namespace(path: str) -> str | None:
@@ -100,7 +116,10 @@ class Front:
         return self._answer_now(scope, raw)
 
     def _answer_now(self, scope: Scope, raw: bytes) -> Now | App:
-        route = self.direct(scope)
+        try:
+            route = self.direct(scope)
+        except Exception as exc:  # the store, asked whether a cassette claims it: as below
+            return _later(self, self._headers(scope["headers"])[1], _raise(exc))
         if route is None:
             return self
         headers, header = self._headers(scope["headers"])
@@ -145,7 +164,12 @@ class Front:
             await self.app(scope, receive, send)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
-        route = self.direct(scope)
+        try:
+            route = self.direct(scope)
+        except Exception as exc:  # the store, asked whether a cassette claims it
+            with_id = _IdSend(send, self._headers(scope["headers"])[1])
+            await self.guarded(scope, receive, with_id, _raise(exc)(receive, with_id))
+            return
         if route is None:
             text = None
             for key, value in scope["headers"]:
@@ -165,13 +189,15 @@ class Front:
                       answer: Awaitable[None]) -> None:
         """Run a create's ``answer``: a bug that escapes it is answered as Starlette's error
         middleware would (the 500 envelope when nothing was sent yet, then raised to the
-        server)."""
+        server); a store that cannot take a call (logged where it is raised) is answered so
+        (503) when nothing was sent yet, and never raised on."""
         try:
             await answer
         except Exception as exc:
             if not send.started:
                 await self.server_error(scope, exc)(scope, receive, send)
-            raise
+            if not isinstance(exc, StoreUnavailable):
+                raise
 
 
 def _with_id(message: Message, header: tuple[bytes, bytes]) -> None:

@@ -42,12 +42,14 @@ from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
 from ormock.engine.replays import Replayed
 from ormock.engine.reply import RawReply, Reply
+from ormock.engine.store import StoreUnavailable
 from ormock.engine.wire import Ended, Frame, Wire, Written
 from ormock.engine.writer import Ahead, Tally
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 from ormock.server.body import decode_json
+from ormock.server.front import bug_error
 from ormock.server.responses_api import generating, settle
 from ormock.server.socket_replay import replay_session
 
@@ -209,6 +211,8 @@ class _Connection:
         await self.socket.send_text(text)
 
     def _bug(self, exc: Exception) -> str:
+        if isinstance(exc, StoreUnavailable):  # no bug: the store's 503
+            return _error_event(503, bug_error(exc).envelope()["error"])
         self.engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
         return _error_event(500, OpenResponsesError(
             f"ormock failed on this message ({type(exc).__name__}); this is a bug in ormock, "

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 __all__ = ["KINDS", "LOG_END", "AppendsToLogs", "Checked", "Clock", "Guard", "LogEntries",
-           "LogEntry", "StoreBackend", "StoreError", "Write", "check_args", "check_log",
-           "check_writes", "counted", "shown"]
+           "LogEntry", "StoreBackend", "StoreError", "StoreUnavailable", "Write", "check_args",
+           "check_log", "check_writes", "counted", "shown"]
 
 Clock = Callable[[], float]  # seconds (wall clock: an expiry survives a restart)
 LogEntry = tuple[int, bytes]  # an event log's entry: its number, its value
@@ -38,6 +38,13 @@ KINDS = ("response", "meta", "input_items", "tombstone", "idempotency", "convers
 class StoreError(Exception):
     """The storage a ``store`` setting names cannot be used (a Redis nobody answers at, the
     ``redis`` package missing); the message says what to do."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot take a call now (a Redis gone or restarted with the connection lost
+    twice, out of memory, asking for a password it was not given): not a bug of ormock's, so a
+    request that meets it is answered 503 ``store_unavailable`` with this message, which names
+    the store as ``shown`` prints it."""
 
 
 @runtime_checkable
@@ -212,10 +219,19 @@ def check_log(log: str, number: int | None = None, *, limit: int = 0,
 
 
 def shown(spec: str) -> str:
-    """A ``store`` setting fit to print: a URL's password (if any) replaced by ``***``."""
+    """A ``store`` setting fit to print: a URL's password (if any: before its host, or as the
+    ``password`` of its query, where a unix socket's URL gives it) replaced by ``***``."""
     parts = urlsplit(spec)
-    if not parts.netloc or parts.password is None:
+    if parts.netloc and parts.password is not None:
+        user = f"{parts.username}:" if parts.username else ":"
+        host = parts.netloc.rpartition("@")[2]
+        spec = urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
+    base, mark, query = spec.partition("?")
+    if not mark:
         return spec
-    user = f"{parts.username}:" if parts.username else ":"
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
+    query, hash_, fragment = query.partition("#")
+    pairs = []
+    for pair in query.split("&"):  # as the redis package reads it (``parse_qs``)
+        name, equals, _ = pair.partition("=")
+        pairs.append(f"{name}=***" if equals and unquote_plus(name) == "password" else pair)
+    return f"{base}?{'&'.join(pairs)}{hash_}{fragment}"

@@ -55,10 +55,13 @@ class _Redis:
         self.url, self.shown = url, shown(url)
         self.max_keys, self.max_bytes, self.clock, self.prefix = (max_keys, max_bytes, clock,
                                                                   prefix)
+        # a call waits for Redis 5 s at most (a URL's own ``socket_timeout`` wins): the redis
+        # package's default before version 8 was forever, for a Redis frozen or cut off
         self.pool: redis.ConnectionPool = redis.ConnectionPool.from_url(
-            url, socket_connect_timeout=5, health_check_interval=30)
+            url, socket_connect_timeout=5, socket_timeout=5, health_check_interval=30)
         self.client = redis.Redis(connection_pool=self.pool)  # XREAD BLOCK, PING
-        self.link = Link(self.pool)  # the scripts: each thread on a connection of its own
+        # the scripts: each thread on a connection of its own
+        self.link = Link(self.pool, self.shown)
         self.lock = threading.Lock()
         self.closed = False
         try:
@@ -212,8 +215,11 @@ class RedisBackend(AppendsToLogs, StoreBackend):
         # the entries after the id given: ours all end in -1, so after (start - 1)-1
         after = f"{start - 1}-1" if start > 0 else "0-0"
         block = max(1, math.ceil(timeout * 1000))
-        found: Any = self._r.client.xread({self._log_key(log): after}, count=limit,
-                                          block=block)
+        try:
+            found: Any = self._r.client.xread({self._log_key(log): after}, count=limit,
+                                              block=block)
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            raise self._r.link.unavailable(error) from error
         return [_entry(entry) for _, entries in found or () for entry in entries]
 
     def _log_add(self, log: str, number: int, value: bytes, ttl: float | None) -> bool:

@@ -23,6 +23,10 @@ A write whose answer nobody waits for (``send(..., wait=False)``, the store's
 answer before its next call on the connection (so that call sees the write done). An error
 answer of such a write is logged, not raised into an unrelated later call; a script Redis no
 longer knows (restarted, ``SCRIPT FLUSH``) is loaded and the write run again then.
+
+A call Redis cannot take (the connection lost again when sent once more, an answer that says
+Redis is out of memory, read-only, still loading or refuses the password) raises the store's
+``StoreUnavailable``, its message naming the store as printed (no password): not a bug, a 503.
 """
 
 from __future__ import annotations
@@ -37,10 +41,17 @@ from typing import Any, cast
 
 import redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import (
+    NoPermissionError,
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    ResponseError,
+)
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ormock.engine.store import redis_scripts
+from ormock.engine.store.base import StoreUnavailable
 
 __all__ = ["Args", "Link"]
 
@@ -57,7 +68,8 @@ try:
     _pack = cast("Callable[[tuple[Any, ...]], bytes]", hiredis.pack_command)
 except ImportError:  # the Python packer of the connection's own
     _pack = None
-_LOST = (RedisConnectionError, RedisTimeoutError)
+_LOST = (RedisConnectionError, RedisTimeoutError)  # (a refused password, Redis loading too)
+_REFUSED = (OutOfMemoryError, ReadOnlyError, NoPermissionError)  # Redis says no to any call now
 
 # what the connection's hiredis reader answers while a reply is incomplete (``_read``); None:
 # no such reader here, every call goes the connection's own way
@@ -103,8 +115,8 @@ class _Own:
 class Link:
     """The scripts of ``redis_scripts`` run on a pool, from any number of threads."""
 
-    def __init__(self, pool: redis.ConnectionPool) -> None:
-        self.pool = pool
+    def __init__(self, pool: redis.ConnectionPool, shown: str) -> None:
+        self.pool, self.shown = pool, shown  # the store's URL as printed (``base.shown``)
         self.sources = {name: getattr(redis_scripts, name) for name in redis_scripts.__all__}
         self.shas = {name: hashlib.sha1(source.encode()).hexdigest()  # what EVALSHA names
                      for name, source in self.sources.items()}
@@ -127,19 +139,32 @@ class Link:
     def send(self, script: str, args: Args, *, wait: bool = True) -> Any:
         """Run ``script`` with ``args`` (its ARGV; it takes no KEYS): its answer, or None at
         once when not ``wait``. A connection lost on the way is made again and the call sent
-        once more (as ``redis.Redis`` retries); a second loss raises."""
-        own = self._own()
-        if own.pending:
-            self._settle(own)
-        packed = (own.conn.pack_command("EVALSHA", self.shas[script], 0, *args)
-                  if _pack is None else [_pack(("EVALSHA", self.shas[script], 0, *args))])
+        once more (as ``redis.Redis`` retries); a second loss raises ``StoreUnavailable``."""
         try:
+            own = self._own()  # (a thread's first call connects)
+            if own.pending:
+                self._settle(own)
+            packed = (own.conn.pack_command("EVALSHA", self.shas[script], 0, *args)
+                      if _pack is None else [_pack(("EVALSHA", self.shas[script], 0, *args))])
+            try:
+                return self._once(own, script, packed, args, wait)
+            except NoScriptError:  # a Redis restarted, or SCRIPT FLUSH: nothing was run
+                self._load(own.conn, script)
+            except _LOST:
+                own.conn.disconnect()
             return self._once(own, script, packed, args, wait)
-        except NoScriptError:  # a Redis restarted, or SCRIPT FLUSH: nothing was run
-            self._load(own.conn, script)
-        except _LOST:
-            own.conn.disconnect()
-        return self._once(own, script, packed, args, wait)
+        except _LOST as error:
+            raise self.unavailable(error) from error
+        except _REFUSED as error:
+            raise self.unavailable(error, "refused the call") from error
+
+    def unavailable(self, error: Exception, what: str = "") -> StoreUnavailable:
+        """The ``StoreUnavailable`` of ``error`` (a lost connection, unless ``what`` Redis
+        did), logged: one line, no traceback."""
+        text = (f"Redis at {self.shown} {what} ({error})" if what
+                else f"cannot reach Redis at {self.shown} ({error})")
+        log.warning("the store is unavailable: %s", text)
+        return StoreUnavailable(text)
 
     @staticmethod
     def _once(own: _Own, script: str, packed: Any, args: Args, wait: bool) -> Any:
@@ -181,6 +206,8 @@ class Link:
                 self.send(script, args)
             except ResponseError as error:
                 log.warning("a store write to Redis failed: %s", error)
+            except StoreUnavailable:  # logged; the call that settles goes on (and meets it)
+                return
 
 
 def _fast(conn: Any) -> bool:
