@@ -342,3 +342,36 @@ def test_a_default_header_that_needs_more_of_uvicorns_send_gets_it(
     assert asgi_runs  # the same requests, on the ASGI path this time
     assert direct == asgi
     assert direct[0].startswith(b"HTTP/1.1 ")
+
+
+def _server_on(monkeypatch: pytest.MonkeyPatch, direct: bool, **options: Any) -> OrmockServer:
+    """A server on the direct path, or with every request on uvicorn's ASGI cycle."""
+    with monkeypatch.context() as patch:
+        if not direct:
+            patch.setattr(runner, "DirectProtocol", CorkedProtocol)
+        return OrmockServer(seed=0, **options)
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_request_pipelined_behind_a_direct_answer_is_not_timed_out_as_idle(
+        monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
+    server = _server_on(monkeypatch, direct, speed=5)
+    # read by each connection's protocol (its timer takes a float)
+    server._config.timeout_keep_alive = 0.2  # type: ignore[assignment]
+    plain = _post({"model": "gpt-4o", "input": "first"})
+    with server, socket.create_connection((server.host, server.port), timeout=5) as sock, \
+            sock.makefile("rb") as stream:
+        # a paced create behind a plain one, longer than the keep-alive timeout
+        sock.sendall(plain + _post({"model": "ormock:slow", "input": "paced"}))
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        # a create whose body comes later than the keep-alive timeout
+        late = _post({"model": "gpt-4o", "input": "late"})
+        split = late.index(b"\r\n\r\n") + 4
+        sock.sendall(plain + late[:split])
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        time.sleep(0.5)
+        sock.sendall(late[split:])
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        assert len(server.engine().journal) == 4
+
