@@ -320,6 +320,8 @@ def _fed(protocol_class: type[Any], defaults: list[tuple[bytes, bytes]],
         transport = _Transport()
         protocol.connection_made(transport)
         for request in requests:
+            if transport.closed:  # a closed socket reads nothing more
+                break
             protocol.data_received(request)
             for _ in range(5):
                 await asyncio.sleep(0)
@@ -375,3 +377,22 @@ def test_a_request_pipelined_behind_a_direct_answer_is_not_timed_out_as_idle(
         assert _read(stream).startswith(b"HTTP/1.1 200 ")
         assert len(server.engine().journal) == 4
 
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_request_pipelined_behind_a_closing_answer_is_not_run(
+        monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
+    server = _server_on(monkeypatch, direct)
+    closing = _post({"model": "gpt-4o", "input": "one"}, version=b"1.0",
+                    headers=b"Connection: keep-alive\r\n")  # HTTP/1.0: uvicorn closes anyway
+    # a create, and a request of another route: neither run once the connection is closing
+    behind = _post({"model": "gpt-4o", "input": "two"}) + _post(
+        {"name": "behind"}, path=b"/_ormock/namespaces")
+    with server, socket.create_connection((server.host, server.port), timeout=5) as sock, \
+            sock.makefile("rb") as stream:
+        sock.sendall(closing + behind)
+        answer = _read(stream)
+        assert answer.startswith(b"HTTP/1.1 200 ") and b"connection: close\r\n" in answer
+        assert stream.read() == b""
+        time.sleep(0.1)
+        assert [e.body["input"] for e in server.engine().journal] == ["one"]
+        assert "behind" not in server.namespaces.opened()

@@ -62,6 +62,11 @@ class DirectProtocol(CorkedProtocol):
         super().on_headers_complete()
 
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        if self.transport.is_closing():
+            # parsed in the same read behind a direct answer that closed the connection (an
+            # HTTP/1.0 request's, whose ``keep-alive`` has the parser read on): not run, as
+            # uvicorn never starts a request queued behind a closing one
+            return
         # a request whose body is still to come (``on_message_complete`` follows): a new one,
         # or a pipelined one started as the one before it ends
         front = self.front
