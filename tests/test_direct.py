@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import time
@@ -396,3 +397,27 @@ def test_a_request_pipelined_behind_a_closing_answer_is_not_run(
         time.sleep(0.1)
         assert [e.body["input"] for e in server.engine().journal] == ["one"]
         assert "behind" not in server.namespaces.opened()
+
+
+def test_a_failure_routing_a_create_is_the_asgi_paths_500(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def failing(name: str) -> None:  # a shared store that cannot be read, say
+        raise RuntimeError("the store is down")
+
+    heard = []
+    for direct in (True, False):
+        server = _server_on(monkeypatch, direct)  # uvicorn's logging configured
+        monkeypatch.setattr(server.namespaces, "find", failing)
+        uvicorns = logging.getLogger("uvicorn.error")  # it does not propagate to the root
+        uvicorns.addHandler(caplog.handler)
+        try:
+            with server:
+                talk = _Talk(server)
+                talk.once(_post({"model": "gpt-4o", "input": "hi"}))
+                heard.append(talk.heard)
+        finally:
+            uvicorns.removeHandler(caplog.handler)
+    assert heard[0] == heard[1]
+    assert heard[0][0].startswith(b"HTTP/1.1 500 ") and heard[0][1] == b""
+    failed = [r for r in caplog.records if r.exc_info and "store is down" in str(r.exc_info[1])]
+    assert len(failed) == 2  # its traceback logged on both paths

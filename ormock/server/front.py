@@ -100,7 +100,10 @@ class Front:
         return self._answer_now(scope, raw)
 
     def _answer_now(self, scope: Scope, raw: bytes) -> Now | App:
-        route = self.direct(scope)
+        try:
+            route = self.direct(scope)
+        except Exception:  # a shared store that fails it: met again on the ASGI path, as
+            return self  # there (not raised into the HTTP parser, which takes it for a 400)
         if route is None:
             return self
         headers, header = self._headers(scope["headers"])
