@@ -333,6 +333,20 @@ def test_the_front_keeps_a_bounded_number_of_header_names(
     assert {k: v for k, v in entry.headers.items() if k.startswith("x-made-up-")} == many
 
 
+def test_the_front_keeps_no_long_header_name(
+        http: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a name longer than real ones is decoded each time, not kept: _NAMES_KEPT made-up
+    # names of 100 kB each would hold 25 MB for as long as the server runs
+    from ormock.server import front
+
+    monkeypatch.setattr(front, "_NAMES", {})  # whatever the other tests left in it
+    long = "x-long-" + "a" * 100_000
+    response = http.post("/responses", json={"model": "m", "input": "names"},
+                         headers={long: "1", "x-short": "2"})
+    assert response.status_code == 200
+    assert b"x-short" in front._NAMES and long.encode() not in front._NAMES
+
+
 @pytest.mark.parametrize("profile", ["openai", "platform"])
 def test_a_reset_fault_resets_the_connection_on_either_path(profile: str) -> None:
     # ``openai``: the front hands the create to its route; ``platform`` (its error types

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import time
@@ -320,6 +321,8 @@ def _fed(protocol_class: type[Any], defaults: list[tuple[bytes, bytes]],
         transport = _Transport()
         protocol.connection_made(transport)
         for request in requests:
+            if transport.closed:  # a closed socket reads nothing more
+                break
             protocol.data_received(request)
             for _ in range(5):
                 await asyncio.sleep(0)
@@ -342,3 +345,79 @@ def test_a_default_header_that_needs_more_of_uvicorns_send_gets_it(
     assert asgi_runs  # the same requests, on the ASGI path this time
     assert direct == asgi
     assert direct[0].startswith(b"HTTP/1.1 ")
+
+
+def _server_on(monkeypatch: pytest.MonkeyPatch, direct: bool, **options: Any) -> OrmockServer:
+    """A server on the direct path, or with every request on uvicorn's ASGI cycle."""
+    with monkeypatch.context() as patch:
+        if not direct:
+            patch.setattr(runner, "DirectProtocol", CorkedProtocol)
+        return OrmockServer(seed=0, **options)
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_request_pipelined_behind_a_direct_answer_is_not_timed_out_as_idle(
+        monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
+    server = _server_on(monkeypatch, direct, speed=5)
+    # read by each connection's protocol (its timer takes a float)
+    server._config.timeout_keep_alive = 0.2  # type: ignore[assignment]
+    plain = _post({"model": "gpt-4o", "input": "first"})
+    with server, socket.create_connection((server.host, server.port), timeout=5) as sock, \
+            sock.makefile("rb") as stream:
+        # a paced create behind a plain one, longer than the keep-alive timeout
+        sock.sendall(plain + _post({"model": "ormock:slow", "input": "paced"}))
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        # a create whose body comes later than the keep-alive timeout
+        late = _post({"model": "gpt-4o", "input": "late"})
+        split = late.index(b"\r\n\r\n") + 4
+        sock.sendall(plain + late[:split])
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        time.sleep(0.5)
+        sock.sendall(late[split:])
+        assert _read(stream).startswith(b"HTTP/1.1 200 ")
+        assert len(server.engine().journal) == 4
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_request_pipelined_behind_a_closing_answer_is_not_run(
+        monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
+    server = _server_on(monkeypatch, direct)
+    closing = _post({"model": "gpt-4o", "input": "one"}, version=b"1.0",
+                    headers=b"Connection: keep-alive\r\n")  # HTTP/1.0: uvicorn closes anyway
+    # a create, and a request of another route: neither run once the connection is closing
+    behind = _post({"model": "gpt-4o", "input": "two"}) + _post(
+        {"name": "behind"}, path=b"/_ormock/namespaces")
+    with server, socket.create_connection((server.host, server.port), timeout=5) as sock, \
+            sock.makefile("rb") as stream:
+        sock.sendall(closing + behind)
+        answer = _read(stream)
+        assert answer.startswith(b"HTTP/1.1 200 ") and b"connection: close\r\n" in answer
+        assert stream.read() == b""
+        time.sleep(0.1)
+        assert [e.body["input"] for e in server.engine().journal] == ["one"]
+        assert "behind" not in server.namespaces.opened()
+
+
+def test_a_failure_routing_a_create_is_the_asgi_paths_500(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def failing(name: str) -> None:  # a shared store that cannot be read, say
+        raise RuntimeError("the store is down")
+
+    heard = []
+    for direct in (True, False):
+        server = _server_on(monkeypatch, direct)  # uvicorn's logging configured
+        monkeypatch.setattr(server.namespaces, "find", failing)
+        uvicorns = logging.getLogger("uvicorn.error")  # it does not propagate to the root
+        uvicorns.addHandler(caplog.handler)
+        try:
+            with server:
+                talk = _Talk(server)
+                talk.once(_post({"model": "gpt-4o", "input": "hi"}))
+                heard.append(talk.heard)
+        finally:
+            uvicorns.removeHandler(caplog.handler)
+    assert heard[0] == heard[1]
+    assert heard[0][0].startswith(b"HTTP/1.1 500 ") and heard[0][1] == b""
+    failed = [r for r in caplog.records if r.exc_info and "store is down" in str(r.exc_info[1])]
+    assert len(failed) == 2  # its traceback logged on both paths

@@ -53,7 +53,20 @@ class DirectProtocol(CorkedProtocol):
         self.defaults: object = None  # the server's default headers ``default_head`` writes
         self.default_head: bytes | None = None
 
+    def on_headers_complete(self) -> None:
+        # a request pipelined behind one answered here, in the same ``data_received``: that
+        # answer's end armed the keep-alive timeout, which ``data_received`` cancels only as
+        # it begins; not to close the connection under this request (its body still to
+        # come, its answer still running)
+        self._unset_keepalive_if_required()
+        super().on_headers_complete()
+
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        if self.transport.is_closing():
+            # parsed in the same read behind a direct answer that closed the connection (an
+            # HTTP/1.0 request's, whose ``keep-alive`` has the parser read on): not run, as
+            # uvicorn never starts a request queued behind a closing one
+            return
         # a request whose body is still to come (``on_message_complete`` follows): a new one,
         # or a pipelined one started as the one before it ends
         front = self.front

@@ -30,9 +30,11 @@ __all__ = ["CREATE_PATH", "Front", "bug_error", "create_namespace"]
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
 # header names as the front decoded them (the same few come with every request), the first
-# ``_NAMES_KEPT`` seen: a client sending new names never makes it grow past them
+# ``_NAMES_KEPT`` seen no longer than ``_NAME_KEPT_LENGTH``: a client sending new names, or
+# long ones, never makes it grow past them
 _NAMES: dict[bytes, str] = {}
 _NAMES_KEPT = 256
+_NAME_KEPT_LENGTH = 64
 
 
 CREATE_PATH = "/v1/responses"
@@ -142,7 +144,7 @@ class Front:
             key = names.get(raw)  # a name seen before: not decoded again
             if key is None:
                 key = raw.decode("latin-1")
-                if len(names) < _NAMES_KEPT:
+                if len(names) < _NAMES_KEPT and len(raw) <= _NAME_KEPT_LENGTH:
                     names[raw] = key
             headers[key] = value.decode("latin-1")
         text = headers.get("x-request-id")
