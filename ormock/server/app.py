@@ -12,7 +12,6 @@ coalesced into one write; no event is ever split across writes. Every response c
 from __future__ import annotations
 
 import traceback
-from collections import OrderedDict
 from typing import Any
 
 from starlette.applications import Starlette
@@ -53,6 +52,7 @@ from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
 from ormock.server.front import Front, bug_error, create_namespace
 from ormock.server.inspector import inspector_routes
+from ormock.server.parsed import ParsedBodies
 from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors, namespace_profile
 from ormock.server.replay import ReplayRoute
@@ -113,7 +113,7 @@ class _CreateResponse:
         self.namespaces = namespaces
         self.max_body = max_body
         self.replay: ReplayRoute | None = None  # routed to when a stale attempt finds cassettes
-        self._read: OrderedDict[bytes, tuple[Any, ResponseRequest]] = OrderedDict()
+        self._read = ParsedBodies()  # valid bodies decoded and checked (``_parse``)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The router's way in (the front's: ``answer``, the headers decoded already)."""
@@ -367,11 +367,7 @@ class _CreateResponse:
             request = parse_request(body)
         except OpenResponsesError:
             return body, None
-        if len(raw) > 65536:
-            return body, request
-        self._read[raw] = (body, request)
-        if len(self._read) > 512:
-            self._read.popitem(False)  # the oldest (positional: no keyword dict made)
+        self._read.keep(raw, body, request)
         return body, request
 
 

@@ -1,0 +1,64 @@
+"""The create route's remembered bodies (``ormock.server.parsed``): bounded in count and bytes,
+and a server's answers the same whether a body was remembered or not."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from ormock import OrmockServer
+from ormock.protocol.request import parse_request
+from ormock.server import parsed
+from ormock.server.parsed import ParsedBodies
+
+
+def _kept(bodies: ParsedBodies, raw: bytes) -> None:
+    body = json.loads(raw)
+    bodies.keep(raw, body, parse_request(body))
+
+
+def _raw(text: str) -> bytes:
+    return json.dumps({"model": "gpt-4o", "input": text}).encode()
+
+
+def test_the_oldest_go_past_the_count() -> None:
+    bodies = ParsedBodies()
+    raws = [_raw(f"hi {n}") for n in range(parsed.KEPT + 10)]
+    for raw in raws:
+        _kept(bodies, raw)
+    assert list(bodies) == raws[10:]
+    assert bodies.size == sum(map(len, raws[10:]))
+
+
+def test_the_oldest_go_past_the_bytes() -> None:
+    bodies = ParsedBodies()
+    raws = [_raw(f"{n:03d}" + "x" * 40_000) for n in range(40)]  # ~40 KB each: 26 fit in 1 MiB
+    for raw in raws:
+        _kept(bodies, raw)
+        assert bodies.size <= parsed.BYTES
+        assert bodies.size == sum(map(len, bodies))
+    assert list(bodies) == raws[-len(bodies):]
+    assert len(bodies) == parsed.BYTES // len(raws[0])
+
+
+def test_a_body_past_its_cap_or_kept_already_is_not_counted() -> None:
+    bodies = ParsedBodies()
+    _kept(bodies, _raw("y" * parsed.BODY))
+    assert not bodies and bodies.size == 0
+    raw = _raw("hi")
+    _kept(bodies, raw)
+    _kept(bodies, raw)
+    assert list(bodies) == [raw] and bodies.size == len(raw)
+
+
+def test_a_remembered_body_is_answered_as_a_new_one() -> None:
+    body = {"model": "gpt-4o", "input": "the same words"}
+    with OrmockServer(seed=3) as server, httpx.Client(base_url=server.url) as client:
+        first = client.post("/v1/responses", json=body)
+        again = client.post("/v1/responses", json=body)  # decoded once: remembered
+        assert first.status_code == again.status_code == 200
+        one, two = first.json(), again.json()
+        assert one["output"][0]["content"] == two["output"][0]["content"]
+        assert one["id"] != two["id"]
+        assert len(server.engine().journal) == 2
