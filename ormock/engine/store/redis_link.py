@@ -27,6 +27,13 @@ longer knows (restarted, ``SCRIPT FLUSH``) is loaded and the write run again the
 A call Redis cannot take (the connection lost again when sent once more, an answer that says
 Redis is out of memory, read-only, still loading or refuses the password) raises the store's
 ``StoreUnavailable``, its message naming the store as printed (no password): not a bug, a 503.
+A call is sent once more only when Redis cannot have run it (the connection was lost before the
+whole call was written, or Redis did not know the script), or when running it twice does what
+running it once did (``AGAIN``: a read, a write of the same values). A count, a claim, a
+delete or a log append whose answer was lost after it was sent may have been made: it is not
+sent again (a step counter would count twice, a claim won would read as lost) but raised; and
+so that a connection Redis closed since its last call (a restart) does not cost such a call a
+503, its connection is first looked at and made again when Redis hung up on it.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import select
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -53,7 +61,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ormock.engine.store import redis_scripts
 from ormock.engine.store.base import StoreUnavailable
 
-__all__ = ["Args", "Link"]
+__all__ = ["AGAIN", "Args", "Link"]
 
 log = logging.getLogger("ormock.store.redis")
 
@@ -70,6 +78,17 @@ except ImportError:  # the Python packer of the connection's own
     _pack = None
 _LOST = (RedisConnectionError, RedisTimeoutError)  # (a refused password, Redis loading too)
 _REFUSED = (OutOfMemoryError, ReadOnlyError, NoPermissionError)  # Redis says no to any call now
+# the scripts whose second run does what the first did: sent once more when their answer was
+# lost on the way back (module docstring)
+AGAIN = frozenset({"GET", "LIST", "LOG_READ", "PUT", "PUT_MANY", "CLEAR"})
+
+
+class _Unanswered(Exception):
+    """The connection was lost after a call was sent whole: Redis may have run it."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 # what the connection's hiredis reader answers while a reply is incomplete (``_read``); None:
 # no such reader here, every call goes the connection's own way
@@ -146,13 +165,24 @@ class Link:
                 self._settle(own)
             packed = (own.conn.pack_command("EVALSHA", self.shas[script], 0, *args)
                       if _pack is None else [_pack(("EVALSHA", self.shas[script], 0, *args))])
+            again = script in AGAIN
+            if not again:
+                _hung_up(own.conn)
             try:
                 return self._once(own, script, packed, args, wait)
             except NoScriptError:  # a Redis restarted, or SCRIPT FLUSH: nothing was run
                 self._load(own.conn, script)
-            except _LOST:
+            except _Unanswered as lost:
+                if not again:
+                    raise self.unavailable(lost.error, "lost the connection before answering a "
+                                           "call it may have made (not sent again: it would be "
+                                           "made twice)") from lost.error
+                own.conn.disconnect()
+            except _LOST:  # not sent whole: Redis ran nothing
                 own.conn.disconnect()
             return self._once(own, script, packed, args, wait)
+        except _Unanswered as lost:
+            raise self.unavailable(lost.error) from lost.error
         except _LOST as error:
             raise self.unavailable(error) from error
         except _REFUSED as error:
@@ -175,7 +205,10 @@ class Link:
         else:
             conn.send_packed_command(packed)
         if wait:
-            return _read(conn) if fast else conn.read_response()
+            try:
+                return _read(conn) if fast else conn.read_response()
+            except _LOST as error:
+                raise _Unanswered(error) from error
         own.pending.append((script, args))
         return None
 
@@ -208,6 +241,15 @@ class Link:
                 log.warning("a store write to Redis failed: %s", error)
             except StoreUnavailable:  # logged; the call that settles goes on (and meets it)
                 return
+
+
+def _hung_up(conn: Any) -> None:
+    """Disconnect ``conn`` when Redis closed it since its last answer (its socket readable with
+    no answer due: the end of the stream, or bytes nobody asked for), so that the call about to
+    be sent is sent on a new connection rather than lost on that one."""
+    sock = conn._sock
+    if sock is not None and select.select((sock,), (), (), 0)[0]:
+        conn.disconnect()
 
 
 def _fast(conn: Any) -> bool:
