@@ -107,3 +107,38 @@ def test_a_websocket_turns_entry_is_shared_whole_before_its_last_frame(
     assert entries[0]["ended"] in ("whole", "complete")
     assert entries[0]["sent_bytes"] == sum(len(text.encode()) for text in texts)
     assert entries[0]["finished_at"] is not None
+
+
+@pytest.mark.parametrize("store", ["redis", None], ids=["two-workers-on-redis", "one-process"])
+def test_a_reset_during_an_answer_leaves_its_entry_out_of_the_journal(
+        redis_server: RedisServer, store: str | None) -> None:
+    """A reset on another worker while a paced stream runs on this one clears the journal: the
+    stream's entry, published as it began, is not put back when it ends (the entry is gone, as
+    from one process's own journal reset under a request it is still answering)."""
+    url = redis_server.fresh_url() if store else None
+    server = assemble(store=url) if url else assemble()
+    other = assemble(store=url) if url else server
+    server.namespaces.serve("").use(PACED)
+    before: list[list[Any]] = []
+    sent = bytearray()
+    body = {"model": "m", "input": "Hello", "stream": True}
+    asked = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if asked:
+            return asked.pop(0)
+        await asyncio.Event().wait()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            if not sent:  # the first event: the entry is in the journal, then reset away
+                before.append(list(other.namespaces.serve("").journal_view()))
+                other.namespaces.serve("").reset(scenarios=False)
+            sent.extend(message.get("body", b""))
+
+    asyncio.run(server.app(_scope(), receive, send))
+    assert sent.endswith(b"data: [DONE]\n\n") or b"response.completed" in sent
+    assert len(before) == 1 and len(before[0]) == 1  # it was there while it ran
+    assert list(other.namespaces.serve("").journal_view()) == []
+    assert list(server.namespaces.serve("").journal_view()) == []

@@ -27,12 +27,14 @@ __all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "decoded", "written_a
 
 _KIND = "journal"
 _KEY = "_ormock_sink_key"  # the attribute an entry keeps its key in
+_PUBLISHED = "_ormock_sink_published"  # and what it published of it last
 _EVENTS = 256  # the encoded columns of summaries kept (``SharedJournal.encoded``)
 
 
 class JournalSink(Protocol):
     def publish(self, entry: JournalEntry, wait: bool = False) -> None:
-        """Keep the entry as it is now (called again when it changed: the last one counts).
+        """Keep the entry as it is now (called again when it changed: the last one counts,
+        unless the journal was reset since it was first kept: it stays out of it then).
         ``wait``: return only once the store has it (before the client can have its answer,
         so that it finds the entry on any worker as soon as it has the answer)."""
         ...
@@ -56,17 +58,23 @@ class SharedJournal:
         self._columns: dict[tuple[int, int, int], tuple[Any, Any, Any, str]] = {}
 
     def publish(self, entry: JournalEntry, wait: bool = False) -> None:
+        value = self.encoded(entry)
         key = getattr(entry, _KEY, None)
         if key is None:
             key = f"{self._token}:{next(self._numbers):012d}"
             setattr(entry, _KEY, key)
-        # unless waited for, the next store call of this thread (the next request's) finds it
-        # done (Redis: one round trip less to wait for)
-        value = self.encoded(entry)
-        if wait:
-            self.backend.put(_KIND, key, value)
-        else:
-            self.backend.put_nowait(_KIND, key, value)
+            # unless waited for, the next store call of this thread (the next request's) finds
+            # it done (Redis: one round trip less to wait for)
+            if wait:
+                self.backend.put(_KIND, key, value)
+            else:
+                self.backend.put_nowait(_KIND, key, value)
+        elif value != getattr(entry, _PUBLISHED):
+            # published before (while it ran): changed only where it still is as published; a
+            # reset on any process since took the journal away, this entry with it (as a
+            # process's own journal, reset, no longer holds a request still being answered)
+            self.backend.compare_and_set(_KIND, key, getattr(entry, _PUBLISHED), value)
+        setattr(entry, _PUBLISHED, value)
 
     def encoded(self, entry: JournalEntry) -> bytes:
         """The entry as one JSON array, in one encoder call: its fields' values in the order
