@@ -56,7 +56,9 @@ class Relay:
                 sink.sendall(data)
         except OSError:
             pass
-        for end in (source, sink):
+        for end in (source, sink):  # shut down first: the other thread's recv ends now
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
             end.close()
 
     def hang_up(self) -> None:
