@@ -248,7 +248,15 @@ def _hung_up(conn: Any) -> None:
     no answer due: the end of the stream, or bytes nobody asked for), so that the call about to
     be sent is sent on a new connection rather than lost on that one."""
     sock = conn._sock
-    if sock is not None and select.select((sock,), (), (), 0)[0]:
+    if sock is None:
+        return
+    if hasattr(select, "poll"):  # any descriptor (``select`` takes none past FD_SETSIZE)
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        readable = bool(poller.poll(0))
+    else:
+        readable = bool(select.select((sock,), (), (), 0)[0])
+    if readable:
         conn.disconnect()
 
 
