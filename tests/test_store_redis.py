@@ -192,6 +192,9 @@ def test_rediss_speaks_tls_to_the_same_store(redis_server: RedisServer) -> None:
     plain = RedisBackend(redis_server.url(db))
     assert plain.get("response", made.id) is not None  # what went over TLS is in that database
     plain.close()
+    counts = RedisBackend(tls)  # a count looks at its connection first (``redis_link``)
+    assert [counts.incr("count", "k") for _ in range(3)] == [1, 2, 3]
+    counts.close()
 
 
 def test_put_nowait_does_not_wait_for_redis(url: str, raw: redis.Redis) -> None:
