@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import openai
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from stores import RedisServer
@@ -19,7 +20,7 @@ from ormock import Engine
 from ormock.engine.journal import JournalEntry, Sent, wrote
 from ormock.engine.journal_sink import SharedJournal, decoded
 from ormock.engine.render import render
-from ormock.engine.store import MemoryBackend
+from ormock.engine.store import MemoryBackend, StoreUnavailable
 from ormock.engine.writer import at_once
 from ormock.protocol.sse import encode_json
 from ormock.server.exchange import summary
@@ -155,3 +156,35 @@ def test_another_replica_serves_the_journal_as_the_entries_to_dict(
     assert got == expected
     assert [list(entry) for entry in got] == [list(entry) for entry in expected]
     assert got[1]["events"] and got[1]["output_ids"]  # the streamed one's, from its columns
+
+
+class _Refusing(MemoryBackend):
+    """A store that refuses its next ``put`` (a Redis gone for a moment)."""
+
+    refuse = True
+
+    def put(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        if self.refuse:
+            self.refuse = False
+            raise StoreUnavailable("cannot reach Redis at redis://127.0.0.1:1/0 (gone)")
+        super().put(kind, key, value, ttl)
+
+
+def test_an_entry_the_store_refused_is_published_whole_the_next_time() -> None:
+    """Only an entry the store took is changed in place afterwards; one it refused is written
+    again from the start (not compared with what it never had)."""
+    backend = _Refusing()
+    sink = SharedJournal(backend)
+    entry = JournalEntry("POST", "/v1/responses", {}, {"x": 1}, at=1.0)
+    with pytest.raises(StoreUnavailable):
+        sink.publish(entry, wait=True)
+    assert sink.read(10) == []
+    entry.status = 200
+    sink.publish(entry, wait=True)
+    entry.finished_at = 2.0
+    sink.publish(entry, wait=True)  # changed in place: one entry, as it is now
+    assert sink.read(10) == [json.loads(json.dumps(entry.to_dict()))]
+    backend.clear()  # a reset elsewhere: the entry is not put back
+    entry.finished_at = 3.0
+    sink.publish(entry, wait=True)
+    assert sink.read(10) == []

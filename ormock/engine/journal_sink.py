@@ -62,13 +62,13 @@ class SharedJournal:
         key = getattr(entry, _KEY, None)
         if key is None:
             key = f"{self._token}:{next(self._numbers):012d}"
-            setattr(entry, _KEY, key)
             # unless waited for, the next store call of this thread (the next request's) finds
             # it done (Redis: one round trip less to wait for)
             if wait:
                 self.backend.put(_KIND, key, value)
             else:
                 self.backend.put_nowait(_KIND, key, value)
+            setattr(entry, _KEY, key)  # (not before: a put the store refused made nothing)
         elif value != getattr(entry, _PUBLISHED):
             # published before (while it ran): changed only where it still is as published; a
             # reset on any process since took the journal away, this entry with it (as a
