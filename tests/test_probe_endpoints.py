@@ -31,3 +31,12 @@ def test_models_of_an_unknown_or_dropped_namespace_is_404(server: OrmockServer) 
         error = _error(raw.get("/models-dropped/v1/models"), 404)
         assert error["code"] == "namespace_closed"
         assert raw.get("/v1/models").status_code == 200  # the default namespace is always open
+
+
+def test_opening_a_namespace_without_a_name_is_refused(server: OrmockServer) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as raw:
+        for body in ({"name": ""}, {"name": "", "seed": 3}):
+            error = _error(raw.post("/_ormock/namespaces", json=body), 400)
+            assert (error["code"], error["param"]) == ("invalid_namespace", "name")
+            assert "1 to 64 letters" in error["message"]
+        assert "" not in raw.get("/_ormock/namespaces").json()["data"]
