@@ -4,6 +4,7 @@ the inspector's live journal neither holds its connection nor leaves a watcher b
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -40,3 +41,16 @@ def test_opening_a_namespace_without_a_name_is_refused(server: OrmockServer) -> 
             assert (error["code"], error["param"]) == ("invalid_namespace", "name")
             assert "1 to 64 letters" in error["message"]
         assert "" not in raw.get("/_ormock/namespaces").json()["data"]
+
+
+def test_head_of_the_live_journal_ends_at_once() -> None:
+    with OrmockServer(seed=0) as own, httpx.Client(base_url=own.url, timeout=5) as raw:
+        head = raw.head("/_ormock/journal/stream")
+        assert head.status_code == 200
+        assert head.headers["content-type"].startswith("text/event-stream")
+        # the same keep-alive connection answers the next request
+        assert raw.get("/v1/models").status_code == 200
+        deadline = time.monotonic() + 5
+        while own.namespaces.feed.watchers and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not own.namespaces.feed.watchers  # nobody watches: replies take the fast path
