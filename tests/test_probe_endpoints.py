@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 
 from ormock import OrmockServer
 from ormock.protocol.schema import validate_error
@@ -54,3 +55,26 @@ def test_head_of_the_live_journal_ends_at_once() -> None:
         while own.namespaces.feed.watchers and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not own.namespaces.feed.watchers  # nobody watches: replies take the fast path
+
+
+def test_a_json_reply_held_back_stops_when_the_client_leaves(server: OrmockServer,
+                                                             base_url: str) -> None:
+    """A JSON answer waits for its whole stream (``slow``: 30 s here); a client that gives up
+    meanwhile ends it at once, as a stream's would: no task sleeps on, the journal says
+    ``client gone`` and the response is ``cancelled``."""
+    name = base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
+    engine = server.namespaces.serve(name)
+    with httpx.Client(base_url=base_url, timeout=10) as raw:
+        added = raw.post(f"{server.url}/{name}/_ormock/faults",
+                         json={"slow": {"first_event": 30}})
+        assert added.status_code == 201, added.text
+        with pytest.raises(httpx.ReadTimeout):
+            raw.post("/responses", json={"model": "m", "input": "hi"}, timeout=0.3)
+        [entry] = list(engine.journal)
+        deadline = time.monotonic() + 5
+        while entry.finished_at is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert entry.ended == "client gone" and entry.finished_at is not None
+        assert entry.response_id is not None
+        stored = raw.get(f"/responses/{entry.response_id}").json()
+        assert stored["status"] == "cancelled"
