@@ -78,3 +78,20 @@ def test_a_json_reply_held_back_stops_when_the_client_leaves(server: OrmockServe
         assert entry.response_id is not None
         stored = raw.get(f"/responses/{entry.response_id}").json()
         assert stored["status"] == "cancelled"
+
+
+def test_an_item_reference_is_not_added_to_a_conversation(base_url: str) -> None:
+    """An ``item_reference`` only points at an item (create's ``input`` leaves it out of the
+    conversation): added as an item it would be listed as one no client can read (the openai
+    SDK's ``ConversationItem`` has no such type) and take the id it points at."""
+    reference = {"type": "item_reference", "id": "msg_elsewhere"}
+    with httpx.Client(base_url=base_url, timeout=10) as raw:
+        error = _error(raw.post("/conversations", json={"items": [reference]}), 400)
+        assert (error["param"], error["code"]) == ("items[0].type", "invalid_value")
+        assert "add the item itself" in error["message"]
+        conversation = raw.post("/conversations", json={}).json()["id"]
+        user = {"type": "message", "role": "user", "content": "hi"}
+        error = _error(raw.post(f"/conversations/{conversation}/items",
+                                json={"items": [user, reference]}), 400)
+        assert error["param"] == "items[1].type"
+        assert raw.get(f"/conversations/{conversation}/items").json()["data"] == []
