@@ -1,17 +1,27 @@
 """Bad input to the endpoints beside create gets a clear answer, against a real server: an
-unknown namespace is 404 on ``GET /v1/models`` too, a namespace needs a name, and a ``HEAD`` of
-the inspector's live journal neither holds its connection nor leaves a watcher behind."""
+unknown namespace is 404 on ``GET /v1/models`` too, a namespace needs a name, a ``HEAD`` of the
+inspector's live journal neither holds its connection nor leaves a watcher behind, a JSON answer
+held back ends when its client leaves, a conversation takes no ``item_reference``, and a body
+nested too deeply to read is answered (not a 500, not a dropped socket) where cassettes replay
+and where ``ormock record`` relays."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from websockets.sync.client import connect
 
 from ormock import OrmockServer
 from ormock.protocol.schema import validate_error
+from ormock.server.recorder import RecorderServer
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+DEEP = "[" * 5000 + "]" * 5000  # valid JSON that Python's decoder cannot read: too deep
 
 
 def _error(response: httpx.Response, status: int) -> dict[str, Any]:
@@ -95,3 +105,42 @@ def test_an_item_reference_is_not_added_to_a_conversation(base_url: str) -> None
                                 json={"items": [user, reference]}), 400)
         assert error["param"] == "items[1].type"
         assert raw.get(f"/conversations/{conversation}/items").json()["data"] == []
+
+
+def _ws(url: str) -> str:
+    return url.replace("http", "ws", 1) + "/v1/responses"
+
+
+def test_a_body_too_deep_to_read_is_a_miss_where_cassettes_replay(server: OrmockServer,
+                                                                  base_url: str) -> None:
+    name = base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
+    engine = server.namespaces.serve(name)
+    root = f"{server.url}/{name}"
+    yaml = {"content-type": "application/yaml"}
+    with httpx.Client(base_url=root, timeout=10) as raw:
+        for file in ("streamed-text.yaml", "websocket-session.yaml"):
+            loaded = raw.post("/_ormock/cassettes", content=(CASSETTES / file).read_text(),
+                              headers=yaml)
+            assert loaded.status_code == 201, loaded.text
+        error = _error(raw.post("/v1/responses", content=DEEP,
+                                headers={"content-type": "application/json"}), 400)
+        assert "no recorded interaction" in error["message"]
+    with connect(_ws(root), max_size=None) as socket:
+        socket.send(DEEP)
+        event = json.loads(socket.recv(timeout=5))
+        assert (event["type"], event["status"]) == ("error", 400)
+        assert "not the one recorded next" in event["error"]["message"]
+    assert engine.errors == []
+
+
+def test_a_body_too_deep_to_read_is_relayed_by_the_recorder(tmp_path: Path) -> None:
+    with OrmockServer(seed=0) as upstream, RecorderServer(
+            upstream.url, tmp_path, name="deep", log=lambda line: None) as recorder:
+        with httpx.Client(base_url=recorder.url, timeout=10) as raw:
+            error = _error(raw.post("/v1/responses", content=DEEP,
+                                    headers={"content-type": "application/json"}), 400)
+            assert (error["code"], error["param"]) == ("invalid_json", "body")
+        with connect(_ws(recorder.url), max_size=None) as socket:
+            socket.send(DEEP)
+            event = json.loads(socket.recv(timeout=5))
+            assert (event["type"], event["error"]["code"]) == ("error", "invalid_json")

@@ -34,7 +34,7 @@ def _text(frame: SocketFrame) -> str:
 def _parsed(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return text
 
 
