@@ -144,3 +144,35 @@ def test_a_body_too_deep_to_read_is_relayed_by_the_recorder(tmp_path: Path) -> N
             socket.send(DEEP)
             event = json.loads(socket.recv(timeout=5))
             assert (event["type"], event["error"]["code"]) == ("error", "invalid_json")
+
+
+def _nested(depth: int) -> bytes:
+    """A create body whose extra field nests ``depth`` levels (an unknown field is let be)."""
+    return ('{"model": "m", "input": "hi", "extra": ' + '[' * (depth - 1) + ']' * (depth - 1)
+            + '}').encode()
+
+
+def test_a_body_nested_past_the_limit_is_refused_before_anything_keeps_it(
+        tmp_path: Path) -> None:
+    """Past 256 levels a body is a 400 everywhere a JSON body is read, so nothing keeps one
+    that the code reading it later cannot walk: on a shared store a body nested ~970 deep was
+    journaled and then made ``GET /_ormock/journal``, ``/checks`` and ``/verdict`` 500 for the
+    whole namespace, and on memory ``/verdict``."""
+    json_body = {"content-type": "application/json"}
+    with OrmockServer(seed=0, store=f"sqlite:{tmp_path / 'ormock.db'}") as own, \
+            httpx.Client(base_url=own.url, timeout=10) as raw:
+        assert raw.post("/v1/responses", content=_nested(64), headers=json_body
+                        ).status_code == 200  # deep, but within the limit
+        for depth in (300, 970):
+            for path in ("/v1/responses", "/v1/responses/compact",
+                         "/v1/responses/input_tokens", "/v1/conversations"):
+                error = _error(raw.post(path, content=_nested(depth), headers=json_body), 400)
+                assert (error["code"], error["param"]) == ("invalid_json", "body"), path
+                assert "256 levels" in error["message"]
+            with connect(_ws(own.url), max_size=None) as socket:
+                socket.send('{"type": "response.create", ' + _nested(depth)[1:].decode())
+                event = json.loads(socket.recv(timeout=5))
+                assert (event["type"], event["error"]["param"]) == ("error", "message")
+        for path in ("/_ormock/journal", "/_ormock/checks", "/_ormock/verdict"):
+            assert raw.get(path).status_code == 200, path
+        assert own.engine().errors == []
