@@ -176,3 +176,15 @@ def test_a_body_nested_past_the_limit_is_refused_before_anything_keeps_it(
         for path in ("/_ormock/journal", "/_ormock/checks", "/_ormock/verdict"):
             assert raw.get(path).status_code == 200, path
         assert own.engine().errors == []
+
+
+def test_a_namespace_cannot_be_named_v1(server: OrmockServer) -> None:
+    """``/v1/_ormock/...`` would be its admin API and the default namespace's ``/v1`` path at
+    once (where the default namespace replays cassettes, the replay took it)."""
+    with httpx.Client(base_url=server.url, timeout=10) as raw:
+        error = _error(raw.post("/_ormock/namespaces", json={"name": "v1"}), 400)
+        assert (error["code"], error["param"]) == ("invalid_namespace", "name")
+        assert "'v1'" in error["message"]
+        assert "v1" not in raw.get("/_ormock/namespaces").json()["data"]
+        assert raw.post("/_ormock/namespaces", json={"name": "v1a"}).status_code == 201
+        server.namespaces.drop("v1a")
