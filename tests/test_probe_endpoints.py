@@ -188,3 +188,25 @@ def test_a_namespace_cannot_be_named_v1(server: OrmockServer) -> None:
         assert "v1" not in raw.get("/_ormock/namespaces").json()["data"]
         assert raw.post("/_ormock/namespaces", json={"name": "v1a"}).status_code == 201
         server.namespaces.drop("v1a")
+
+
+def test_a_replayed_answer_waiting_for_its_headers_stops_when_the_client_leaves(
+        server: OrmockServer, base_url: str) -> None:
+    """A cassette's answer waits as its upstream did before the status line (30 s here); a
+    client that gives up meanwhile ends it at once (``client gone``), as on a live answer."""
+    name = base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
+    engine = server.namespaces.serve(name)
+    text = (CASSETTES / "streamed-text.yaml").read_text()
+    assert "headers_at: 17.424" in text
+    with httpx.Client(base_url=f"{server.url}/{name}", timeout=10) as raw:
+        loaded = raw.post("/_ormock/cassettes", headers={"content-type": "application/yaml"},
+                          content=text.replace("headers_at: 17.424", "headers_at: 30000"))
+        assert loaded.status_code == 201, loaded.text
+        with pytest.raises(httpx.ReadTimeout):
+            raw.post("/v1/responses", timeout=0.3, json={
+                "model": "gpt-4.1-mini", "stream": True, "input": "Say something short."})
+    [entry] = list(engine.journal)
+    deadline = time.monotonic() + 5
+    while entry.finished_at is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert entry.ended == "client gone" and entry.finished_at is not None
