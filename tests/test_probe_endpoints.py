@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from ormock import OrmockServer
@@ -210,3 +211,22 @@ def test_a_replayed_answer_waiting_for_its_headers_stops_when_the_client_leaves(
     while entry.finished_at is None and time.monotonic() < deadline:
         time.sleep(0.01)
     assert entry.ended == "client gone" and entry.finished_at is not None
+
+
+def test_a_binary_frame_to_a_replayed_websocket_session_is_closed_1003(
+        server: OrmockServer, base_url: str) -> None:
+    """As on a live connection: close 1003 with the reason, not a socket dropped with no
+    close frame."""
+    name = base_url.rsplit("/v1", 1)[0].rsplit("/", 1)[1]
+    root = f"{server.url}/{name}"
+    with httpx.Client(base_url=root, timeout=10) as raw:
+        loaded = raw.post("/_ormock/cassettes", headers={"content-type": "application/yaml"},
+                          content=(CASSETTES / "websocket-session.yaml").read_text())
+        assert loaded.status_code == 201, loaded.text
+    with connect(_ws(root)) as socket:
+        socket.send(b"\x00\x01")
+        with pytest.raises(ConnectionClosed) as closed:
+            socket.recv(timeout=5)
+    assert closed.value.rcvd is not None
+    assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (
+        1003, "send response.create as a text frame")
