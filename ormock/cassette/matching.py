@@ -250,5 +250,5 @@ def request_body(raw: bytes) -> Any:
     """A request body as matching compares it: its JSON, or its text."""
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return raw.decode("utf-8", "replace")

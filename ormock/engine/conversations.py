@@ -244,7 +244,13 @@ def _pages(engine: Engine, conversation_id: str) -> list[tuple[str, bytes]]:
 def _prepare(engine: Engine, conversation_id: str, items: list[Json], param: str) -> list[Json]:
     """Items as a conversation holds them: each with an id (its own, or a fresh one: ``msg_``
     for a message) and a status; a message's string content as one text part. An id the
-    conversation already holds is a 400."""
+    conversation already holds is a 400, and so is an ``item_reference`` (it only points at an
+    item: create's ``input`` leaves it out)."""
+    for index, item in enumerate(items):
+        if item.get("type") == "item_reference":
+            raise invalid(f"'{param}[{index}].type' 'item_reference' cannot be added to a "
+                          "conversation: a reference only points at an item; add the item "
+                          "itself.", f"{param}[{index}].type")
     _check_ids(engine, conversation_id, items, param)
     prepared: list[Json] = []
     for given in items:

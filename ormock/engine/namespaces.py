@@ -56,11 +56,18 @@ def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
 
 
 def check_name(name: str) -> str:
-    """A namespace name as a URL path segment: letters, digits, ``_ . -``, at most 64."""
+    """A namespace name as a URL path segment: letters, digits, ``_ . -``, at most 64; not
+    ``v1`` (``/v1/...`` is the default namespace's)."""
     if not NAMESPACE_NAME.match(name):
         raise OpenResponsesError(
             "A namespace name is 1 to 64 letters, digits, '_', '.' or '-', starting with a "
             "letter or digit.",
+            code="invalid_namespace", param="name",
+        )
+    if name == "v1":
+        raise OpenResponsesError(
+            "A namespace cannot be named 'v1': its paths (/v1/v1/..., /v1/_ormock/...) would "
+            "be the default namespace's /v1/...; choose another name.",
             code="invalid_namespace", param="name",
         )
     return name

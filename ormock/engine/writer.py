@@ -19,7 +19,7 @@ from typing import Any
 from ormock.engine.wire import Ended, Frame, Kind, Wire, Written, coalesced
 from ormock.protocol.types import Receive, Send
 
-__all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection",
+__all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection", "left_during",
            "remember_transport", "send_frames", "send_wire"]
 
 # told what the writer is about to report, just before the write that ends the answer as
@@ -108,8 +108,8 @@ async def send_wire(send: Send, receive: Receive, wire: Wire,
     just before the write that ends the answer as planned."""
     frames, frame = _one_write(wire)
     if frame is not None and (frame.delay == 0 or wire.kind == "json"):
-        if frame.delay:
-            await asyncio.sleep(frame.delay)
+        if frame.delay and await left_during(receive, frame.delay):
+            return Tally().written(wire.kind, "client gone")  # nothing went out
         written = _written(wire, frame)
         if ahead is not None:
             ahead(written)
@@ -216,6 +216,23 @@ async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
         written = ends(ending)  # no frame, or the last one a stall
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return written
+    finally:
+        watcher.cancel()
+
+
+async def left_during(receive: Receive, delay: float) -> bool:
+    """Sleep ``delay`` seconds before an answer's first byte; True, at once, if the client
+    leaves meanwhile (its body has been read: ``receive`` has nothing else to say)."""
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        return await _wait(gone, delay)
     finally:
         watcher.cancel()
 

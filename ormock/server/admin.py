@@ -42,7 +42,7 @@ from starlette.routing import Route
 from ormock.cassette.fileformat import parse_cassette
 from ormock.engine.core import Engine
 from ormock.engine.leftovers import leftovers
-from ormock.engine.namespaces import NAMESPACE_SETTINGS, Namespaces
+from ormock.engine.namespaces import NAMESPACE_SETTINGS, Namespaces, check_name
 from ormock.engine.verdict import judge, rules_from
 from ormock.faults import parse_fault
 from ormock.faults.chaos import Chaos
@@ -271,8 +271,8 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
             return _error(OpenResponsesError('Send {"name": "NAME"}: the namespace to open.',
                                              code="missing_required_parameter", param="name"))
         own = {k: v for k, v in data.items() if k != "name"}
-        try:
-            namespaces.open(name, own)
+        try:  # "" is the default namespace's, always open: no name to open
+            namespaces.open(check_name(name), own)
         except OpenResponsesError as error:
             return _error(error)
         if own:

@@ -54,7 +54,7 @@ from ormock.server.front import Front, bug_error, create_namespace
 from ormock.server.inspector import inspector_routes
 from ormock.server.parsed import ParsedBodies
 from ormock.server.prepared import Prepared, body_again, prepare
-from ormock.server.profile_errors import ProfileErrors, namespace_profile
+from ormock.server.profile_errors import ProfileErrors
 from ormock.server.replay import ReplayRoute
 from ormock.server.responses_api import generating, response_routes, send_replay, settle
 from ormock.server.websocket import ResponsesSocket
@@ -384,7 +384,11 @@ def create_app(
     socket = ResponsesSocket(namespaces)
 
     async def models(request: Request) -> Response:
-        data = [m.listing() for m in namespace_profile(namespaces, request.url.path).models]
+        try:  # a namespace nobody opened (or one dropped) is 404, as on every other endpoint
+            engine = namespaces.serve(request.path_params.get("namespace", ""))
+        except OpenResponsesError as error:
+            return error_response(error)
+        data = [m.listing() for m in engine.profile.models]
         return Response(encode_json({"object": "list", "data": data}),
                         media_type="application/json")
 

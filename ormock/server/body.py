@@ -125,9 +125,38 @@ def _loads(raw: bytes | str) -> Any:
     return _DECODER.decode(raw)
 
 
+MAX_DEPTH = 256  # levels a JSON body may nest: far past any real request, and far inside
+# what the code that later walks, encodes or decodes a kept body (the journal on a shared store,
+# the verdict) can take under Python's recursion limit, which the decoder alone would only just
+# respect
+
+
+def _nests_deeper(raw: bytes | str, value: Any) -> bool:
+    """Whether ``value`` (``raw`` decoded) nests deeper than ``MAX_DEPTH``: walked (without
+    recursion) only when ``raw`` has that many brackets at all."""
+    brackets = (raw.count(b"[") + raw.count(b"{") if isinstance(raw, bytes)
+                else raw.count("[") + raw.count("{"))
+    if brackets <= MAX_DEPTH:
+        return False
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH):
+        level = [child for node in level
+                 for child in (node.values() if isinstance(node, dict) else node)
+                 if isinstance(child, (dict, list))]
+        if not level:
+            return False
+    return True
+
+
+def _too_deep(what: str, param: str) -> OpenResponsesError:
+    return OpenResponsesError(
+        f"The {what} nests too deeply to read (at most {MAX_DEPTH} levels); send flatter "
+        "JSON.", code="invalid_json", param=param)
+
+
 def decode_json(raw: bytes | str, param: str = "body", what: str = "request body") -> Any:
     """JSON (strict: no NaN or Infinity), or a 400 ``invalid_json`` naming ``param`` that says
-    where it broke; one that nests too deeply to read is refused the same way.
+    where it broke; one that nests deeper than ``MAX_DEPTH`` is refused the same way.
 
     A body that is one JSON object, UTF-8 (its first byte ``{``, so no BOM and no UTF-16 or
     32) and well formed is scanned at once (the decoder's own C scanner, without its Python
@@ -140,14 +169,13 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
             pass  # decoded again below, for the error ``loads`` gives
         else:
             if end == len(text) or _TRAILING.match(text, end):
+                if _nests_deeper(raw, value):
+                    raise _too_deep(what, param)
                 return value
     try:
-        return _loads(raw)
+        value = _loads(raw)
     except RecursionError:
-        raise OpenResponsesError(
-            f"The {what} nests too deeply to read; send flatter JSON.",
-            code="invalid_json", param=param,
-        ) from None
+        raise _too_deep(what, param) from None
     except ValueError as error:  # JSONDecodeError, a bad constant, bytes that are not UTF-8
         detail = getattr(error, "msg", None) or str(error)[:200]
         where = (f" at line {error.lineno} column {error.colno}"
@@ -156,6 +184,9 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
             f"The {what} is not valid JSON ({detail}{where}); send a JSON object.",
             code="invalid_json", param=param,
         ) from None
+    if isinstance(value, (dict, list)) and _nests_deeper(raw, value):
+        raise _too_deep(what, param)
+    return value
 
 
 def whole_messages(status: int, body: bytes, headers: Mapping[str, str] | None = None,

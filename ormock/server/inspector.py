@@ -128,6 +128,10 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
             **_SECURITY, "content-disposition": f'attachment; filename="{filename}"'})
 
     async def stream(request: Request, namespace: str | None) -> Response:
+        headers = {**_SECURITY, "x-accel-buffering": "no"}
+        if request.method == "HEAD":  # the headers only: a stream without end has no body to
+            # drop, and would hold the connection (and a watcher) until the client leaves
+            return Response(media_type="text/event-stream", headers=headers)
         watcher = Watcher(namespace)
         feed.watchers.add(watcher)
 
@@ -182,8 +186,7 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
             finally:
                 feed.watchers.discard(watcher)
 
-        return StreamingResponse(messages(), media_type="text/event-stream",
-                                 headers={**_SECURITY, "x-accel-buffering": "no"})
+        return StreamingResponse(messages(), media_type="text/event-stream", headers=headers)
 
     routes: list[Route] = []
     for prefix in ("", "/{namespace:str}"):

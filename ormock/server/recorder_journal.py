@@ -43,7 +43,7 @@ class RecorderJournal:
         body: Any
         try:
             body = json.loads(raw) if raw else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
             body = raw.decode("utf-8", "replace")[:2000]
         entry = JournalEntry(scope["method"], scope["path"], mask_headers(headers), body,
                              at=self.engine.elapsed(), size=len(raw))

@@ -50,7 +50,7 @@ def socket_url(http_url: str) -> str:
 def _frame(at: float, sender: Literal["client", "server"], text: str) -> SocketFrame:
     try:
         event = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return SocketFrame(at, sender, text=text)
     if not isinstance(event, dict):
         return SocketFrame(at, sender, text=text)

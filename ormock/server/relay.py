@@ -96,7 +96,7 @@ def _json_or_text(body: bytes) -> tuple[Any, str | None]:
         return None, body.decode("utf-8", "replace")
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return None, text
     return (document, None) if isinstance(document, dict) else (None, text)
 

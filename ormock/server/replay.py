@@ -18,7 +18,6 @@ relay of ``ormock record``) and the interaction handed to the engine (``Engine.r
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from starlette.datastructures import URLPath
@@ -30,7 +29,7 @@ from ormock.engine.journal import wrote
 from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import Forward
-from ormock.engine.writer import send_wire
+from ormock.engine.writer import Tally, left_during, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.body import read_body
@@ -108,10 +107,11 @@ class ReplayRoute(BaseRoute):
         # a shared journal has the entry whole before the client has the answer's last bytes
         ahead = WrittenAhead(entry, engine.finished) if engine.sink is not None else None
         try:
-            if replayed.headers_delay:
-                await asyncio.sleep(replayed.headers_delay)
-            written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive, wire,
-                                      ahead)
+            if replayed.headers_delay and await left_during(receive, replayed.headers_delay):
+                written = Tally().written(wire.kind, "client gone")  # nothing went out
+            else:
+                written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive,
+                                          wire, ahead)
             if ahead is None or not ahead.covers(written):
                 wrote(entry, written)
         finally:

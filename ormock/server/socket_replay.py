@@ -34,7 +34,7 @@ def _text(frame: SocketFrame) -> str:
 def _parsed(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return text
 
 
@@ -50,7 +50,13 @@ async def replay_session(socket: WebSocket, engine: Any, replayed: Replayed,
         while position < len(frames):
             frame = frames[position]
             if frame.sender == "client":
-                text = await socket.receive_text()
+                message = await socket.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                text = message.get("text")
+                if text is None:  # a binary frame: not a message of this protocol (as live)
+                    await socket.close(code=1003, reason="send response.create as a text frame")
+                    return
                 sent, wanted = _parsed(text), _parsed(_text(frame))
                 entry = JournalEntry("WS", path, mask_headers(headers), sent,
                                      at=engine.elapsed(), size=len(text))
