@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from envelopes import error_of
 from stores import BACKENDS, store_spec
 
 from ormock import OrmockServer
-from ormock.protocol.schema import validate_error
 from ormock.protocol.tokens import count_tokens
 
 WEATHER_TOOL: dict[str, Any] = {
@@ -53,14 +53,6 @@ def raw(conv_url: str) -> Iterator[httpx.Client]:
         yield client
 
 
-def _error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    envelope = response.json()
-    assert validate_error(envelope) is None, validate_error(envelope)
-    error: dict[str, Any] = envelope["error"]
-    return error
-
-
 def _user(text: str) -> dict[str, Any]:
     return {"type": "message", "role": "user", "content": text}
 
@@ -85,7 +77,7 @@ def test_create_retrieve_update_delete(sdk: openai.OpenAI, raw: httpx.Client) ->
                                                             True)
     with pytest.raises(openai.NotFoundError):
         sdk.conversations.retrieve(created.id)
-    error = _error(raw.get(f"/conversations/{created.id}/items"), 404)
+    error = error_of(raw.get(f"/conversations/{created.id}/items"), 404)
     assert (error["code"], error["param"]) == ("conversation_not_found", "conversation_id")
     assert created.id in error["message"]
 
@@ -169,7 +161,7 @@ def test_bad_requests_name_the_field(raw: httpx.Client, method: str, path: str,
                                      params: dict[str, str], body: Any, param: str) -> None:
     conversation = raw.post("/conversations", json={"items": [_user("hello")]}).json()
     url = f"/conversations/{conversation['id']}" + (f"/{path}" if path else "")
-    error = _error(raw.request(method, url, params=params, json=body), 400)
+    error = error_of(raw.request(method, url, params=params, json=body), 400)
     assert error["param"] == param, error
 
 
@@ -178,7 +170,7 @@ def test_an_item_id_already_in_the_conversation_is_refused(sdk: openai.OpenAI,
     conversation = sdk.conversations.create(items=[_user("hello")])
     [item] = sdk.conversations.items.list(conversation.id).data
     again = {"id": item.id, "type": "message", "role": "user", "content": "hi"}
-    error = _error(raw.post(f"/conversations/{conversation.id}/items",
+    error = error_of(raw.post(f"/conversations/{conversation.id}/items",
                             json={"items": [again]}), 400)
     assert (error["param"], error["code"]) == ("items[0].id", "duplicate_item")
     assert len(sdk.conversations.items.list(conversation.id).data) == 1
@@ -285,15 +277,15 @@ def test_conversation_errors(sdk: openai.OpenAI, raw: httpx.Client) -> None:
     both = raw.post("/responses", json={"model": "gpt-4o-mini", "input": "hi",
                                         "conversation": conversation.id,
                                         "previous_response_id": first.id})
-    assert _error(both, 400)["param"] == "conversation"
+    assert error_of(both, 400)["param"] == "conversation"
     missing = raw.post("/responses", json={"model": "gpt-4o-mini", "input": "hi",
                                            "conversation": "conv_nope"})
-    error = _error(missing, 404)
+    error = error_of(missing, 404)
     assert (error["param"], error["code"]) == ("conversation", "conversation_not_found")
     for bad, param in ((3, "conversation"), ({"id": ""}, "conversation.id")):
         wrong = raw.post("/responses", json={"model": "gpt-4o-mini", "input": "hi",
                                              "conversation": bad})
-        assert _error(wrong, 400)["param"] == param
+        assert error_of(wrong, 400)["param"] == param
     # nothing was appended by the refused requests
     assert sdk.conversations.items.list(conversation.id).data == []
 
@@ -307,7 +299,7 @@ def test_conversations_are_per_namespace(store: str, tmp_path: Path,
         created = http.post(f"{server.base_url}/conversations", json={}).json()
         assert http.get(f"{server.base_url}/conversations/{created['id']}").status_code == 200
         other = http.get(f"{server.url}/elsewhere/v1/conversations/{created['id']}")
-        assert _error(other, 404)["code"] == "conversation_not_found"
+        assert error_of(other, 404)["code"] == "conversation_not_found"
         # the same seed gives the other namespace the same first id: still its own keyspace
         mine = http.post(f"{server.url}/elsewhere/v1/conversations", json={"metadata": {
             "who": "elsewhere"}}).json()

@@ -10,38 +10,29 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from envelopes import error_of
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from ormock import OrmockServer
-from ormock.protocol.schema import validate_error
 from ormock.server.recorder import RecorderServer
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 DEEP = "[" * 5000 + "]" * 5000  # valid JSON that Python's decoder cannot read: too deep
 
 
-def _error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    envelope = response.json()
-    assert validate_error(envelope) is None, validate_error(envelope)
-    error: dict[str, Any] = envelope["error"]
-    return error
-
-
 def test_models_of_an_unknown_or_dropped_namespace_is_404(server: OrmockServer) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as raw:
-        error = _error(raw.get("/never-opened/v1/models"), 404)
+        error = error_of(raw.get("/never-opened/v1/models"), 404)
         assert (error["code"], error["param"]) == ("unknown_namespace", "path")
         assert "POST /_ormock/namespaces" in error["message"]
         server.namespaces.open("models-dropped")
         assert raw.get("/models-dropped/v1/models").status_code == 200
         server.namespaces.drop("models-dropped")
-        error = _error(raw.get("/models-dropped/v1/models"), 404)
+        error = error_of(raw.get("/models-dropped/v1/models"), 404)
         assert error["code"] == "namespace_closed"
         assert raw.get("/v1/models").status_code == 200  # the default namespace is always open
 
@@ -49,7 +40,7 @@ def test_models_of_an_unknown_or_dropped_namespace_is_404(server: OrmockServer) 
 def test_opening_a_namespace_without_a_name_is_refused(server: OrmockServer) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as raw:
         for body in ({"name": ""}, {"name": "", "seed": 3}):
-            error = _error(raw.post("/_ormock/namespaces", json=body), 400)
+            error = error_of(raw.post("/_ormock/namespaces", json=body), 400)
             assert (error["code"], error["param"]) == ("invalid_namespace", "name")
             assert "1 to 64 letters" in error["message"]
         assert "" not in raw.get("/_ormock/namespaces").json()["data"]
@@ -97,12 +88,12 @@ def test_an_item_reference_is_not_added_to_a_conversation(base_url: str) -> None
     SDK's ``ConversationItem`` has no such type) and take the id it points at."""
     reference = {"type": "item_reference", "id": "msg_elsewhere"}
     with httpx.Client(base_url=base_url, timeout=10) as raw:
-        error = _error(raw.post("/conversations", json={"items": [reference]}), 400)
+        error = error_of(raw.post("/conversations", json={"items": [reference]}), 400)
         assert (error["param"], error["code"]) == ("items[0].type", "invalid_value")
         assert "add the item itself" in error["message"]
         conversation = raw.post("/conversations", json={}).json()["id"]
         user = {"type": "message", "role": "user", "content": "hi"}
-        error = _error(raw.post(f"/conversations/{conversation}/items",
+        error = error_of(raw.post(f"/conversations/{conversation}/items",
                                 json={"items": [user, reference]}), 400)
         assert error["param"] == "items[1].type"
         assert raw.get(f"/conversations/{conversation}/items").json()["data"] == []
@@ -123,7 +114,7 @@ def test_a_body_too_deep_to_read_is_a_miss_where_cassettes_replay(server: Ormock
             loaded = raw.post("/_ormock/cassettes", content=(CASSETTES / file).read_text(),
                               headers=yaml)
             assert loaded.status_code == 201, loaded.text
-        error = _error(raw.post("/v1/responses", content=DEEP,
+        error = error_of(raw.post("/v1/responses", content=DEEP,
                                 headers={"content-type": "application/json"}), 400)
         assert "no recorded interaction" in error["message"]
     with connect(_ws(root), max_size=None) as socket:
@@ -138,7 +129,7 @@ def test_a_body_too_deep_to_read_is_relayed_by_the_recorder(tmp_path: Path) -> N
     with OrmockServer(seed=0) as upstream, RecorderServer(
             upstream.url, tmp_path, name="deep", log=lambda line: None) as recorder:
         with httpx.Client(base_url=recorder.url, timeout=10) as raw:
-            error = _error(raw.post("/v1/responses", content=DEEP,
+            error = error_of(raw.post("/v1/responses", content=DEEP,
                                     headers={"content-type": "application/json"}), 400)
             assert (error["code"], error["param"]) == ("invalid_json", "body")
         with connect(_ws(recorder.url), max_size=None) as socket:
@@ -167,7 +158,7 @@ def test_a_body_nested_past_the_limit_is_refused_before_anything_keeps_it(
         for depth in (300, 970):
             for path in ("/v1/responses", "/v1/responses/compact",
                          "/v1/responses/input_tokens", "/v1/conversations"):
-                error = _error(raw.post(path, content=_nested(depth), headers=json_body), 400)
+                error = error_of(raw.post(path, content=_nested(depth), headers=json_body), 400)
                 assert (error["code"], error["param"]) == ("invalid_json", "body"), path
                 assert "256 levels" in error["message"]
             with connect(_ws(own.url), max_size=None) as socket:
@@ -183,7 +174,7 @@ def test_a_namespace_cannot_be_named_v1(server: OrmockServer) -> None:
     """``/v1/_ormock/...`` would be its admin API and the default namespace's ``/v1`` path at
     once (where the default namespace replays cassettes, the replay took it)."""
     with httpx.Client(base_url=server.url, timeout=10) as raw:
-        error = _error(raw.post("/_ormock/namespaces", json={"name": "v1"}), 400)
+        error = error_of(raw.post("/_ormock/namespaces", json={"name": "v1"}), 400)
         assert (error["code"], error["param"]) == ("invalid_namespace", "name")
         assert "'v1'" in error["message"]
         assert "v1" not in raw.get("/_ormock/namespaces").json()["data"]
