@@ -170,14 +170,7 @@ async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
             ahead(written)
         return written
 
-    async def watch() -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                gone.set()
-                return
-
-    watcher = asyncio.create_task(watch())
+    watcher = asyncio.create_task(_watch(receive, gone))
     try:
         for index, frame in enumerate(planned):
             if frame.delay and await _wait(gone, frame.delay):
@@ -222,19 +215,21 @@ async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
 
 async def left_during(receive: Receive, delay: float) -> bool:
     """Sleep ``delay`` seconds before an answer's first byte; True, at once, if the client
-    leaves meanwhile (its body has been read: ``receive`` has nothing else to say)."""
+    leaves meanwhile."""
     gone = asyncio.Event()
-
-    async def watch() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        gone.set()
-
-    watcher = asyncio.create_task(watch())
+    watcher = asyncio.create_task(_watch(receive, gone))
     try:
         return await _wait(gone, delay)
     finally:
         watcher.cancel()
+
+
+async def _watch(receive: Receive, gone: asyncio.Event) -> None:
+    """Set ``gone`` when the client leaves (the request's body is read: ``receive`` has
+    nothing else to say)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.set()
 
 
 async def _wait(gone: asyncio.Event, delay: float) -> bool:
