@@ -17,7 +17,7 @@ from envelopes import error_of
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from ormock import OrmockServer
+from ormock import Limits, OrmockServer
 from ormock.server.recorder import RecorderServer
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
@@ -221,3 +221,43 @@ def test_a_binary_frame_to_a_replayed_websocket_session_is_closed_1003(
     assert closed.value.rcvd is not None
     assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (
         1003, "send response.create as a text frame")
+
+
+def test_what_the_admin_api_loads_is_capped_and_the_refusal_says_how_to_make_room() -> None:
+    """Scenarios of distinct names, faults and cassettes loaded through the admin API are
+    bounded per namespace (``Limits.loaded_*``): past the bound a load is a 400 that loads
+    nothing and says what to delete; a scenario loaded again under its name replaces it."""
+    limits = Limits(loaded_scenarios=2, loaded_faults=3, loaded_cassettes=1)
+    steps = [{"reply": {"items": [{"message": "hi"}]}}]
+    yaml = {"content-type": "application/yaml"}
+    cassette = (CASSETTES / "streamed-text.yaml").read_text()
+    with OrmockServer(seed=0, limits=limits) as own, \
+            httpx.Client(base_url=f"{own.url}/_ormock", timeout=10,
+                         headers={"x-ormock-admin": "1"}) as admin:
+        for name in ("one", "two", "one"):  # "one" again: replaced, not a third
+            loaded = admin.post("/scenarios", json={"name": name, "steps": steps})
+            assert loaded.status_code == 201, loaded.text
+        error = error_of(admin.post("/scenarios", json={"name": "three",
+                                                        "steps": steps}), 400)
+        assert (error["code"], error["param"]) == ("too_many_scenarios", "body")
+        assert "at most 2 scenarios" in error["message"]
+        assert "DELETE /_ormock/scenarios/NAME" in error["message"]
+        assert "--loaded-scenarios" in error["message"]
+        assert sorted(s["name"] for s in admin.get("/scenarios").json()["data"]) == ["one", "two"]
+        assert admin.delete("/scenarios/two").status_code == 200
+        assert admin.post("/scenarios", json={"name": "three",
+                                              "steps": steps}).status_code == 201
+
+        assert admin.post("/faults", json=[{"http_error": 500}] * 2).status_code == 201
+        error = error_of(admin.post("/faults", json=[{"http_error": 500}] * 2), 400)
+        assert (error["code"], error["param"]) == ("too_many_faults", "body")
+        assert "DELETE /_ormock/faults" in error["message"]
+        assert len(admin.get("/faults").json()["faults"]) == 2  # nothing of the refused load
+        assert admin.post("/faults", json={"http_error": 500}).status_code == 201
+
+        assert admin.post("/cassettes", content=cassette, headers=yaml).status_code == 201
+        error = error_of(admin.post("/cassettes", content=cassette, headers=yaml), 400)
+        assert (error["code"], error["param"]) == ("too_many_cassettes", "body")
+        assert len(admin.get("/cassettes").json()["data"]) == 1
+        assert admin.delete("/cassettes").status_code == 200
+        assert admin.post("/cassettes", content=cassette, headers=yaml).status_code == 201

@@ -121,6 +121,9 @@ _LIMIT_HELP = {
                       "(websocket_connection_limit_reached)",
     "errors": "tracebacks of failures inside the server kept",
     "error_bytes": "bytes of those",
+    "loaded_scenarios": "scenarios the admin API loads into a namespace (past it: 400)",
+    "loaded_faults": "faults the admin API adds to a namespace (past it: 400)",
+    "loaded_cassettes": "cassettes the admin API loads into a namespace (past it: 400)",
 }
 
 

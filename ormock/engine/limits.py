@@ -17,7 +17,8 @@ _SECONDS = frozenset({"socket_seconds", "store_seconds"})
 @dataclass(frozen=True)
 class Limits:
     """Per namespace, but for ``namespaces`` and ``max_body``. Past a count or a size the
-    oldest entries go (the newest one always stays). ``socket_seconds`` is a time: a WebSocket
+    oldest entries go (the newest one always stays), but for what the admin API loads
+    (``loaded_*``), which it refuses past its count. ``socket_seconds`` is a time: a WebSocket
     connection is closed when it has lasted that long (``docs/server.md``, WebSocket mode);
     ``store_seconds`` too: a stored response (and its tombstone) is gone that long after it was
     last written, on every store (a Redis expiry on Redis)."""
@@ -34,6 +35,11 @@ class Limits:
     socket_seconds: float = 3600.0  # how long a WebSocket connection lasts (OpenAI: 60 minutes)
     errors: int = 100  # tracebacks of failures inside the server
     error_bytes: int = MIB
+    # what the admin API loads into a namespace: past these a load is refused (400), as nothing
+    # loaded is dropped to make room
+    loaded_scenarios: int = 1000  # scenarios of distinct names (a load of the same name replaces)
+    loaded_faults: int = 1000
+    loaded_cassettes: int = 100
 
     def __post_init__(self) -> None:
         for field in fields(self):

@@ -42,6 +42,7 @@ from starlette.routing import Route
 from ormock.cassette.fileformat import parse_cassette
 from ormock.engine.core import Engine
 from ormock.engine.leftovers import leftovers
+from ormock.engine.limits import Limits
 from ormock.engine.namespaces import NAMESPACE_SETTINGS, Namespaces, check_name
 from ormock.engine.verdict import judge, rules_from
 from ormock.faults import parse_fault
@@ -96,6 +97,18 @@ def _describe(engine: Engine) -> list[dict[str, Any]]:
     return out
 
 
+def _full(kept: int, adding: int, most: int, what: str, limit: str, free: str
+          ) -> OpenResponsesError | None:
+    """The 400 of a load that would leave a namespace more than ``most`` ``what`` (the limit
+    ``limit``), saying how to make room; None when there is room."""
+    if kept + adding <= most:
+        return None
+    return OpenResponsesError(
+        f"A namespace holds at most {most:,} {what} loaded through the admin API and has "
+        f"{kept:,}: nothing was loaded. To make room, {free}; or start the server with a "
+        f"larger {Limits.option(limit)}.", code=f"too_many_{what}", param="body")
+
+
 async def _bounded(request: Request, limit: int) -> Request:
     """The request again, its body read with the server's size limit (413 past it)."""
     raw = await read_body(request.receive, request.headers.get("content-length", ""), limit)
@@ -135,9 +148,17 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         try:
             if kind == "application/json":
                 data = _decode_json(raw)
-                scenario = engine.use(data if isinstance(data, dict) else {"steps": data})
+                scenario = load_scenario(data if isinstance(data, dict) else {"steps": data})
             else:
-                scenario = engine.use(load_scenario(raw if "\n" in raw else raw + "\n"))
+                scenario = load_scenario(raw if "\n" in raw else raw + "\n")
+            new = 0 if engine.scenarios.get(scenario.name) is not None else 1  # or it replaces
+            full = _full(len(engine.scenarios.scenarios), new, engine.limits.loaded_scenarios,
+                         "scenarios", "loaded_scenarios",
+                         "unload one (DELETE /_ormock/scenarios/NAME), load it under a name "
+                         "already loaded, or reset with ?scenarios=true")
+            if full is not None:
+                return _error(full)
+            engine.use(scenario)
         except ValueError as error:  # ScenarioError too
             return _error(OpenResponsesError(f"The scenario was not loaded: {error}",
                                              code="invalid_scenario", param="body"))
@@ -170,6 +191,10 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
             return _error(OpenResponsesError(
                 f"order must be 'any' or 'recorded', not {order!r}.", code="invalid_order",
                 param="order"))
+        full = _full(len(engine.replays.players), 1, engine.limits.loaded_cassettes,
+                     "cassettes", "loaded_cassettes", "drop them (DELETE /_ormock/cassettes)")
+        if full is not None:
+            return _error(full)
         engine.use_cassette(cassette, ignore=ignore, order="recorded" if order == "recorded"
                             else "any")
         return _json({"interactions": len(cassette.interactions), "order": order,
@@ -211,6 +236,10 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
         except ValueError as error:  # ScenarioError too
             return _error(OpenResponsesError(f"The fault was not added: {error}",
                                              code="invalid_fault", param="body"))
+        full = _full(len(engine.faults), len(faults), engine.limits.loaded_faults, "faults",
+                     "loaded_faults", "clear them (DELETE /_ormock/faults)")
+        if full is not None:
+            return _error(full)
         for fault in faults:
             engine.inject(fault)
         return _json({"faults": [f.to_spec() for f in engine.faults]}, 201)
