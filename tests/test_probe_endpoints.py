@@ -22,6 +22,7 @@ from ormock.server.recorder import RecorderServer
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 DEEP = "[" * 5000 + "]" * 5000  # valid JSON that Python's decoder cannot read: too deep
+READABLE_BUT_DEEP = '{"input": ' + "[" * 975 + "]" * 975 + "}"  # decoded, then too deep to walk
 
 
 def test_models_of_an_unknown_or_dropped_namespace_is_404(server: OrmockServer) -> None:
@@ -114,9 +115,13 @@ def test_a_body_too_deep_to_read_is_a_miss_where_cassettes_replay(server: Ormock
             loaded = raw.post("/_ormock/cassettes", content=(CASSETTES / file).read_text(),
                               headers=yaml)
             assert loaded.status_code == 201, loaded.text
-        error = error_of(raw.post("/v1/responses", content=DEEP,
-                                headers={"content-type": "application/json"}), 400)
-        assert "no recorded interaction" in error["message"]
+        for body in (DEEP, READABLE_BUT_DEEP):  # too deep to decode; past MAX_DEPTH
+            error = error_of(raw.post("/v1/responses", content=body,
+                                      headers={"content-type": "application/json"}), 400)
+            assert "no recorded interaction" in error["message"]
+        # what the journal keeps of them is text: it, the checks and the verdict still read
+        for view in ("/_ormock/journal", "/_ormock/checks", "/_ormock/verdict"):
+            assert raw.get(view).status_code == 200, view
     with connect(_ws(root), max_size=None) as socket:
         socket.send(DEEP)
         event = json.loads(socket.recv(timeout=5))

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from ormock.cassette.model import Cassette, Interaction, RecordedRequest
 from ormock.cassette.redact import parse_path
+from ormock.protocol.depth import nests_deeper
 from ormock.protocol.hints import short
 from ormock.scenario.counters import Counters
 
@@ -247,8 +248,12 @@ class Player:
 
 
 def request_body(raw: bytes) -> Any:
-    """A request body as matching compares it: its JSON, or its text."""
+    """A request body as matching compares it: its JSON, or its text (also a body that nests
+    deeper than any request may, ``MAX_DEPTH``: it matches nothing recorded)."""
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return raw.decode("utf-8", "replace")
+    if isinstance(value, (dict, list)) and nests_deeper(raw, value):
+        return raw.decode("utf-8", "replace")
+    return value

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ormock.engine.limits import Limits
+from ormock.protocol.depth import MAX_DEPTH, nests_deeper
 from ormock.protocol.errors import OpenResponsesError
 from ormock.server.asgi import Message, Receive, Send
 
@@ -125,29 +126,6 @@ def _loads(raw: bytes | str) -> Any:
     return _DECODER.decode(raw)
 
 
-MAX_DEPTH = 256  # levels a JSON body may nest: far past any real request, and far inside
-# what the code that later walks, encodes or decodes a kept body (the journal on a shared store,
-# the verdict) can take under Python's recursion limit, which the decoder alone would only just
-# respect
-
-
-def _nests_deeper(raw: bytes | str, value: Any) -> bool:
-    """Whether ``value`` (``raw`` decoded) nests deeper than ``MAX_DEPTH``: walked (without
-    recursion) only when ``raw`` has that many brackets at all."""
-    brackets = (raw.count(b"[") + raw.count(b"{") if isinstance(raw, bytes)
-                else raw.count("[") + raw.count("{"))
-    if brackets <= MAX_DEPTH:
-        return False
-    level: list[Any] = [value]
-    for _ in range(MAX_DEPTH):
-        level = [child for node in level
-                 for child in (node.values() if isinstance(node, dict) else node)
-                 if isinstance(child, (dict, list))]
-        if not level:
-            return False
-    return True
-
-
 def _too_deep(what: str, param: str) -> OpenResponsesError:
     return OpenResponsesError(
         f"The {what} nests too deeply to read (at most {MAX_DEPTH} levels); send flatter "
@@ -169,7 +147,7 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
             pass  # decoded again below, for the error ``loads`` gives
         else:
             if end == len(text) or _TRAILING.match(text, end):
-                if _nests_deeper(raw, value):
+                if nests_deeper(raw, value):
                     raise _too_deep(what, param)
                 return value
     try:
@@ -184,7 +162,7 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
             f"The {what} is not valid JSON ({detail}{where}); send a JSON object.",
             code="invalid_json", param=param,
         ) from None
-    if isinstance(value, (dict, list)) and _nests_deeper(raw, value):
+    if isinstance(value, (dict, list)) and nests_deeper(raw, value):
         raise _too_deep(what, param)
     return value
 
