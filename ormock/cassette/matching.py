@@ -21,14 +21,13 @@ A miss names the closest interaction and shows the differences, a JSON diff by p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ormock.cassette.model import Cassette, Interaction, RecordedRequest
 from ormock.cassette.redact import parse_path
-from ormock.protocol.depth import nests_deeper
+from ormock.protocol.depth import loads
 from ormock.protocol.hints import short
 from ormock.scenario.counters import Counters
 
@@ -248,12 +247,9 @@ class Player:
 
 
 def request_body(raw: bytes) -> Any:
-    """A request body as matching compares it: its JSON, or its text (also a body that nests
-    deeper than any request may, ``MAX_DEPTH``: it matches nothing recorded)."""
+    """A request body as matching compares it: its JSON, or its text (also JSON nested past
+    ``MAX_DEPTH``, as the recorder kept it: ``depth.loads``)."""
     try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
+        return loads(raw)
+    except ValueError:  # (too deep to read as well: ``depth.loads``)
         return raw.decode("utf-8", "replace")
-    if isinstance(value, (dict, list)) and nests_deeper(raw, value):
-        return raw.decode("utf-8", "replace")
-    return value

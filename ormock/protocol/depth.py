@@ -6,9 +6,10 @@ respects."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "nests_deeper"]
+__all__ = ["MAX_DEPTH", "loads", "nests_deeper"]
 
 MAX_DEPTH = 256  # levels of nested objects and arrays
 
@@ -28,3 +29,17 @@ def nests_deeper(raw: bytes | str, value: Any) -> bool:
         if not level:
             return False
     return True
+
+
+def loads(raw: bytes | str) -> Any:
+    """``json.loads``, for what is kept as JSON when it is JSON and as text when not (a
+    cassette's request or WebSocket frame, a recorded body, the recorder's journal): JSON that
+    nests deeper than ``MAX_DEPTH`` (or too deeply for the decoder) is a ``ValueError`` too,
+    as invalid JSON is, so every such reader takes it for text alike."""
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"JSON nested too deeply to read (past {MAX_DEPTH} levels)") from None
+    if isinstance(value, (dict, list)) and nests_deeper(raw, value):
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value

@@ -6,7 +6,6 @@ cassette and interaction, with the frames as recorded."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.applications import Starlette
@@ -16,6 +15,7 @@ from ormock.engine.feed import SentFrames
 from ormock.engine.journal import JournalEntry, final_response, summarize
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import recorded_events, recorded_wire
+from ormock.protocol.depth import loads
 from ormock.protocol.secrets import mask_headers
 from ormock.protocol.types import Scope, Send
 from ormock.server.inspector import inspector_routes
@@ -42,8 +42,8 @@ class RecorderJournal:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         body: Any
         try:
-            body = json.loads(raw) if raw else None
-        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
+            body = loads(raw) if raw else None
+        except ValueError:  # (too deep to read as well: ``depth.loads``)
             body = raw.decode("utf-8", "replace")[:2000]
         entry = JournalEntry(scope["method"], scope["path"], mask_headers(headers), body,
                              at=self.engine.elapsed(), size=len(raw))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +22,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from ormock.cassette.framing import event_text
 from ormock.cassette.model import Interaction, SocketFrame, SocketSession
 from ormock.cassette.recording import HOP_BY_HOP
+from ormock.protocol.depth import loads
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.recorder_file import public_url
@@ -49,8 +49,8 @@ def socket_url(http_url: str) -> str:
 
 def _frame(at: float, sender: Literal["client", "server"], text: str) -> SocketFrame:
     try:
-        event = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
+        event = loads(text)
+    except ValueError:  # (too deep to read as well: ``depth.loads``)
         return SocketFrame(at, sender, text=text)
     if not isinstance(event, dict):
         return SocketFrame(at, sender, text=text)

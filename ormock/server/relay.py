@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 import time
 import zlib
@@ -47,6 +46,7 @@ import httpx
 from ormock.cassette.model import Ended, Interaction, RecordedRequest
 from ormock.cassette.recording import HOP_BY_HOP, Recording, header_map
 from ormock.engine.writer import close_connection
+from ormock.protocol.depth import loads
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.recorder_file import public_url
@@ -95,8 +95,8 @@ def _json_or_text(body: bytes) -> tuple[Any, str | None]:
     except UnicodeDecodeError:
         return None, body.decode("utf-8", "replace")
     try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
+        document = loads(text)
+    except ValueError:  # (too deep to read as well: ``depth.loads``)
         return None, text
     return (document, None) if isinstance(document, dict) else (None, text)
 

@@ -10,7 +10,6 @@ the recording ends with the server closing, the connection is closed with the re
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -20,6 +19,7 @@ from ormock.cassette.matching import json_diff
 from ormock.cassette.model import SocketFrame, SocketSession
 from ormock.engine.journal import JournalEntry, summarize
 from ormock.engine.replays import Replayed
+from ormock.protocol.depth import loads
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import encode_json
@@ -33,8 +33,8 @@ def _text(frame: SocketFrame) -> str:
 
 def _parsed(text: str) -> Any:
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
+        return loads(text)
+    except ValueError:  # (too deep to read as well: ``depth.loads``)
         return text
 
 
