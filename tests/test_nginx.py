@@ -248,7 +248,7 @@ def test_a_stalled_stream_shows_what_came_before_the_stall(balanced: Balanced) -
     the client through nginx while the replica is in the stall (its journal entry unfinished):
     nothing holds them back until the stream ends."""
     with openai.OpenAI(base_url=balanced.url, api_key=KEY, max_retries=0,
-                       timeout=httpx.Timeout(20.0)) as sdk, \
+                       timeout=20.0) as sdk, \
             sdk.responses.create(model="ormock:stall", input="Go quiet.", stream=True) as stream:
         seen = []
         for event in stream:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
+import openai
 import pytest
 from agent_runs import run_agent
 from stores import RedisServer, serve
@@ -15,22 +17,21 @@ from stores import RedisServer, serve
 agents = pytest.importorskip("agents")
 
 
-class Alternating(httpx.AsyncBaseTransport):
-    """Sends each request to the next of ``ports`` in turn (whatever port its URL names), and
-    remembers which port got which request body."""
+class Alternating:
+    """A request hook of the SDK's own HTTP client (``openai.DefaultAsyncHttpxClient``, whatever
+    HTTP library the installed SDK is built on): sends each request to the next of ``ports`` in
+    turn (whatever port its URL names), and remembers which port got which request body."""
 
     def __init__(self, ports: list[int]) -> None:
         self.ports, self.sent = ports, list[tuple[int, dict[str, object]]]()
-        self.inner = httpx.AsyncHTTPTransport()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def __call__(self, request: Any) -> None:
         port = self.ports[len(self.sent) % len(self.ports)]
         self.sent.append((port, json.loads(request.content or b"{}")))
         request.url = request.url.copy_with(port=port)
-        return await self.inner.handle_async_request(request)
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+    def client(self) -> Any:
+        return openai.DefaultAsyncHttpxClient(timeout=10, event_hooks={"request": [self]})
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ def test_an_agent_loop_whose_turns_alternate_replicas_completes(
     transport = Alternating(both)
     final = run_agent(base_url, [get_weather], "What is the weather in Lisbon?",
                       streamed=streamed, chained=True,
-                      http_client=httpx.AsyncClient(transport=transport, timeout=10))
+                      http_client=transport.client())
     assert calls == ["Lisbon"]
     assert isinstance(final, str) and "It is 18 degrees in Lisbon." in final
     # two turns, one on each replica; the second sent only the tool's output and continued
