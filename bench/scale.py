@@ -331,7 +331,7 @@ def verdicts(measured: dict[str, Measured]) -> list[str]:
 
 
 def environment(args: argparse.Namespace, started_load: tuple[float, float, float]) -> str:
-    return (f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+    return (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
             f"{os.cpu_count()} CPUs; wrk -t{args.threads} -c{args.connections} "
             f"-d{args.duration}s after a {args.warmup}s warm-up (sequential cases: -c1), "
             f"{args.rounds} round(s), each server started fresh per round on a fresh store; "

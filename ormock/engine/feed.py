@@ -108,7 +108,7 @@ class Watcher:
             self._ready.clear()
             try:
                 await asyncio.wait_for(self._ready.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return None
         if self.resync:
             return {"kind": "resync"}

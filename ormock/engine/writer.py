@@ -236,6 +236,6 @@ async def _wait(gone: asyncio.Event, delay: float) -> bool:
     """Sleep ``delay`` seconds (forever for ``inf``); True if the client left meanwhile."""
     try:
         await asyncio.wait_for(gone.wait(), None if math.isinf(delay) else delay)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False
     return True

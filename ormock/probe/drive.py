@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
@@ -48,7 +48,7 @@ def default_cassette(upstream: str, now: datetime | None = None) -> Path:
     host = (parts.hostname or "upstream").replace(":", "-")
     if parts.port:
         host += f"-{parts.port}"
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     return Path(f"probe-{host}-{stamp}.yaml")
 
 
@@ -96,7 +96,7 @@ async def run_probe(upstream: str, *, model: str = DEFAULT_MODEL, key: str | Non
     from ormock.server.recorder_file import public_url  # no user:password in the file
 
     origin = public_url(base)
-    recorded_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    recorded_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def say(text: str, end: str = "\n") -> None:
         if progress is not None:

@@ -7,6 +7,7 @@ import re
 import time
 import zlib
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +153,7 @@ class FixtureCassettes:
         new = replays.new_interactions() if replays is not None else []
         if use.mode == "new_episodes" and not new:
             return None  # nothing to add: the file stays as it was
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         from ormock import __version__
         from ormock.cassette.model import Cassette
@@ -165,7 +166,7 @@ class FixtureCassettes:
         cassette = Cassette(
             interactions, profile=settings.profile or "openai",
             upstream=public_url(settings.upstream) if settings.upstream else None,
-            recorded_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace(
+            recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace(
                 "+00:00", "Z"),
             recorded_with=f"ormock {__version__}")
         try:

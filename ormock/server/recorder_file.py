@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -46,7 +46,7 @@ def public_url(url: str) -> str:
 
 def default_name(now: datetime | None = None) -> str:
     """``recording-20250102T030405Z.yaml``: the file name of a session started ``now``."""
-    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
     return f"recording-{moment:%Y%m%dT%H%M%SZ}.yaml"
 
 
@@ -78,7 +78,7 @@ class CassetteFile:
     redaction: Redaction = field(default_factory=Redaction)
     profile: str = "openai"
     upstream: str | None = None
-    recorded_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(
+    recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(
         timespec="seconds").replace("+00:00", "Z"))
     recorded_with: str = f"ormock {__version__}"
     _items: list[tuple[int, Interaction, str]] = field(default_factory=list)
