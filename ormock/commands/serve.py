@@ -16,7 +16,7 @@ from ormock.engine.store import StoreError, check_store
 from ormock.engine.store.base import shown
 from ormock.protocol.profile import get_profile
 
-__all__ = ["add_parser", "limit_options", "run"]
+__all__ = ["add_allowed_host", "add_parser", "limit_options", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = dict(
         seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
         scenarios=args.scenario, scenario_dirs=args.scenario_dir, api_key=args.api_key,
-        limits=limits, admin_hosts=args.admin_host, chaos=args.chaos or None,
+        limits=limits, admin_hosts=args.admin_host, allowed_hosts=args.allowed_host,
+        chaos=args.chaos or None,
         profile=args.profile, plugins=args.plugin, cassettes=args.cassette,
         cassette_ignore=args.cassette_ignore, cassette_order=args.cassette_order,
         store=args.store)
@@ -141,6 +142,15 @@ def limit_options(parser: argparse.ArgumentParser) -> None:
                            metavar="N", help=f"{_LIMIT_HELP[field.name]} (default {default:,})")
 
 
+def add_allowed_host(parser: argparse.ArgumentParser) -> None:
+    """``--allowed-host NAME``: a name the server answers to besides loopback names and
+    addresses (``ormock.server.perimeter``), for ``serve`` and ``record`` alike."""
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="answer requests addressed to this name too (a Host or a web "
+                        "page's Origin); loopback names and IP addresses always are, any "
+                        "other name is refused (DNS rebinding, other sites' pages)")
+
+
 def add_parser(commands: Any) -> None:
     serve = commands.add_parser("serve", help="start a fake Open Responses server")
     serve.add_argument("--host", default="127.0.0.1",
@@ -188,6 +198,7 @@ def add_parser(commands: Any) -> None:
     limit_options(serve)
     serve.add_argument("--admin-host", action="append", default=[], metavar="ADDRESS",
                        help="allow the admin API (/_ormock/) from this client address too")
+    add_allowed_host(serve)
     serve.add_argument("--self-check", action="store_true",
                        help="check every planned stream against the protocol and the official "
                        "schema before sending it (slower; a violation answers 500)")

@@ -55,7 +55,8 @@ from ormock.scenario.source import bound_data, safe_document
 from ormock.server.asgi import Message
 from ormock.server.body import DEFAULT_MAX_BODY, decode_json, read_body
 from ormock.server.exchange import summary
-from ormock.server.guard import address, refusal
+from ormock.server.guard import refusal
+from ormock.server.perimeter import address
 
 __all__ = ["admin_routes"]
 

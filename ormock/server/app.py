@@ -53,6 +53,7 @@ from ormock.server.conversations import conversation_routes
 from ormock.server.front import Front, bug_error, create_namespace
 from ormock.server.inspector import inspector_routes
 from ormock.server.parsed import ParsedBodies
+from ormock.server.perimeter import Perimeter
 from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors
 from ormock.server.replay import ReplayRoute
@@ -377,8 +378,10 @@ def create_app(
     api_key: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     admin_hosts: frozenset[str] = frozenset(),
+    allowed_hosts: frozenset[str] = frozenset(),
 ) -> Any:
-    """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options."""
+    """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options;
+    ``allowed_hosts``: the names it answers to besides loopback ones (``Perimeter``)."""
     namespaces = namespaces or Namespaces()
     create = _CreateResponse(namespaces, max_body)
     socket = ResponsesSocket(namespaces)
@@ -442,5 +445,6 @@ def create_app(
     )
     served: Any = ProfileErrors(app, namespaces)
     guard = None if api_key is None else ApiKeyGuard(served, api_key)
-    return Front(guard or served, namespaces.seed, namespaces, replay, create_route, bug_answer,
-                 guard)
+    perimeter = Perimeter(guard or served, allowed_hosts)
+    return Front(perimeter, namespaces.seed, namespaces, replay, create_route, bug_answer,
+                 guard, perimeter)

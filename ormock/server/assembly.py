@@ -27,8 +27,8 @@ class Assembled:
 
 def assemble(*, settings: Settings | None = None, scenarios: Sequence[str] = (),
              api_key: str | None = None, max_body: int | None = None,
-             admin_hosts: Sequence[str] = (), plugins: Sequence[str] = (),
-             **options: Any) -> Assembled:
+             admin_hosts: Sequence[str] = (), allowed_hosts: Sequence[str] = (),
+             plugins: Sequence[str] = (), **options: Any) -> Assembled:
     """The parts of a server with these options (those of ``OrmockServer`` but the address)."""
     load_entry_points()
     load_plugins(plugins)  # before the settings: a chaos spec may name a plugin's fault
@@ -41,5 +41,5 @@ def assemble(*, settings: Settings | None = None, scenarios: Sequence[str] = (),
     namespaces = Namespaces(settings)
     preload(namespaces, scenarios)
     app = create_app(namespaces, api_key=api_key, max_body=limits.max_body,
-                     admin_hosts=frozenset(admin_hosts))
+                     admin_hosts=frozenset(admin_hosts), allowed_hosts=frozenset(allowed_hosts))
     return Assembled(namespaces, app, limits)

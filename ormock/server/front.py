@@ -20,6 +20,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Later, Message, Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
+from ormock.server.perimeter import Perimeter
 from ormock.server.replay import ReplayRoute
 
 if TYPE_CHECKING:
@@ -70,18 +71,20 @@ def create_namespace(path: str) -> str | None:
 class Front:
     """Pure ASGI, outermost: every HTTP response carries ``X-Request-ID`` (the client's own when
     it sent a printable one); ``POST [/<namespace>]/v1/responses`` goes straight to its route
-    when nothing in front of it would act on it (its API key is the server's, its namespace's
+    when nothing in front of it would act on it (the perimeter lets it in, its API key is the
+    server's, its namespace's
     profile respells no error, the cassette route, tried first as the router would, does not
     claim it): one layer and one wrapped ``send`` instead of the middlewares, Starlette's two
     and its router. A bug that escapes the route is answered as Starlette's error middleware
     would (the 500 envelope when nothing was sent yet, then raised to the server). Any other
-    request goes through ``app``: the API key guard, the profile's error spelling, Starlette."""
+    request goes through ``app``: the perimeter, the API key guard, the profile's error spelling,
+    Starlette."""
 
     def __init__(self, app: App, seed: int, namespaces: Namespaces, replay: ReplayRoute,
                  create: _CreateRoute, server_error: Callable[[Scope, Exception], Response],
-                 guard: ApiKeyGuard | None) -> None:
+                 guard: ApiKeyGuard | None, perimeter: Perimeter) -> None:
         self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
-        self.server_error, self.guard = server_error, guard
+        self.server_error, self.guard, self.perimeter = server_error, guard, perimeter
         self.ids = IdFactory(seed ^ 0x5EED)
 
     def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
@@ -91,7 +94,8 @@ class Front:
             return None
         path = scope["path"]
         name = "" if path == CREATE_PATH else create_namespace(path)
-        if name is None or (self.guard is not None and not self.guard.allows(scope)):
+        if (name is None or self.perimeter.refusal(scope) is not None
+                or (self.guard is not None and not self.guard.allows(scope))):
             return None
         engine = self.namespaces.find(name)  # its profile, else the server's
         profile = engine.profile if engine is not None else self.namespaces.settings.profile

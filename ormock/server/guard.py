@@ -4,18 +4,18 @@ unless its client is on loopback (an IPv4-mapped one too) or an ``--admin-host``
 is a loopback name, an ``--admin-host`` or the server's own address and port (no DNS
 rebinding); an ``Origin``, if any, is the server's own; and a change (any method but GET and
 HEAD) has a JSON or YAML ``Content-Type`` or, without a body, ``X-Ormock-Admin: 1`` (no
-cross-site form or ``text/plain`` request).
+cross-site form or ``text/plain`` request). These come on top of the perimeter of every route
+(``ormock.server.perimeter``).
 """
 
 from __future__ import annotations
 
-import ipaddress
-
 from starlette.requests import Request
 
 from ormock.protocol.errors import OpenResponsesError
+from ormock.server.perimeter import address, authority, cross_site, is_loopback
 
-__all__ = ["address", "refusal"]
+__all__ = ["refusal"]
 
 _BODY_TYPES = frozenset({"application/json", "application/yaml", "application/x-yaml",
                          "text/yaml"})
@@ -27,53 +27,19 @@ def _forbidden(message: str, param: str | None = None) -> OpenResponsesError:
                               param=param, status=403)
 
 
-def address(text: str) -> str:
-    """One spelling of an address: an IPv4-mapped IPv6 one (``::ffff:127.0.0.1``, a dual-stack
-    server's IPv4 client) as its IPv4, IPv6 compressed, a name in lower case."""
-    try:
-        ip = ipaddress.ip_address(text)
-    except ValueError:
-        return text.lower()
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return str(ip.ipv4_mapped)
-    return str(ip)
-
-
-def _is_loopback(text: str) -> bool:
-    try:
-        return ipaddress.ip_address(address(text)).is_loopback
-    except ValueError:
-        return False
-
-
 def _allowed(request: Request, hosts: frozenset[str]) -> bool:
     host = address(request.client.host if request.client else "")
-    return host in hosts or _is_loopback(host)
-
-
-def _authority(text: str) -> tuple[str, int] | None:
-    """``host[:port]`` (as in a Host header or an origin) as (host, port), or None."""
-    host, port = text, ""
-    if text.startswith("["):
-        host, bracket, rest = text[1:].partition("]")
-        if not bracket or rest[:1] not in ("", ":"):
-            return None
-        port = rest[1:]
-    elif ":" in text:
-        host, port = text.rsplit(":", 1)
-    if not host or (port and not port.isdigit()):
-        return None
-    return address(host), int(port) if port else 80
+    return host in hosts or is_loopback(host)
 
 
 def _own_host(text: str, request: Request, hosts: frozenset[str]) -> bool:
     """A name this server answers to: loopback (any port), an --admin-host address, or the
     address and port the request came in on."""
-    found = _authority(text)
+    found = authority(text)
     if found is None:
         return False
     host, port = found
-    if host == "localhost" or _is_loopback(host) or host in hosts:
+    if host == "localhost" or is_loopback(host) or host in hosts:
         return True
     server = request.scope.get("server")
     return server is not None and (host, port) == (address(str(server[0])), server[1])
@@ -82,7 +48,7 @@ def _own_host(text: str, request: Request, hosts: frozenset[str]) -> bool:
 def _own_origin(origin: str, host: str | None, request: Request, hosts: frozenset[str]) -> bool:
     """The server's own origin: http://, a name it answers to, the port of the Host header."""
     scheme, _, rest = origin.partition("://")
-    theirs, own = _authority(rest), _authority(host or "")
+    theirs, own = authority(rest), authority(host or "")
     return (scheme == "http" and theirs is not None and own is not None
             and theirs[1] == own[1] and _own_host(rest, request, hosts))
 
@@ -104,6 +70,10 @@ def refusal(request: Request, hosts: frozenset[str]) -> OpenResponsesError | Non
         return _forbidden("The admin API does not answer web pages of other origins; send the "
                           "request without an Origin header (from a test, a script, curl).",
                           "origin")
+    if cross_site(origin, request.headers.get("sec-fetch-site")):
+        return _forbidden("The admin API does not answer requests another web site made "
+                          "(Sec-Fetch-Site: cross-site); send the request from a test, a "
+                          "script or curl.", "sec-fetch-site")
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if (request.method not in _READS and kind not in _BODY_TYPES
             and request.headers.get("x-ormock-admin") != "1"):

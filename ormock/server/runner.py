@@ -62,6 +62,8 @@ class OrmockServer(ThreadedServer):
     Its engines' settings: ``settings=Settings(...)``, or ``Settings`` fields by keyword
     (``seed=3, profile="openai", chaos="rate=0.2"``, ...) over them. ``max_body`` is a shortcut
     for that limit; the folders of the plugins' scenarios come after ``scenario_dirs``.
+    ``allowed_hosts``: names it answers to besides loopback names and addresses (a ``Host`` or a
+    page's ``Origin`` of any other name is refused: ``ormock.server.perimeter``).
     ``store="sqlite:PATH"`` keeps stored responses in that file across restarts (each namespace
     its own keys); the default, ``"memory"``, forgets them when the server stops.
     """
@@ -76,13 +78,15 @@ class OrmockServer(ThreadedServer):
         api_key: str | None = None,
         max_body: int | None = None,
         admin_hosts: Sequence[str] = (),
+        allowed_hosts: Sequence[str] = (),
         plugins: Sequence[str] = (),
         log_level: str = "warning",
         access_log: bool = False,
         **options: Any,
     ) -> None:
         parts = assemble(settings=settings, scenarios=scenarios, api_key=api_key,
-                         max_body=max_body, admin_hosts=admin_hosts, plugins=plugins, **options)
+                         max_body=max_body, admin_hosts=admin_hosts,
+                         allowed_hosts=allowed_hosts, plugins=plugins, **options)
         self.limits, self.namespaces, self.app = parts.limits, parts.namespaces, parts.app
         self._socket = bound_socket(host, port)
         self.host = host
