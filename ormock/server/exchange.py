@@ -11,8 +11,10 @@ curl command have every key-shaped value and every secret-named field masked
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Any
+from urllib.parse import quote
 
 from ormock.engine.feed import SentFrames
 from ormock.engine.journal import JournalEntry
@@ -21,6 +23,10 @@ from ormock.protocol.secrets import MASK, mask_json, mask_text
 from ormock.protocol.sse import parse_sse
 
 __all__ = ["answered_by", "api_path", "curl", "exchange", "summary"]
+
+# what a path keeps unescaped in the curl URL: RFC 3986's path characters (a ``?`` or ``#`` the
+# request had in its path, decoded, goes back escaped, not as a query or fragment)
+_URL_SAFE = "/:@!$&'()*+,;="
 
 
 def summary(entry: JournalEntry | dict[str, Any]) -> dict[str, Any]:
@@ -130,23 +136,33 @@ def _findings(body: bytes | None, timeline: list[dict[str, Any]], kind: str
             for v in report.violations]
 
 
+def _variable(header: str) -> str:
+    """The environment variable a masked header's value is read from: its name in upper case,
+    every character but a letter or digit an underscore (``x-api-key`` -> ``$X_API_KEY``)."""
+    name = re.sub(r"[^A-Z0-9]", "_", header.upper())
+    return name if name[:1].isalpha() else f"HEADER_{name}"
+
+
 def curl(entry: JournalEntry, base: str) -> str:
-    """The request as a curl command line; secret headers as ``$OPENAI_API_KEY`` placeholders."""
+    """The request as a curl command line, every argument quoted for a POSIX shell (a path, a
+    header name or a value from a request is text, never a command); secret headers as
+    ``$OPENAI_API_KEY``-like variables, the only thing the shell expands."""
     prefix = f"/{entry.namespace}" if entry.namespace else ""
-    parts = ["curl", "-sS", "-N", base.rstrip("/") + prefix + api_path(entry)]
+    url = base.rstrip("/") + quote(prefix + api_path(entry), safe=_URL_SAFE)
+    words = ["curl", "-sS", "-N", shlex.quote(url)]
     for name, value in entry.headers.items():
         lowered = name.lower()
         if lowered in ("host", "content-length", "connection", "accept-encoding"):
             continue
         if value == MASK:
-            shown = ("Bearer $OPENAI_API_KEY" if lowered == "authorization"
-                     else f"${lowered.upper().replace('-', '_')}")
-            parts += ["-H", f'"{name}: {shown}"']
+            shown, variable = ((f"{name}: Bearer ", "OPENAI_API_KEY") if lowered == "authorization"
+                               else (f"{name}: ", _variable(name)))
+            words += ["-H", shlex.quote(shown) + f'"${variable}"']
             continue
-        parts += ["-H", shlex.quote(f"{name}: {mask_text(value)}")]
+        words += ["-H", shlex.quote(f"{name}: {mask_text(value)}")]
     if entry.body is not None:
-        parts += ["-d", shlex.quote(json.dumps(mask_json(entry.body), ensure_ascii=False))]
-    return " ".join(parts)
+        words += ["-d", shlex.quote(json.dumps(mask_json(entry.body), ensure_ascii=False))]
+    return " ".join(words)
 
 
 def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[str, Any]:
