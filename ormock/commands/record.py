@@ -14,9 +14,13 @@ import sys
 from typing import Any
 
 from ormock.cassette.cli import add_redaction_options
+from ormock.commands.serve import add_allowed_host
+from ormock.engine.limits import Limits
 from ormock.protocol.profile import profile_names
 
 __all__ = ["add_parser", "run"]
+
+DEFAULT_MAX_BODY = Limits().max_body
 
 
 def add_parser(commands: Any) -> None:
@@ -38,6 +42,10 @@ def add_parser(commands: Any) -> None:
                         help="send the upstream 'Authorization: Bearer $NAME' instead of the "
                         "client's key (the client may then hold a dummy key)")
     add_redaction_options(record)
+    record.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES",
+                        help="the largest request body relayed; a larger one is answered 413 "
+                        f"and never reaches the upstream (default {DEFAULT_MAX_BODY:,})")
+    add_allowed_host(record)
     record.add_argument("--profile", choices=profile_names(), default="openai",
                         help="the profile the cassette says it was recorded with "
                         "(default openai)")
@@ -48,6 +56,10 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ormock.server.recorder import RecorderServer
 
+    if args.max_body < 1:
+        print(f"ormock record: --max-body {args.max_body}: give a number of bytes, 1 or more",
+              file=sys.stderr)
+        return 2
     key = None
     if args.upstream_key_env is not None:
         key = os.environ.get(args.upstream_key_env)
@@ -59,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         server = RecorderServer(
             args.upstream, args.cassettes, args.port, args.host, name=args.name,
             upstream_key=key, redact_headers=args.redact_header,
-            redact_paths=args.redact_path, profile=args.profile, log_level=args.log_level)
+            redact_paths=args.redact_path, profile=args.profile, log_level=args.log_level,
+            max_body=args.max_body, allowed_hosts=args.allowed_host)
     except (ValueError, FileExistsError) as error:
         print(f"ormock record: {error}", file=sys.stderr)
         return 2

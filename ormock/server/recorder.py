@@ -24,10 +24,20 @@ import uvicorn
 
 from ormock.cassette.model import Interaction
 from ormock.cassette.redact import Redaction, SecretFound
-from ormock.protocol.types import Receive, Scope, Send
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.types import Message, Receive, Scope, Send
+from ormock.server.body import DEFAULT_MAX_BODY, read_body, send_whole
+from ormock.server.perimeter import Perimeter
 from ormock.server.recorder_file import CassetteFile, check_name, default_name
 from ormock.server.recorder_journal import RecorderJournal
-from ormock.server.relay import Log, Relay, check_upstream, log_stderr, upstream_target
+from ormock.server.relay import (
+    Log,
+    Relay,
+    check_upstream,
+    log_stderr,
+    relayed_path,
+    upstream_target,
+)
 from ormock.server.runner import best_loop
 from ormock.server.threaded import ThreadedServer, bound_socket
 
@@ -39,10 +49,12 @@ class RecorderApp(Relay):
     ``file``."""
 
     def __init__(self, upstream: str, file: CassetteFile, *, upstream_key: str | None = None,
-                 log: Log = log_stderr, connect_timeout: float = 10.0) -> None:
+                 log: Log = log_stderr, connect_timeout: float = 10.0,
+                 max_body: int = DEFAULT_MAX_BODY) -> None:
         super().__init__(upstream, upstream_key=upstream_key, log=log,
                          connect_timeout=connect_timeout)
         self.file = file
+        self.max_body = max_body  # a request body past it is 413, never relayed
         # the journal of what was relayed, and the inspector page over it (/_ormock/)
         self.journal = RecorderJournal(file.path.name)
         self._sequence = itertools.count()
@@ -93,19 +105,28 @@ class RecorderApp(Relay):
             await self.journal.app(scope, receive, send)
             return
         started = time.monotonic()
-        sequence = self.next_sequence()
-        chunks: list[bytes] = []
-        while True:
+        sequence = self.next_sequence()  # its place in the cassette: in order of arrival
+        gone = False
+
+        async def watched() -> Message:
+            nonlocal gone
             message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        raw = b"".join(chunks)
+            gone = gone or message["type"] == "http.disconnect"
+            return message
+
+        try:
+            target = relayed_path(scope)
+            declared = dict(scope["headers"]).get(b"content-length", b"").decode("latin-1")
+            raw = await read_body(watched, declared, self.max_body)
+        except OpenResponsesError as refusal:  # nothing of it relayed; a body left unread
+            await send_whole(send, refusal.status, refusal.body(),  # ends the connection
+                             {"connection": "close"} if refusal.status == 413 else None)
+            return
+        if gone:  # the client left before its body was in: nothing to relay
+            return
         entry = self.journal.opened(scope, raw)
         interaction = await self.exchange(scope, raw, receive, self.journal.watch(entry, send),
-                                          started=started)
+                                          target=target, started=started)
         self.journal.closed(entry, interaction)
         if interaction is not None:
             await self.keep(sequence, interaction, progress(interaction))
@@ -132,7 +153,9 @@ class RecorderServer(ThreadedServer):
 
     ``name``: the cassette's file name in ``cassettes`` (default ``recording-<UTC time>.yaml``);
     ``redact_headers``/``redact_paths``: taken out besides the secret headers; ``log``: where the
-    per-interaction lines and refusals go (default stderr)."""
+    per-interaction lines and refusals go (default stderr); ``max_body``: the largest request
+    body relayed (``--max-body``); ``allowed_hosts``: names it answers to besides loopback
+    names and addresses (``--allowed-host``; the perimeter of ``ormock.server.perimeter``)."""
 
     label = "ormock recorder"
 
@@ -140,13 +163,14 @@ class RecorderServer(ThreadedServer):
                  host: str = "127.0.0.1", *, name: str | None = None,
                  upstream_key: str | None = None, redact_headers: Sequence[str] = (),
                  redact_paths: Sequence[str] = (), profile: str = "openai",
-                 log: Log | None = None, log_level: str = "warning") -> None:
+                 log: Log | None = None, log_level: str = "warning",
+                 max_body: int = DEFAULT_MAX_BODY, allowed_hosts: Sequence[str] = ()) -> None:
         upstream = check_upstream(upstream)
         path = Path(cassettes) / check_name(name or default_name())
         self.file = CassetteFile(path, Redaction.of(redact_headers, redact_paths),
                                  profile=profile, upstream=upstream)
         self.app = RecorderApp(upstream, self.file, upstream_key=upstream_key,
-                               log=log or log_stderr)
+                               log=log or log_stderr, max_body=max_body)
         self._socket = bound_socket(host, port)  # a client told the URL early waits
         try:
             self.file.create()
@@ -157,7 +181,8 @@ class RecorderServer(ThreadedServer):
         self.port: int = self._socket.getsockname()[1]
         # as ``ormock serve`` runs (runner.uvicorn_config), with the lifespan on (the upstream
         # client's) and no Date or Server header of uvicorn's beside the upstream's
-        config = uvicorn.Config(self.app, log_level=log_level, access_log=False,
+        config = uvicorn.Config(Perimeter(self.app, allowed_hosts), log_level=log_level,
+                                access_log=False,
                                 loop=best_loop(), lifespan="on", proxy_headers=False,
                                 server_header=False, date_header=False, host=host,
                                 port=self.port, timeout_graceful_shutdown=1)

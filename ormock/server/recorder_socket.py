@@ -26,6 +26,7 @@ from ormock.protocol.depth import loads
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.recorder_file import public_url
+from ormock.server.relay import relayed_path, upstream_target
 
 if TYPE_CHECKING:
     from ormock.server.recorder import RecorderApp
@@ -81,7 +82,12 @@ async def proxy_socket(app: RecorderApp, scope: Scope, receive: Receive, send: S
         return
     started = time.monotonic()
     sequence = app.next_sequence()
-    target = socket_url(_target(app, scope))
+    try:
+        target = socket_url(upstream_target(app.upstream, relayed_path(scope)))
+    except OpenResponsesError as refusal:
+        app.log(f"ormock record: WS {scope['path'][:200]!r}: {refusal}: refused")
+        await send({"type": "websocket.close", "code": 1008, "reason": "invalid path"})
+        return
     query = scope.get("query_string", b"").decode("latin-1")
     try:
         upstream = await connect(target + (f"?{query}" if query else ""),
@@ -127,12 +133,6 @@ async def proxy_socket(app: RecorderApp, scope: Scope, receive: Receive, send: S
         return "server", upstream.close_code, ms()
 
     await _pump(app, scope, send, upstream, from_client, from_upstream, frames, sequence)
-
-
-def _target(app: RecorderApp, scope: Scope) -> str:
-    from ormock.server.recorder import upstream_target
-
-    return upstream_target(app.upstream, scope["path"])
 
 
 async def _pump(app: RecorderApp, scope: Scope, send: Send, upstream: ClientConnection,

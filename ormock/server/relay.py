@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sys
 import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -51,7 +52,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.recorder_file import public_url
 
-__all__ = ["Log", "Relay", "check_upstream", "upstream_target"]
+__all__ = ["Log", "Relay", "check_upstream", "relayed_path", "upstream_target"]
 
 Log = Callable[[str], None]
 
@@ -72,6 +73,28 @@ def check_upstream(url: str) -> str:
         raise ValueError(f"--upstream {public_url(url)!r}: give an http:// or https:// URL, "
                          "such as https://api.openai.com/v1")
     return url.rstrip("/")
+
+
+def relayed_path(scope: Scope, prefix: str = "") -> str:
+    """The path the upstream gets: exactly the one the client sent (its ``raw_path``, each
+    escape kept: a ``%3F`` stays in the path, never becomes a query), less a namespace's
+    ``/<prefix>``. 400 ``invalid_path`` for a target that is no path (``*``) or one with a
+    ``.`` or ``..`` segment, escaped or not, which could reach past the upstream's base URL."""
+    path = scope["path"]
+    if not path.startswith("/"):
+        raise _bad_path(f"The request target {path[:100]!r} is not a path; the relay sends "
+                        "only paths that start with '/' to the upstream.")
+    if any(segment in (".", "..") for segment in re.split(r"[/\\]", path)):
+        raise _bad_path(f"The path {path[:200]!r} has a '.' or '..' segment (escaped or not), "
+                        "which could reach past the upstream's base URL; send the path "
+                        "without it.")
+    raw = scope.get("raw_path") or quote(path, safe="/:@!$&'()*+,;=").encode("ascii")
+    text = raw.decode("latin-1")
+    return text[len(prefix) + 1:] if prefix and text.startswith(f"/{prefix}/") else text
+
+
+def _bad_path(message: str) -> OpenResponsesError:
+    return OpenResponsesError(message, code="invalid_path", param="path", status=400)
 
 
 def upstream_target(upstream: str, path: str) -> str:
@@ -115,7 +138,8 @@ class _Exchange:
     """One request's state, shared by its relay and the watch on its client."""
 
     recording: Recording
-    path: str
+    path: str  # as the cassette keeps it (decoded)
+    target: str  # as the upstream gets it (``relayed_path``)
     ended: Ended | None = None  # decided by the relay, before its last write
     answered: bool = False
     recordable: bool = True
@@ -179,16 +203,17 @@ class Relay:
                                headers=header_map(pairs, drop), body=document, text=text)
 
     async def exchange(self, scope: Scope, body: bytes, receive: Receive, send: Send, *,
-                       path: str | None = None, started: float | None = None
-                       ) -> Interaction | None:
+                       path: str | None = None, target: str | None = None,
+                       started: float | None = None) -> Interaction | None:
         """Relay one request (its ``body`` read already) and its answer; the interaction to
         record, or None (unreachable upstream, client gone before the answer, an encoding not
-        recorded). ``path``: the upstream's path when it is not the scope's (a namespace's
-        ``/<ns>/v1/...`` is ``/v1/...`` there)."""
+        recorded). ``path``: the path recorded when it is not the scope's (a namespace's
+        ``/<ns>/v1/...`` is ``/v1/...`` there); ``target``: the path the upstream gets
+        (``relayed_path``, checked by the caller; the scope's own by default)."""
         path = path or scope["path"]
         began = time.monotonic() if started is None else started
         exchange = _Exchange(Recording(self.recorded_request(scope, body, path=path),
-                                       started=began), path)
+                                       started=began), path, target or relayed_path(scope))
         relay = asyncio.create_task(self._relay(scope, body, send, exchange))
         watch = asyncio.create_task(_client_gone(receive))
         try:
@@ -212,7 +237,7 @@ class Relay:
         return exchange.recording.interaction(ended)
 
     async def _relay(self, scope: Scope, body: bytes, send: Send, exchange: _Exchange) -> None:
-        target = upstream_target(self.upstream, exchange.path)
+        target = upstream_target(self.upstream, exchange.target)
         query = scope.get("query_string", b"").decode("latin-1")
         own = None if self.pooled else self._new_client()
         client = own or self._client()
@@ -272,7 +297,7 @@ class Relay:
 
     async def _unreachable(self, scope: Scope, send: Send, exchange: _Exchange,
                            error: httpx.HTTPError) -> None:
-        where = public_url(upstream_target(self.upstream, exchange.path))
+        where = public_url(upstream_target(self.upstream, exchange.target))
         reason = str(error) or type(error).__name__
         exchange.ended = "whole"  # answered by the relay itself: nothing to record
         self.log(f"{self.name}: {scope['method']} {exchange.path}: cannot reach the upstream "

@@ -33,7 +33,7 @@ from ormock.engine.writer import Tally, left_during, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.body import read_body
-from ormock.server.relay import Relay
+from ormock.server.relay import Relay, relayed_path
 
 __all__ = ["REPLAYED", "ReplayRoute", "namespace_of"]
 
@@ -93,7 +93,12 @@ class ReplayRoute(BaseRoute):
             replayed, wire, entry = engine.replay(scope["method"], path, query, body, headers,
                                                   len(raw))
         except Forward as forward:
-            await self._forward(engine, forward, scope, raw, path, receive, send)
+            try:
+                target = relayed_path(scope, name)
+            except OpenResponsesError as error:
+                await send_error(send, error)
+                return
+            await self._forward(engine, forward, scope, raw, path, target, receive, send)
             return
         except OpenResponsesError as error:
             await send_error(send, error)
@@ -122,14 +127,15 @@ class ReplayRoute(BaseRoute):
             engine.feed.sent(entry, wire.status, wire.headers, written)
 
     async def _forward(self, engine: Engine, forward: Forward, scope: Scope, raw: bytes,
-                       path: str, receive: Receive, send: Send) -> None:
+                       path: str, target: str, receive: Receive, send: Send) -> None:
         upstream = forward.upstream
         problems: list[str] = []
         relay = Relay(upstream.url, upstream_key=upstream.key, log=problems.append,
                       pooled=False, name="ormock (recording)")
         self.namespaces.replies_in_flight += 1
         try:
-            interaction = await relay.exchange(scope, raw, receive, send, path=path)
+            interaction = await relay.exchange(scope, raw, receive, send, path=path,
+                                               target=target)
         except Exception as exc:
             engine.recorded(forward, None, f"the relay failed: {exc!r}")
             raise
