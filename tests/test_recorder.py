@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from recordings import namespace, recorded
+from recordings import Script, namespace, raw_upstream, recorded
 
 from ormock import OrmockServer
 from ormock.cassette import load_cassette
@@ -255,7 +255,6 @@ def test_a_websocket_session_is_recorded(upstream: OrmockServer, tmp_path: Path)
 # -- a raw upstream: handwritten HTTP/1.1, so it can drop, reset and stall
 
 
-Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 HEAD = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
         b"transfer-encoding: chunked\r\n\r\n")
 
@@ -267,45 +266,6 @@ def sse(n: int) -> bytes:
 
 def chunk(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
-
-
-@contextmanager
-def raw_upstream(script: Script) -> Iterator[tuple[str, list[bytes]]]:
-    """A TCP server on 127.0.0.1 that reads one request head and runs ``script``; yields its
-    URL and the request heads it read."""
-    loop = asyncio.new_event_loop()
-    heads: list[bytes] = []
-    ready = threading.Event()
-    holder: dict[str, Any] = {}
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        heads.append(head)
-        length = re.search(rb"(?i)content-length: *(\d+)", head)
-        if length:
-            await reader.readexactly(int(length.group(1)))
-        try:
-            await script(reader, writer)
-        finally:
-            writer.close()
-
-    async def serve() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", 0)
-        holder["stop"] = stop = asyncio.Event()
-        holder["port"] = server.sockets[0].getsockname()[1]
-        ready.set()
-        async with server:
-            await stop.wait()
-
-    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
-    thread.start()
-    ready.wait(5)
-    try:
-        yield f"http://127.0.0.1:{holder['port']}/v1", heads
-    finally:
-        loop.call_soon_threadsafe(holder["stop"].set)
-        thread.join(5)
-        loop.close()
 
 
 def post_stream(recorder: RecorderServer, timeout: float = 10) -> tuple[bytes, Exception | None]:
