@@ -125,8 +125,9 @@ def test_finding1_serve_answers_no_foreign_page(path: str) -> None:
     with OrmockServer(allowed_hosts=["ormock.test"]) as server:
         method = "POST" if path == "/v1/responses" else "GET"
         body = b'{"model":"m","input":"hi"}'
-        for headers, param in ((FOREIGN, "host"),
+        for headers, param in ((FOREIGN, "host"), ({"host": "ormock.test.evil.example"}, "host"),
                                ({"origin": "http://attacker.example"}, "origin"),
+                               ({"host": "ormock", "origin": "http://other"}, "origin"),
                                ({"sec-fetch-site": "cross-site"}, "sec-fetch-site")):
             answer = httpx.request(method, server.url + path, content=body,
                                    headers={"content-type": "application/json", **headers})
@@ -134,7 +135,8 @@ def test_finding1_serve_answers_no_foreign_page(path: str) -> None:
         assert list(server.engine().journal) == []
         # an --allowed-host name, an IP address, a page on it or on localhost are answered
         for headers in ({"host": f"ormock.test:{server.port}"},
-                        {"host": f"127.0.0.2:{server.port}"},
+                        {"host": f"127.0.0.2:{server.port}"}, {"host": "testserver"},
+                        {"host": "ormock:8787", "origin": "http://ormock:3000"},
                         {"host": "ormock.test", "origin": "http://ormock.test:8080"},
                         {"origin": "http://localhost:3000"}):
             answer = httpx.request(method, server.url + path, content=body,

@@ -4,8 +4,9 @@ to a loopback port, so each request is refused (403 ``permission_denied``, ``par
 header, before any route sees it) when
 
 - its ``Host`` is a name this machine does not answer to: neither a loopback name (``localhost``,
-  ``*.localhost``), nor an IP address, nor an ``--allowed-host`` (a DNS-rebinding page reaches
-  loopback under its own name, and could read the answers);
+  ``*.localhost``), nor an IP address, nor a name of one label (a container's, this network's,
+  Starlette's ``testserver``: no public domain), nor an ``--allowed-host`` (a DNS-rebinding
+  page reaches loopback under a domain of its own, and could read the answers);
 - its ``Origin`` is a page of another machine: not a loopback name or address, not an
   ``--allowed-host``, not the ``Host`` it was sent to (``null`` included: a sandboxed page);
 - it has no ``Origin`` but ``Sec-Fetch-Site: cross-site``: another site's image, script or link.
@@ -102,8 +103,11 @@ class Perimeter:
         self.hosts = frozenset(address(host.strip().rstrip(".")) for host in allowed_hosts)
 
     def named(self, host: str) -> bool:
-        """A host this server answers to: a loopback name, an address, an allowed name."""
-        return _ip(host) is not None or is_loopback_name(host) or host.rstrip(".") in self.hosts
+        """A host this server answers to: a loopback name, an address, a name of one label
+        (no public domain, which a rebinding page needs), an allowed name."""
+        host = host.rstrip(".")
+        return (_ip(host) is not None or "." not in host or is_loopback_name(host)
+                or host in self.hosts)
 
     def refusal(self, scope: Scope) -> OpenResponsesError | None:
         """Why a foreign page's request must not be answered, or None."""
@@ -119,7 +123,8 @@ class Perimeter:
         if host is not None and (own is None or not self.named(own[0])):
             return _forbidden(
                 "This server answers only requests addressed to a loopback name (localhost, "
-                "127.0.0.1, [::1]), an IP address or an --allowed-host name (a page that "
+                "127.0.0.1, [::1]), an IP address, a name of one label or an --allowed-host "
+                "name (a page that "
                 "reached it through DNS could read its answers); send the request to one of "
                 "those, or start the server with --allowed-host NAME.", "host",
                 "host_not_allowed")
