@@ -29,6 +29,9 @@ MIB = 1024 * 1024
 # beyond any Responses answer
 MAX_INFLATED = 32 * MIB
 
+# how much one call to the decoder may give (a bound on what it holds besides the body)
+STEP = MIB
+
 # the encodings decoded here (``br`` only with the brotli package, as vcrpy decodes it)
 DECODED = ("gzip", "x-gzip", "deflate", "br")
 
@@ -88,19 +91,27 @@ class Inflater:
         return out
 
     def decompress(self, data: bytes) -> bytes:
-        """The bytes ``data`` decodes to; zlib stops one byte past the room left, so a bomb
-        never takes more than the limit in memory."""
-        room = self.limit - self.total + 1
+        """The bytes ``data`` decodes to, taken a ``STEP`` at a time so that a bomb never
+        holds more than the limit (and a byte) in memory."""
+        parts: list[bytes] = []
+        while True:
+            step = min(self.limit - self.total + 1, STEP)
+            out = self._zlib_part(data, step) if self._zlib is not None \
+                else self._brotli_part(data, step)
+            parts.append(self._counted(out))
+            if len(out) < step:  # the decoder stopped short: every byte given is decoded
+                return b"".join(parts)
+            data = self._zlib.unconsumed_tail if self._zlib is not None else b""
+
+    def _zlib_part(self, data: bytes, step: int) -> bytes:
         try:
-            if self._zlib is not None:
-                return self._counted(self._zlib.decompress(data, room))
-            return self._counted(self._brotli_part(data, room))
+            return bytes(self._zlib.decompress(data, step))
         except zlib.error as error:
             raise InflateError(f"the body is not valid {self.encoding}: {error}") from None
 
-    def _brotli_part(self, data: bytes, room: int) -> bytes:
+    def _brotli_part(self, data: bytes, step: int) -> bytes:
         try:  # brotli 1.2 bounds each call's output; an older one cannot be bounded
-            return bytes(self._brotli.process(data, output_buffer_limit=room))
+            return bytes(self._brotli.process(data, output_buffer_limit=step))
         except TypeError:
             raise UnknownEncoding("this brotli package cannot decode with a bound on the "
                                   "output; install brotli 1.2 or newer") from None

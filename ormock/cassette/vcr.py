@@ -43,7 +43,7 @@ from ormock.cassette.recording import HOP_BY_HOP
 from ormock.cassette.redact import Redaction, SecretFound, scan, scan_headers
 from ormock.cassette.validation import checked, error_at
 from ormock.protocol.sse import encode_json
-from ormock.scenario.source import Lines, lines_of
+from ormock.scenario.source import Lines, lines_of, path_text
 from ormock.scenario.source import Path as KeyPath
 
 __all__ = ["DEFAULT_BASE_URL", "from_vcr", "is_vcr_document", "to_vcr", "vcr_dict"]
@@ -151,7 +151,8 @@ def _decoded(raw: bytes, encoding: str, number: int, lines: Lines, where: KeyPat
         raise CassetteError(
             f"interaction {number}: the body is {encoding}-compressed and cannot be decoded"
             f"{hint}; or record with vcrpy's decode_compressed_response=True",
-            file=lines.file) from None
+            file=lines.file, line=lines.line((*where, "headers")),
+            key=path_text((*where, "headers"))) from None
     except TooLarge as error:
         raise error_at(lines, f"interaction {number}: {error}; a Responses answer is never "
                        "that large", (*where, "body", "string")) from None
