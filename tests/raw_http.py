@@ -110,6 +110,13 @@ class Connection:
             if self._line() != b"":
                 raise Malformed("a chunk not followed by CRLF")
 
+    def ends(self) -> bool:
+        """Whether the connection ends (a FIN or a reset) with nothing more sent; a socket
+        timeout if it stays open."""
+        while self._more():
+            pass
+        return not self._buffer.strip(b"0\r\n")  # at most a chunked body's last chunk
+
     def read_answer(self) -> Answer:
         """The next answer, parsed strictly (``Malformed`` otherwise)."""
         line = self._line()
