@@ -160,6 +160,20 @@ def test_finding5_recorded_framing_headers_are_dropped_and_the_connection_stays_
             assert answer.header("transfer-encoding") == answer.header("connection") == []
 
 
+@pytest.mark.parametrize("status", [204, 304])
+def test_finding5_an_empty_204_or_304_is_sent_with_no_length_and_keeps_the_connection(
+        status: int, tmp_path: Path) -> None:
+    text = cassette_text(status=status, body='raw: ""')
+    path = _write(tmp_path, "empty", text + text[text.index("- request:"):])
+    with OrmockServer(cassettes=[path], speed=0) as server, \
+            Connection("127.0.0.1", server.port) as connection:
+        for _ in range(2):
+            connection.send(post("/v1/responses", REQUEST))
+            answer = connection.read_answer()  # a content-length on a 204 is refused there
+            assert (answer.status, answer.body, answer.header("content-length")) == (
+                status, b"", [])
+
+
 def _bomb(size: int) -> bytes:
     """``size`` zero bytes gzipped (about a thousandth of the size), made without holding them."""
     packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
