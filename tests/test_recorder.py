@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -380,6 +381,32 @@ def test_a_compressed_answer_is_relayed_as_sent_and_recorded_decoded(tmp_path: P
     response = cassette.interactions[0].response
     assert response is not None and "content-encoding" not in response.headers
     assert response_bytes(response) == sse(0) + sse(1)
+
+
+async def gzip_bomb(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(1024 * 1024)  # 40 MiB of zeros in 40 KB of gzip
+    data = b"".join(packer.compress(zeros) for _ in range(40)) + packer.flush()
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\n"
+                 b"content-encoding: gzip\r\ncontent-length: " + str(len(data)).encode()
+                 + b"\r\n\r\n" + data)
+    await writer.drain()
+
+
+def test_finding6_a_gzip_bomb_from_the_upstream_is_relayed_and_not_recorded(
+        tmp_path: Path) -> None:
+    with raw_upstream(gzip_bomb) as (url, _), recording(url, tmp_path) as (recorder, lines):
+        with httpx.stream("POST", recorder.base_url + "/responses", json={"model": "m"},
+                          timeout=10) as answer:
+            relayed = b"".join(answer.iter_raw())  # as sent: the client may decode it
+        deadline = time.monotonic() + 10
+        while not lines and time.monotonic() < deadline:  # logged after the last byte
+            time.sleep(0.01)
+        assert len(relayed) < 100_000 and answer.headers["content-encoding"] == "gzip"
+        assert lines == ["ormock record: POST /v1/responses: the gzip body inflates past 32 "
+                         "MiB (MAX_INFLATED), the most a recorded body may be decoded to: "
+                         "relayed, not recorded"]
+        assert load_cassette(recorder.cassette).interactions == ()
 
 
 # -- the command

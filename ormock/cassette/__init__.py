@@ -5,7 +5,9 @@
 upstream answers), ``redact`` and ``save`` (no secret reaches a file; atomic writes),
 ``matching`` (which interaction answers a request; near misses), ``replay`` (a recorded answer
 as frames for the writers). ``load`` reads any cassette file, ormock's or vcrpy's (``vcr``:
-``from_vcr``, ``to_vcr``), told apart by their shape.
+``from_vcr``, ``to_vcr``), told apart by their shape. ``validation`` checks every cassette that
+gets in (offsets, statuses, headers; framing headers dropped), ``encoding`` decodes a recorded
+body with a bound on what it inflates to.
 """
 
 from ormock.cassette.fileformat import CassetteError, dump_cassette, load_cassette, parse_cassette

@@ -26,14 +26,11 @@ from ormock.cassette.model import (
     SocketSession,
 )
 from ormock.cassette.schema import validate
+from ormock.cassette.validation import CassetteError, checked
 from ormock.protocol.types import Json
 from ormock.scenario.source import Lines, ScenarioError, load_yaml, read_text
 
 __all__ = ["CassetteError", "dump_cassette", "load_cassette", "parse_cassette", "to_document"]
-
-
-class CassetteError(ScenarioError):
-    """A mistake in a cassette file, with the file, line and key it is at."""
 
 
 def _ms(value: float) -> float | int:
@@ -236,10 +233,11 @@ def parse_cassette(text: str, file: str | None = None) -> Cassette:
             request=_request(doc["request"]), response=response,
             socket=_socket(doc["socket"]) if "socket" in doc else None,
             line=lines.line(where)))
-    return Cassette(tuple(interactions), version=data["version"],
-                    profile=data.get("profile", "openai"), upstream=data.get("upstream"),
-                    recorded_at=data.get("recorded_at"),
-                    recorded_with=data.get("recorded_with"), file=file)
+    # what the schema cannot say (offsets, statuses, headers): refused here, at file:line
+    return checked(Cassette(tuple(interactions), version=data["version"],
+                            profile=data.get("profile", "openai"),
+                            upstream=data.get("upstream"), recorded_at=data.get("recorded_at"),
+                            recorded_with=data.get("recorded_with"), file=file), lines)
 
 
 def load_cassette(path: str | Path) -> Cassette:

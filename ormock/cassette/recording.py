@@ -22,12 +22,14 @@ from ormock.cassette.model import (
     RecordedResponse,
 )
 
-__all__ = ["HOP_BY_HOP", "Recording", "header_map"]
+__all__ = ["FRAMING", "HOP_BY_HOP", "Recording", "header_map"]
 
-# headers that describe one connection or one encoding of the body, not the answer: a replay
-# makes its own
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
-                        "content-encoding", "te", "trailer", "upgrade", "proxy-connection"})
+# headers that frame one connection, not the answer: never kept in a cassette (a loaded one's
+# are dropped), since the writer frames the body it sends itself
+FRAMING = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "te",
+                     "trailer", "upgrade", "proxy-connection"})
+# what a recording drops: the framing, and the encoding, as the body is recorded decoded
+HOP_BY_HOP = FRAMING | {"content-encoding"}
 
 
 def header_map(pairs: list[tuple[str, str]], drop: frozenset[str] = frozenset()) -> Headers:

@@ -8,10 +8,12 @@ a ``.json`` file) and its ``Request`` objects, never a copy of its format.
 
 ``from_vcr``: the URL becomes path and query, a JSON request body its document, and the answer's
 body string either SSE messages (``text/event-stream``: split back into events) or a body. A
-body vcrpy kept compressed (recorded without ``decode_compressed_response``) is decoded with
-vcrpy's own ``decode_response`` (gzip and deflate always, ``br`` only with the ``brotli``
-package installed; otherwise the load fails saying so). vcrpy keeps no timing: every offset is
-0 and the cassette's ``origin`` is ``"vcr"``, so a replay writes it unpaced.
+body vcrpy kept compressed (recorded without ``decode_compressed_response``) is decoded as
+vcrpy's ``decode_response`` would (gzip and deflate always, ``br`` only with the ``brotli``
+package installed, otherwise the load fails saying so; a body that does not decode is kept as
+it is), but bounded: past ``MAX_INFLATED`` the load is refused at the body's line. vcrpy keeps
+no timing: every offset is 0 and the cassette's ``origin`` is ``"vcr"``, so a replay writes it
+unpaced. The result goes through the same ``checked`` as an ormock cassette.
 
 ``to_vcr``: each HTTP interaction as a vcrpy ``Request`` and response, the body string being the
 answer's exact bytes. vcrpy cannot hold a WebSocket session, nor an answer that broke off (it
@@ -28,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ormock.cassette import framing
+from ormock.cassette.encoding import InflateError, TooLarge, UnknownEncoding, inflate
 from ormock.cassette.fileformat import CassetteError, response_bytes
 from ormock.cassette.model import (
     Cassette,
@@ -38,7 +41,10 @@ from ormock.cassette.model import (
 )
 from ormock.cassette.recording import HOP_BY_HOP
 from ormock.cassette.redact import Redaction, SecretFound, scan, scan_headers
+from ormock.cassette.validation import checked, error_at
 from ormock.protocol.sse import encode_json
+from ormock.scenario.source import Lines, lines_of, path_text
+from ormock.scenario.source import Path as KeyPath
 
 __all__ = ["DEFAULT_BASE_URL", "from_vcr", "is_vcr_document", "to_vcr", "vcr_dict"]
 
@@ -135,26 +141,37 @@ def _first(headers: Headers, name: str) -> str:
     return (value[0] if value else "") if isinstance(value, list) else value
 
 
-def _response(response: Any, number: int, file: str) -> RecordedResponse:
-    from vcr.filters import decode_response
-
-    if not _is_vcr_response(response):
-        raise CassetteError(f"interaction {number}: the response is not vcrpy's shape; "
-                            f"expected {VCR_SHAPE}", file=file)
-    headers_in = {str(k): v if isinstance(v, list) else [v]
-                  for k, v in (response["headers"] or {}).items()}
-    decoded = decode_response({**response, "headers": headers_in})
-    headers = _headers(decoded["headers"])
-    encoding = _first(headers, "content-encoding").strip().lower()
-    if encoding not in ("", "identity"):
+def _decoded(raw: bytes, encoding: str, number: int, lines: Lines, where: KeyPath) -> bytes:
+    """A compressed body decoded as vcrpy's ``decode_response`` does it, with a bound."""
+    try:
+        return inflate(raw, encoding)
+    except UnknownEncoding:
         hint = " (install the brotli package, which vcrpy decodes it with)" \
             if encoding == "br" else ""
         raise CassetteError(
             f"interaction {number}: the body is {encoding}-compressed and cannot be decoded"
-            f"{hint}; or record with vcrpy's decode_compressed_response=True", file=file)
+            f"{hint}; or record with vcrpy's decode_compressed_response=True",
+            file=lines.file, line=lines.line((*where, "headers")),
+            key=path_text((*where, "headers"))) from None
+    except TooLarge as error:
+        raise error_at(lines, f"interaction {number}: {error}; a Responses answer is never "
+                       "that large", (*where, "body", "string")) from None
+    except InflateError:  # vcrpy too takes a body that does not decode as decoded already
+        return raw
+
+
+def _response(response: Any, number: int, lines: Lines) -> RecordedResponse:
+    if not _is_vcr_response(response):
+        raise CassetteError(f"interaction {number}: the response is not vcrpy's shape; "
+                            f"expected {VCR_SHAPE}", file=lines.file)
+    headers = _headers(response["headers"] or {})
+    raw = _as_bytes(response["body"]["string"])
+    encoding = _first(headers, "content-encoding").strip().lower()
+    if encoding not in ("", "identity"):
+        where: KeyPath = ("interactions", number - 1, "response")
+        raw = _decoded(raw, encoding, number, lines, where)
     headers = {name: value for name, value in headers.items() if name not in HOP_BY_HOP}
-    raw = _as_bytes(decoded["body"]["string"])
-    status = int(decoded["status"]["code"])
+    status = int(response["status"]["code"])
     if _first(headers, "content-type").split(";")[0].strip().lower() == "text/event-stream":
         spans = framing.split_messages(raw)
         messages, style = framing.to_messages(spans, [0.0] * len(spans))
@@ -183,14 +200,18 @@ def from_vcr(path: str | Path) -> Cassette:
         raise CassetteError(f"cannot read the vcrpy cassette ({error.strerror})",
                             file=file) from None
     requests, responses = loaded[0], loaded[1]
+    lines = Lines(file) if file.lower().endswith(".json") \
+        else lines_of(Path(path).read_text("utf-8", "replace"), file)
     interactions = tuple(
-        Interaction(_request(request), _response(response, number, file))
+        Interaction(_request(request), _response(response, number, lines),
+                    line=lines.line(("interactions", number - 1)))
         for number, (request, response) in enumerate(zip(requests, responses, strict=True), 1))
     upstream = None
     if requests:
         first = urlsplit(requests[0].uri)
         upstream = f"{first.scheme}://{first.netloc}" if first.scheme and first.netloc else None
-    return Cassette(interactions, profile="openai", upstream=upstream, file=file, origin="vcr")
+    return checked(Cassette(interactions, profile="openai", upstream=upstream, file=file,
+                            origin="vcr"), lines)
 
 
 def _origin(base_url: str) -> str:

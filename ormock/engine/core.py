@@ -19,6 +19,7 @@ from typing import Any
 
 from ormock.cassette.matching import Order
 from ormock.cassette.model import Cassette, Interaction
+from ormock.cassette.validation import checked
 from ormock.engine import attempt, building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
@@ -231,7 +232,8 @@ class Engine:
         (``order="recorded"``: the next one), ``ignore`` JSON paths left out of the match."""
         if order not in ("any", "recorded"):
             raise ValueError(f"order must be 'any' or 'recorded', not {order!r}")
-        cassettes = [source] if isinstance(source, Cassette) else cassettes_in(source)
+        # one built in Python is checked as a loaded one is (files are checked as they load)
+        cassettes = [checked(source)] if isinstance(source, Cassette) else cassettes_in(source)
         paths = tuple(ignore)
         with self._lock:
             claims = self.counters if self.sync is not None else None

@@ -18,6 +18,7 @@ from typing import Any
 
 from ormock.cassette.matching import Order
 from ormock.cassette.model import Cassette
+from ormock.cassette.validation import checked
 from ormock.engine.limits import Limits
 from ormock.engine.store import check_store
 from ormock.faults.chaos import Chaos
@@ -103,7 +104,7 @@ def _cassettes(value: object) -> tuple[Cassette, ...]:
     out: list[Cassette] = []
     for item in value:
         if isinstance(item, Cassette):
-            out.append(item)
+            out.append(checked(item))  # as a file's would be at its load
         elif isinstance(item, (str, PathLike)):
             out += cassettes_in(item)  # a CassetteError names file, line and key
         else:

@@ -93,7 +93,7 @@ class Tally:
 
 def _start(status: int, headers: tuple[tuple[bytes, bytes], ...], body: bytes | None
            ) -> dict[str, Any]:
-    if body is None:
+    if body is None or status in (204, 304):  # RFC 9110 8.6: those have no body to measure
         return {"type": "http.response.start", "status": status, "headers": list(headers)}
     return {"type": "http.response.start", "status": status,
             "headers": [*headers, (b"content-length", b"%d" % len(body))]}

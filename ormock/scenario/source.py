@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_NODES", "Lines", "ScenarioError", "bound_data",
-           "load_yaml", "path_text", "read_text", "safe_document"]
+           "lines_of", "load_yaml", "path_text", "read_text", "safe_document"]
 
 MAX_NODES = 100_000  # keys, values and items, an aliased subtree counted each time it is used
 MAX_ALIASES = 10_000  # '*name' references
@@ -225,6 +225,23 @@ def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
     finally:
         loader.dispose()
     return data, Lines(file, lines)
+
+
+def lines_of(text: str, file: str | None = None) -> Lines:
+    """Where each path of a YAML text stands, composed by the bounded loader but never built
+    (so a tag it would refuse, such as vcrpy's ``!!python/tuple``, does not matter)."""
+    try:
+        loader = _BoundedLoader(text, file)
+        try:
+            node = loader.get_single_node()
+            lines: dict[Path, int] = {}
+            if node is not None:
+                _walk(node, (), lines, file)
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, ScenarioError):
+        return Lines(file)  # the reader of the document says what is wrong with it
+    return Lines(file, lines)
 
 
 def safe_document(text: str, file: str | None = None) -> Any:

@@ -36,7 +36,6 @@ import contextlib
 import re
 import sys
 import time
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +43,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from ormock.cassette.encoding import InflateError, Inflater
 from ormock.cassette.model import Ended, Interaction, RecordedRequest
 from ormock.cassette.recording import HOP_BY_HOP, Recording, header_map
 from ormock.engine.writer import close_connection
@@ -124,13 +124,9 @@ def _json_or_text(body: bytes) -> tuple[Any, str | None]:
     return (document, None) if isinstance(document, dict) else (None, text)
 
 
-def _decoder(encoding: str) -> Any:
-    """A zlib decoder for a ``content-encoding``, or None when it is not gzip or deflate."""
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if encoding == "deflate":
-        return zlib.decompressobj()
-    return None
+def _decoder(encoding: str) -> Inflater | None:
+    """A bounded decoder for a ``content-encoding``, or None when it is not gzip or deflate."""
+    return Inflater(encoding) if encoding in ("gzip", "x-gzip", "deflate") else None
 
 
 @dataclass
@@ -278,7 +274,14 @@ class Relay:
             async for chunk in response.aiter_raw():
                 now = time.monotonic()
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                recording.chunk(chunk if decoder is None else decoder.decompress(chunk), now)
+                if not exchange.recordable:  # relayed only: nothing more kept of it
+                    continue
+                try:
+                    recording.chunk(chunk if decoder is None else decoder.decompress(chunk), now)
+                except InflateError as error:  # a bomb, or not the encoding: relayed only
+                    decoder, exchange.recordable = None, False
+                    self.log(f"{self.name}: {scope['method']} {exchange.path}: {error}: "
+                             "relayed, not recorded")
         except httpx.ReadError:  # ECONNRESET
             exchange.ended = "reset"
         except httpx.HTTPError:  # closed mid-body (RemoteProtocolError), or a timeout
