@@ -38,6 +38,7 @@ from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
 from ormock.server.body import (
     DEFAULT_MAX_BODY,
+    DEFAULT_MAX_HEADER_BYTES,
     decode_json,
     json_only,
     json_request,
@@ -377,6 +378,7 @@ def create_app(
     api_key: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     admin_hosts: frozenset[str] = frozenset(),
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
 ) -> Any:
     """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options."""
     namespaces = namespaces or Namespaces()
@@ -443,4 +445,4 @@ def create_app(
     served: Any = ProfileErrors(app, namespaces)
     guard = None if api_key is None else ApiKeyGuard(served, api_key)
     return Front(guard or served, namespaces.seed, namespaces, replay, create_route, bug_answer,
-                 guard)
+                 guard, max_header_bytes)

@@ -20,6 +20,12 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Later, Message, Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
+from ormock.server.body import (
+    DEFAULT_MAX_HEADER_BYTES,
+    header_bytes,
+    headers_too_large,
+    whole_messages,
+)
 from ormock.server.replay import ReplayRoute
 
 if TYPE_CHECKING:
@@ -75,13 +81,17 @@ class Front:
     claim it): one layer and one wrapped ``send`` instead of the middlewares, Starlette's two
     and its router. A bug that escapes the route is answered as Starlette's error middleware
     would (the 500 envelope when nothing was sent yet, then raised to the server). Any other
-    request goes through ``app``: the API key guard, the profile's error spelling, Starlette."""
+    request goes through ``app``: the API key guard, the profile's error spelling, Starlette.
+    Before all of it, a request (HTTP or a WebSocket upgrade, any path) whose headers pass
+    ``max_header_bytes`` is refused, 431 ``request_headers_too_large``."""
 
     def __init__(self, app: App, seed: int, namespaces: Namespaces, replay: ReplayRoute,
                  create: _CreateRoute, server_error: Callable[[Scope, Exception], Response],
-                 guard: ApiKeyGuard | None) -> None:
+                 guard: ApiKeyGuard | None,
+                 max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> None:
         self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
         self.server_error, self.guard = server_error, guard
+        self.max_header_bytes = max_header_bytes
         self.ids = IdFactory(seed ^ 0x5EED)
 
     def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
@@ -162,8 +172,20 @@ class Front:
         return b"x-request-id", request_id.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "websocket" and header_bytes(scope["headers"]) > self.max_header_bytes:
+                await self._refuse_socket(scope, receive, send)
+                return
             await self.app(scope, receive, send)
+            return
+        size = header_bytes(scope["headers"])
+        if size > self.max_header_bytes:
+            start, whole = whole_messages(431, headers_too_large(size,
+                                                                 self.max_header_bytes).body())
+            _with_id(start, self._request_id(_sent_id(scope["headers"])))
+            await send(start)
+            await send(whole)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         try:
@@ -173,12 +195,8 @@ class Front:
             await self.guarded(scope, receive, with_id, _raise(exc)(receive, with_id))
             return
         if route is None:
-            text = None
-            for key, value in scope["headers"]:
-                if key == b"x-request-id":
-                    text = value.decode("latin-1")
-                    break
-            await self.app(scope, receive, _IdSend(send, self._request_id(text)))
+            await self.app(scope, receive,
+                           _IdSend(send, self._request_id(_sent_id(scope["headers"]))))
             return
         headers, header = self._headers(scope["headers"])
         namespace, found = route  # positional below: cheaper than a starred call
@@ -186,6 +204,23 @@ class Front:
         await self.guarded(scope, receive, with_id,
                            self.create.create.answer(scope, receive, with_id, headers,
                                                      namespace, found))
+
+    async def _refuse_socket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket upgrade whose headers are too large: refused with the 431 answer where
+        the server can send one (``websocket.http.response``), else closed before it is
+        accepted (uvicorn answers 403)."""
+        await receive()  # websocket.connect
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": 1008,
+                        "reason": "request headers too large"})
+            return
+        size = header_bytes(scope["headers"])
+        start, whole = whole_messages(431, headers_too_large(size, self.max_header_bytes).body())
+        _with_id(start, self._request_id(_sent_id(scope["headers"])))
+        start["type"], whole["type"] = ("websocket.http.response.start",
+                                        "websocket.http.response.body")
+        await send(start)
+        await send(whole)
 
     async def guarded(self, scope: Scope, receive: Receive, send: _IdSend,
                       answer: Awaitable[None]) -> None:
@@ -200,6 +235,14 @@ class Front:
                 await self.server_error(scope, exc)(scope, receive, send)
             if not isinstance(exc, StoreUnavailable):
                 raise
+
+
+def _sent_id(raw_headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The request's own ``X-Request-ID``, the first one, if it sent one."""
+    for key, value in raw_headers:
+        if key == b"x-request-id":
+            return value.decode("latin-1")
+    return None
 
 
 def _with_id(message: Message, header: tuple[bytes, bytes]) -> None:
