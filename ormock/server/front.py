@@ -24,6 +24,7 @@ from ormock.server.body import (
     DEFAULT_MAX_HEADER_BYTES,
     header_bytes,
     headers_too_large,
+    is_json,
     whole_messages,
 )
 from ormock.server.replay import ReplayRoute
@@ -91,7 +92,7 @@ class Front:
                  max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> None:
         self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
         self.server_error, self.guard = server_error, guard
-        self.max_header_bytes = max_header_bytes
+        self.max_header_bytes, self.max_body = max_header_bytes, create.create.max_body
         self.ids = IdFactory(seed ^ 0x5EED)
 
     def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
@@ -113,9 +114,24 @@ class Front:
         return name, engine
 
     def may_answer(self, scope: Scope) -> bool:
-        """Whether the direct path (``ormock.server.direct``) may answer this request once its
-        body is in: a ``POST`` to a create path (``answer_now`` decides)."""
-        return scope["method"] == "POST" and create_namespace(scope["path"]) is not None
+        """Whether the direct path (``ormock.server.direct``) may hold this request until its
+        body is in, to answer it then (``answer_now`` decides how): a ``POST`` to a create path
+        that its headers alone do not refuse. One they refuse (past ``max_header_bytes``, a
+        ``Content-Length`` past the body limit, a ``Content-Type`` that is not JSON) goes the
+        ASGI way at once, which answers it before its body comes (431, 413, 415)."""
+        if scope["method"] != "POST" or create_namespace(scope["path"]) is None:
+            return False
+        size, content_type, declared = 0, b"", b""
+        for name, value in scope["headers"]:  # ``header_bytes``' loop, the two headers noted
+            size += len(name) + len(value)
+            if name == b"content-type":
+                content_type = value
+            elif name == b"content-length":
+                declared = value
+        if size > self.max_header_bytes or (declared.isdigit()
+                                            and int(declared) > self.max_body):
+            return False
+        return content_type == b"application/json" or is_json(content_type.decode("latin-1"))
 
     def answer_now(self, scope: Scope, raw: bytes) -> Now | App:
         """The direct path's answer to a request ``may_answer`` allowed, its whole body
