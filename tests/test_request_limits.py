@@ -8,6 +8,7 @@ import json
 import re
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -192,3 +193,16 @@ def test_finding7_wrong_content_type_is_415_at_once() -> None:
     assert status == 415 and error["code"] == "unsupported_content_type"
     assert error["param"] == "content-type" and "'text/plain'" in error["message"]
 
+
+
+def test_a_shared_journal_is_capped_with_the_headers_it_keeps(tmp_path: Path) -> None:
+    # (a guard, not a finding: the store counts each entry as the bytes it keeps, headers in)
+    from ormock import Engine
+
+    engine = Engine(store=f"sqlite:{tmp_path / 'shared.db'}", shared=True,
+                    limits=Limits(store_bytes=1_000_000))
+    for n in range(30):
+        engine.respond({"model": "m", "input": f"request {n}"}, {"x-pad": "h" * 60_000})
+    kept = engine.backend.list("journal", limit=100)
+    assert 1 <= len(kept) < 30 and sum(len(value) for _, value in kept) <= 1_000_000
+    assert all(len(value) > 60_000 for _, value in kept)
