@@ -197,9 +197,7 @@ class Front:
             return
         size = header_bytes(scope["headers"])
         if size > self.max_header_bytes:
-            start, whole = whole_messages(431, headers_too_large(size,
-                                                                 self.max_header_bytes).body())
-            _with_id(start, self._request_id(_sent_id(scope["headers"])))
+            start, whole = self._too_large(scope, size)
             await send(start)
             await send(whole)
             return
@@ -230,13 +228,17 @@ class Front:
             await send({"type": "websocket.close", "code": 1008,
                         "reason": "request headers too large"})
             return
-        size = header_bytes(scope["headers"])
-        start, whole = whole_messages(431, headers_too_large(size, self.max_header_bytes).body())
-        _with_id(start, self._request_id(_sent_id(scope["headers"])))
+        start, whole = self._too_large(scope, header_bytes(scope["headers"]))
         start["type"], whole["type"] = ("websocket.http.response.start",
                                         "websocket.http.response.body")
         await send(start)
         await send(whole)
+
+    def _too_large(self, scope: Scope, size: int) -> tuple[Message, Message]:
+        """The 431 answer to a request of ``size`` bytes of headers, with its request id."""
+        start, whole = whole_messages(431, headers_too_large(size, self.max_header_bytes).body())
+        _with_id(start, self._request_id(_sent_id(scope["headers"])))
+        return start, whole
 
     async def guarded(self, scope: Scope, receive: Receive, send: _IdSend,
                       answer: Awaitable[None]) -> None:
