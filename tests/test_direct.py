@@ -221,11 +221,12 @@ def test_the_direct_path_writes_the_asgi_paths_bytes(
     assert b"x-idempotent-replayed: true\r\n" in direct[12]
     assert b"connection: close\r\n" in direct[28] and b"connection: close\r\n" in direct[30]
     assert b"transfer-encoding: chunked\r\n" in direct[16]  # paced: its events one by one
-    # the ASGI path ran only what the direct path hands it: the models listings, what is left
-    # of a create it began (an idempotent replay, a background job, a pace, a delay, a reset),
-    # a body past uvicorn's read buffer, an ``Expect: 100-continue``, a request pipelined
-    # behind one on the ASGI path (started when that one ends), and the journal's reading
-    assert on_direct == ["/v1/responses"] * 2 + ["/v1/models"] + ["/v1/responses"] * 2 + [
+    # the ASGI path ran only what the direct path hands it: a create its headers refuse (415,
+    # answered before its body), the models listings, what is left of a create it began (an
+    # idempotent replay, a background job, a pace, a delay, a reset), a body past uvicorn's
+    # read buffer, an ``Expect: 100-continue``, a request pipelined behind one on the ASGI
+    # path (started when that one ends), and the journal's reading
+    assert on_direct == ["/v1/responses"] * 3 + ["/v1/models"] + ["/v1/responses"] * 2 + [
         "/v1/models"] + ["/v1/responses"] * 4 + ["/_ormock/journal"]
     # with the direct path off, every one of the conversation's 30 requests, and the journal's
     assert len(asgi_runs) - len(on_direct) == 31
@@ -238,9 +239,12 @@ def test_a_plain_create_runs_no_asgi_task(asgi_runs: list[str]) -> None:
                                                   "stream": stream})
             assert reply.status_code == 200
             assert reply.headers["x-request-id"].startswith("req_")
+        assert http.post("/responses", content=b'{"model": "gpt-4o", "input": "hi"}', headers={
+            "content-type": "application/json; charset=utf-8"}).status_code == 200
+        # refused by its headers alone: the ASGI way at once, answered before its body
         assert http.post("/responses", content=b"{").status_code == 415
         assert http.get("/models").status_code == 200
-    assert asgi_runs == ["/v1/models"]
+    assert asgi_runs == ["/v1/responses", "/v1/models"]
 
 
 def test_the_access_log_keeps_every_request_on_the_asgi_path(asgi_runs: list[str]) -> None:

@@ -145,10 +145,28 @@ def test_an_opened_entry_is_the_one_its_init_makes() -> None:
 def test_a_journal_trims_by_its_entries_sizes() -> None:
     from ormock.engine.journal import ENTRY_FIELDS, Journal, entry_size, opened
 
-    journal = Journal(10, 8 * ENTRY_FIELDS, lambda entry: None, lambda entry: None)
+    journal = Journal(10, 10 * ENTRY_FIELDS, lambda entry: None, lambda entry: None)
     entries = [opened("POST", "/v1/responses", {}, None, 0.0, n * 10) for n in range(30)]
     for entry in entries:
         journal.append(entry)
     assert len(journal) > 3 and journal._sizes(3) == sum(map(entry_size, journal[:3]))
-    assert journal.bytes == sum(map(entry_size, journal)) <= 8 * ENTRY_FIELDS
+    assert journal.bytes == sum(map(entry_size, journal)) <= 10 * ENTRY_FIELDS
     assert journal[-1] is entries[-1] and journal.dropped == 30 - len(journal)
+
+
+def test_an_entry_is_counted_with_its_headers_and_again_with_its_answer() -> None:
+    from ormock.engine.journal import ENTRY_FIELDS, Journal, entry_size, opened
+
+    journal = Journal(10, 100 * ENTRY_FIELDS, lambda entry: None, lambda entry: None)
+    entry = opened("POST", "/v1/responses", {"x-pad": "p" * 1000}, None, 0.0, 20)
+    journal.append(entry)
+    assert journal.bytes == entry_size(entry) == ENTRY_FIELDS + 20 + 13 + 5 + 1000
+    entry.sent, entry.reply_headers = summarize(_stream(), None), {"retry-after": "1"}
+    journal.recount(entry)  # its answer is in: counted too, and taken away with it
+    assert journal.bytes == entry_size(entry) > ENTRY_FIELDS + 1033 + 24 * len(_stream())
+    gone = opened("POST", "/v1/responses", {}, None, 0.0, 0)
+    gone.error = {"message": "m" * 5000}
+    journal.recount(gone)  # never in it: nothing to count
+    journal.clear()
+    journal.recount(entry)  # no longer in it: nothing either
+    assert journal.bytes == 0

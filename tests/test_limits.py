@@ -14,6 +14,7 @@ from ormock.engine.limits import MIB
 def test_the_defaults() -> None:
     limits = Limits()
     assert limits.max_body == 16 * MIB and limits.journal_entries == 1000
+    assert limits.max_header_bytes == 64 * 1024
     assert limits.namespaces == 10_000 and limits.error_bytes == MIB
 
 
@@ -26,8 +27,8 @@ def test_a_limit_is_a_whole_number_of_at_least_1(value: Any) -> None:
 
 def test_each_limit_has_a_flag() -> None:
     assert Limits.option("journal_bytes") == "--journal-bytes"
-    assert [Limits.option(f.name) for f in fields(Limits)][:2] == ["--max-body",
-                                                                  "--journal-entries"]
+    assert [Limits.option(f.name) for f in fields(Limits)][:3] == [
+        "--max-body", "--max-header-bytes", "--journal-entries"]
 
 
 def test_serve_takes_every_flag() -> None:

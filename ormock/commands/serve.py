@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
 _LIMIT_HELP = {
     "max_body": "largest request body in bytes; larger gets 413",
+    "max_header_bytes": "largest request headers in bytes, names and values together (HTTP, "
+                        "WebSocket upgrade, admin API); more gets 431",
     "journal_entries": "requests each namespace's journal keeps",
     "journal_bytes": "request bytes each journal keeps",
     "store_responses": "stored responses each namespace keeps",

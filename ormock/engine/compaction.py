@@ -50,9 +50,12 @@ def journaled(
                          size=_size(body) if size is None else size)
     with engine.lock:
         engine.journal.append(entry)
-        with answering(entry, headers):
-            data = answer(engine, body, owner_of(headers))
-        entry.status = 200
+        try:
+            with answering(entry, headers):
+                data = answer(engine, body, owner_of(headers))
+            entry.status = 200
+        finally:
+            engine.journal.recount(entry)  # its error counted too
     return data, entry
 
 

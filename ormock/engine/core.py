@@ -357,12 +357,14 @@ class Engine:
                                              transport=transport)
                 except Exception as error:
                     failed(entry, headers, error)  # ``answering``'s work, without a ``with``
+                    self.journal.recount(entry)  # its error counted too
                     # a stale attempt is answered again from the start (the create route);
                     # an error answer is never finished: shared now, before the client has it
                     if self.sink is not None and not isinstance(error, attempt.Stale):
                         self.sink.publish(entry, wait=True)
                     raise
                 record(entry, reply)
+                self.journal.recount(entry)  # its answer's parts counted too
                 if self.sink is not None and not written_at_once(reply, body, transport):
                     self.sink.publish(entry)  # seen by other workers while it is written
             finally:

@@ -27,6 +27,7 @@ __all__ = [
     "Journal",
     "JournalEntry",
     "Sent",
+    "counted",
     "entry_size",
     "events_of",
     "failed",
@@ -210,30 +211,73 @@ def events_of(types: Sequence[Any], numbers: Sequence[Any], delays: Sequence[flo
 
 
 ENTRY_FIELDS = 512  # what an entry's own fields are counted as, in bytes, roughly
+_EVENT = 24  # what one event sent is counted as: its type's, number's and delay's places
+_COUNTED = "_ormock_counted"  # the attribute an entry keeps the size its journal counted in
 
 
 def entry_size(entry: JournalEntry) -> int:
-    """What an entry counts against the journal's bytes: its request body, and its fields."""
-    return entry.size + ENTRY_FIELDS
+    """What an entry keeps, in bytes, roughly: its request (the body as read, its path, every
+    header's name and value), its answer (the reply's headers, the error, the faults and where
+    they struck, the events sent and the output ids) and its own fields."""
+    size = ENTRY_FIELDS + entry.size + len(entry.path) + _text_pairs(entry.headers)
+    if entry.reply_headers:
+        size += _text_pairs(entry.reply_headers)
+    if entry.error:
+        size += sum(len(str(value)) for value in entry.error.values())
+    if entry.faults or entry.skipped or entry.struck:
+        size += sum(map(len, entry.faults)) + sum(map(len, entry.skipped))
+        size += sum(len(str(strike)) for strike in entry.struck)
+    sent = entry.sent
+    if sent is not None:
+        size += _EVENT * len(sent.types) + sum(map(len, sent.output_ids))
+    return size
+
+
+def _text_pairs(headers: Mapping[str, str]) -> int:
+    """The characters of ``headers``' names and values together."""
+    return sum(map(len, headers)) + sum(map(len, headers.values()))
+
+
+def counted(entry: JournalEntry) -> int:
+    """The size a journal counts ``entry`` at: its ``entry_size`` when first counted, or when
+    ``Journal.recount`` counted it again; what joined the journal's bytes with it is what leaves
+    them with it."""
+    size: int | None = entry.__dict__.get(_COUNTED)
+    if size is None:
+        size = entry.__dict__[_COUNTED] = entry_size(entry)
+    return size
 
 
 class Journal(Capped[JournalEntry]):
-    """An engine's journal: capped (``Capped``, each entry counted as ``entry_size``); each
-    entry appended is given its id and namespace by ``joined``, and ``added`` tells the
-    server's feed once it is in."""
+    """An engine's journal: capped (``Capped``, each entry counted as ``entry_size`` when it
+    joins, and again once its answer is in it: ``recount``); each entry appended is given its
+    id and namespace by ``joined``, and ``added`` tells the server's feed once it is in."""
 
     def __init__(self, limit: int, max_bytes: int, joined: Callable[[JournalEntry], None],
                  added: Callable[[JournalEntry], None]) -> None:
-        super().__init__(limit, max_bytes, entry_size)
+        super().__init__(limit, max_bytes, counted)
         self.joined, self.added = joined, added
 
     def append(self, item: JournalEntry) -> None:
         self.joined(item)  # its id and namespace, before anyone can see it
+        size = item.__dict__[_COUNTED] = entry_size(item)  # counted afresh in this journal
         list.append(self, item)  # ``Capped.append``'s steps, one call fewer on every request
-        self.bytes += item.size + ENTRY_FIELDS  # ``entry_size``, without its call
+        self.bytes += size
         if len(self) > self.limit or self.bytes > self.max_bytes:
             self._trim()
         self.added(item)  # then the watchers are told: they find it
+
+    def recount(self, entry: JournalEntry) -> None:
+        """Count ``entry`` again now that its answer is in it: the journal's bytes follow (past
+        its cap the oldest go); nothing for an entry it no longer holds."""
+        before = entry.__dict__.get(_COUNTED)
+        # by identity (two requests may be equal in every field), from the newest
+        if before is None or not any(found is entry for found in reversed(self)):
+            return
+        size = entry.__dict__[_COUNTED] = entry_size(entry)
+        self.bytes += size - before
+        if self.bytes > self.max_bytes:
+            self._trim()
 
     def find(self, entry_id: str) -> JournalEntry | None:
         for entry in reversed(self):

@@ -16,14 +16,18 @@ _SECONDS = frozenset({"socket_seconds", "store_seconds"})
 
 @dataclass(frozen=True)
 class Limits:
-    """Per namespace, but for ``namespaces`` and ``max_body``. Past a count or a size the
-    oldest entries go (the newest one always stays), but for what the admin API loads
-    (``loaded_*``), which it refuses past its count. ``socket_seconds`` is a time: a WebSocket
-    connection is closed when it has lasted that long (``docs/server.md``, WebSocket mode);
-    ``store_seconds`` too: a stored response (and its tombstone) is gone that long after it was
-    last written, on every store (a Redis expiry on Redis)."""
+    """Per namespace, but for ``namespaces``, ``max_body`` and ``max_header_bytes`` (per
+    request). Past a count or a size the oldest entries go (the newest one always stays), but
+    for what the admin API loads (``loaded_*``), which it refuses past its count.
+    ``socket_seconds`` is a time: a WebSocket connection is closed when it has lasted that long
+    (``docs/server.md``, WebSocket mode); ``store_seconds`` too: a stored response (and its
+    tombstone) is gone that long after it was last written, on every store (a Redis expiry on
+    Redis)."""
 
     max_body: int = 16 * MIB  # bytes of one request body (HTTP and admin API); larger is 413
+    # bytes of one request's headers, names and values (HTTP, WebSocket upgrade, admin API);
+    # more is 431
+    max_header_bytes: int = 64 * 1024
     journal_entries: int = 1000  # requests the journal keeps (past it, the oldest half goes)
     journal_bytes: int = 32 * MIB  # request bytes the journal keeps
     store_responses: int = 2000  # stored responses (previous_response_id, GET /v1/responses/ID)

@@ -224,6 +224,15 @@ def replay(engine: Engine, method: str, path: str, query: str, body: Any,
     entry = JournalEntry(method, path, mask_headers(headers), body, at=engine.elapsed(),
                          size=size)
     engine.journal.append(entry)
+    try:
+        return _replayed(engine, entry, method, path, query, body, headers)
+    finally:
+        engine.journal.recount(entry)  # its answer's parts, or its error, counted too
+
+
+def _replayed(engine: Engine, entry: JournalEntry, method: str, path: str, query: str,
+              body: Any, headers: Mapping[str, str]) -> tuple[Replayed, Wire, JournalEntry]:
+    """``replay``'s answer to a request journaled as ``entry``."""
     replays = engine.replays
     upstream = replays.upstream
     if upstream is not None and upstream.forwards_all:
@@ -264,6 +273,14 @@ def recorded(engine: Engine, forward: Forward, interaction: Interaction | None,
              problem: str | None = None) -> None:
     """``Engine.recorded`` (under the engine's lock): keep what the upstream answered, and say
     so in the journal entry; ``interaction`` None: nothing was recordable (``problem`` why)."""
+    try:
+        _recorded(engine, forward, interaction, problem)
+    finally:
+        engine.journal.recount(forward.entry)  # what came back counted too
+
+
+def _recorded(engine: Engine, forward: Forward, interaction: Interaction | None,
+              problem: str | None) -> None:
     entry = forward.entry
     entry.finished_at = engine.elapsed()
     if interaction is None or interaction.response is None:

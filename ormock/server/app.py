@@ -38,6 +38,7 @@ from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
 from ormock.server.body import (
     DEFAULT_MAX_BODY,
+    DEFAULT_MAX_HEADER_BYTES,
     decode_json,
     json_only,
     json_request,
@@ -379,6 +380,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     admin_hosts: frozenset[str] = frozenset(),
     allowed_hosts: frozenset[str] = frozenset(),
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
 ) -> Any:
     """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options;
     ``allowed_hosts``: the names it answers to besides loopback ones (``Perimeter``)."""
@@ -398,23 +400,17 @@ def create_app(
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
-            error = OpenResponsesError(
+            return error_response(OpenResponsesError(
                 f"{request.method} is not allowed on {request.url.path}.",
                 type="method_not_allowed", code="method_not_allowed", param="method",
-                status=405, headers=dict(exc.headers or {}),
-            )
-        else:
-            error = OpenResponsesError(
-                f"No route for {request.method} {request.url.path}: ormock serves "
-                "POST /v1/responses, /v1/responses/compact and /v1/responses/input_tokens, "
-                "GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items, "
-                "POST /v1/responses/{id}/cancel, /v1/conversations (and its items), "
-                "GET /v1/models and the admin API "
-                "under /_ormock/.",
-                type="not_found", code="unknown_route", param="path",
-                status=exc.status_code,
-            )
-        return error_response(error)
+                status=405, headers=dict(exc.headers or {})))
+        return error_response(OpenResponsesError(
+            f"No route for {request.method} {request.url.path}: ormock serves "
+            "POST /v1/responses, /v1/responses/compact and /v1/responses/input_tokens, "
+            "GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items, "
+            "POST /v1/responses/{id}/cancel, /v1/conversations (and its items), "
+            "GET /v1/models and the admin API under /_ormock/.",
+            type="not_found", code="unknown_route", param="path", status=exc.status_code))
 
     def bug_answer(scope: Scope, exc: Exception) -> Response:
         return error_response(create._bug_error(scope, exc))
@@ -447,4 +443,4 @@ def create_app(
     guard = None if api_key is None else ApiKeyGuard(served, api_key)
     perimeter = Perimeter(guard or served, allowed_hosts)
     return Front(perimeter, namespaces.seed, namespaces, replay, create_route, bug_answer,
-                 guard, perimeter)
+                 guard, perimeter, max_header_bytes)

@@ -41,5 +41,6 @@ def assemble(*, settings: Settings | None = None, scenarios: Sequence[str] = (),
     namespaces = Namespaces(settings)
     preload(namespaces, scenarios)
     app = create_app(namespaces, api_key=api_key, max_body=limits.max_body,
-                     admin_hosts=frozenset(admin_hosts), allowed_hosts=frozenset(allowed_hosts))
+                     admin_hosts=frozenset(admin_hosts), allowed_hosts=frozenset(allowed_hosts),
+                     max_header_bytes=limits.max_header_bytes)
     return Assembled(namespaces, app, limits)

@@ -3,15 +3,17 @@
 uvicorn runs every request as a task that awaits the app, whose ``receive`` and ``send`` are
 awaitables of the request's cycle. ``DirectProtocol`` is ``CorkedProtocol`` (uvicorn's
 httptools protocol on a corked transport) that starts no task for a ``POST`` to a create path
-(``Front.may_answer``) until the request's body is in: then the front answers it from there
-(``Front.answer_now``), and the two messages it hands back are written as the cycle's ``send``
-writes them (its status line, the server's ``date`` and ``server`` headers, each header checked
-as it checks it, ``connection: close`` and keep-alive, the next pipelined request started; its
-own ``send``, stepped at once, where a header needs more of it). Everything else runs as
-before, on the cycle's ASGI task: a request the front hands back (another route, a guard, a
-cassette), what is left of a create that cannot be written at once (a delay, a pace, a fault, a
-background job), a body past uvicorn's read buffer, ``Expect: 100-continue``, a paused write, a
-server stopping, the access log, the concurrency limit, and every server without httptools.
+its headers do not refuse (``Front.may_answer``: one they refuse, too large, declaring a body
+past the limit or not JSON, is answered at once on the ASGI path) until the request's body is
+in: then the front answers it from there (``Front.answer_now``), and the two messages it hands
+back are written as the cycle's ``send`` writes them (its status line, the server's ``date`` and
+``server`` headers, each header checked as it checks it, ``connection: close`` and keep-alive,
+the next pipelined request started; its own ``send``, stepped at once, where a header needs more
+of it). Everything else runs as before, on the cycle's ASGI task: a request the front hands back
+(another route, a guard, a cassette), what is left of a create that cannot be written at once (a
+delay, a pace, a fault, a background job), a body past uvicorn's read buffer,
+``Expect: 100-continue``, a paused write, a server stopping, the access log, the concurrency
+limit, and every server without httptools.
 What it saves is the task, its awaitables and the cycle's ``send`` (``bench/README.md``, "The
 direct path").
 """

@@ -20,6 +20,13 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Later, Message, Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
+from ormock.server.body import (
+    DEFAULT_MAX_HEADER_BYTES,
+    header_bytes,
+    headers_too_large,
+    is_json,
+    whole_messages,
+)
 from ormock.server.perimeter import Perimeter
 from ormock.server.replay import ReplayRoute
 
@@ -72,19 +79,22 @@ class Front:
     """Pure ASGI, outermost: every HTTP response carries ``X-Request-ID`` (the client's own when
     it sent a printable one); ``POST [/<namespace>]/v1/responses`` goes straight to its route
     when nothing in front of it would act on it (the perimeter lets it in, its API key is the
-    server's, its namespace's
-    profile respells no error, the cassette route, tried first as the router would, does not
-    claim it): one layer and one wrapped ``send`` instead of the middlewares, Starlette's two
-    and its router. A bug that escapes the route is answered as Starlette's error middleware
-    would (the 500 envelope when nothing was sent yet, then raised to the server). Any other
+    server's, its namespace's profile respells no error, the cassette route, tried first as the
+    router would, does not claim it): one layer and one wrapped ``send`` instead of the
+    middlewares, Starlette's two and its router. A bug that escapes the route is answered as
+    Starlette's error middleware would (the 500 envelope when nothing was sent yet, then raised
+    to the server). Any other
     request goes through ``app``: the perimeter, the API key guard, the profile's error spelling,
-    Starlette."""
+    Starlette. Before all of it, a request (HTTP or a WebSocket upgrade, any path) whose headers
+    pass ``max_header_bytes`` is refused, 431 ``request_headers_too_large``."""
 
     def __init__(self, app: App, seed: int, namespaces: Namespaces, replay: ReplayRoute,
                  create: _CreateRoute, server_error: Callable[[Scope, Exception], Response],
-                 guard: ApiKeyGuard | None, perimeter: Perimeter) -> None:
+                 guard: ApiKeyGuard | None, perimeter: Perimeter,
+                 max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> None:
         self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
         self.server_error, self.guard, self.perimeter = server_error, guard, perimeter
+        self.max_header_bytes, self.max_body = max_header_bytes, create.create.max_body
         self.ids = IdFactory(seed ^ 0x5EED)
 
     def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
@@ -107,9 +117,24 @@ class Front:
         return name, engine
 
     def may_answer(self, scope: Scope) -> bool:
-        """Whether the direct path (``ormock.server.direct``) may answer this request once its
-        body is in: a ``POST`` to a create path (``answer_now`` decides)."""
-        return scope["method"] == "POST" and create_namespace(scope["path"]) is not None
+        """Whether the direct path (``ormock.server.direct``) may hold this request until its
+        body is in, to answer it then (``answer_now`` decides how): a ``POST`` to a create path
+        that its headers alone do not refuse. One they refuse (past ``max_header_bytes``, a
+        ``Content-Length`` past the body limit, a ``Content-Type`` that is not JSON) goes the
+        ASGI way at once, which answers it before its body comes (431, 413, 415)."""
+        if scope["method"] != "POST" or create_namespace(scope["path"]) is None:
+            return False
+        size, content_type, declared = 0, b"", b""
+        for name, value in scope["headers"]:  # ``header_bytes``' loop, the two headers noted
+            size += len(name) + len(value)
+            if name == b"content-type":
+                content_type = value
+            elif name == b"content-length":
+                declared = value
+        if size > self.max_header_bytes or (declared.isdigit()
+                                            and int(declared) > self.max_body):
+            return False
+        return content_type == b"application/json" or is_json(content_type.decode("latin-1"))
 
     def answer_now(self, scope: Scope, raw: bytes) -> Now | App:
         """The direct path's answer to a request ``may_answer`` allowed, its whole body
@@ -166,8 +191,18 @@ class Front:
         return b"x-request-id", request_id.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "websocket" and header_bytes(scope["headers"]) > self.max_header_bytes:
+                await self._refuse_socket(scope, receive, send)
+                return
             await self.app(scope, receive, send)
+            return
+        size = header_bytes(scope["headers"])
+        if size > self.max_header_bytes:
+            start, whole = self._too_large(scope, size)
+            await send(start)
+            await send(whole)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         try:
@@ -177,12 +212,8 @@ class Front:
             await self.guarded(scope, receive, with_id, _raise(exc)(receive, with_id))
             return
         if route is None:
-            text = None
-            for key, value in scope["headers"]:
-                if key == b"x-request-id":
-                    text = value.decode("latin-1")
-                    break
-            await self.app(scope, receive, _IdSend(send, self._request_id(text)))
+            await self.app(scope, receive,
+                           _IdSend(send, self._request_id(_sent_id(scope["headers"]))))
             return
         headers, header = self._headers(scope["headers"])
         namespace, found = route  # positional below: cheaper than a starred call
@@ -190,6 +221,27 @@ class Front:
         await self.guarded(scope, receive, with_id,
                            self.create.create.answer(scope, receive, with_id, headers,
                                                      namespace, found))
+
+    async def _refuse_socket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket upgrade whose headers are too large: refused with the 431 answer where
+        the server can send one (``websocket.http.response``), else closed before it is
+        accepted (uvicorn answers 403)."""
+        await receive()  # websocket.connect
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": 1008,
+                        "reason": "request headers too large"})
+            return
+        start, whole = self._too_large(scope, header_bytes(scope["headers"]))
+        start["type"], whole["type"] = ("websocket.http.response.start",
+                                        "websocket.http.response.body")
+        await send(start)
+        await send(whole)
+
+    def _too_large(self, scope: Scope, size: int) -> tuple[Message, Message]:
+        """The 431 answer to a request of ``size`` bytes of headers, with its request id."""
+        start, whole = whole_messages(431, headers_too_large(size, self.max_header_bytes).body())
+        _with_id(start, self._request_id(_sent_id(scope["headers"])))
+        return start, whole
 
     async def guarded(self, scope: Scope, receive: Receive, send: _IdSend,
                       answer: Awaitable[None]) -> None:
@@ -204,6 +256,14 @@ class Front:
                 await self.server_error(scope, exc)(scope, receive, send)
             if not isinstance(exc, StoreUnavailable):
                 raise
+
+
+def _sent_id(raw_headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The request's own ``X-Request-ID``, the first one, if it sent one."""
+    for key, value in raw_headers:
+        if key == b"x-request-id":
+            return value.decode("latin-1")
+    return None
 
 
 def _with_id(message: Message, header: tuple[bytes, bytes]) -> None:

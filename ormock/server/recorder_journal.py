@@ -60,6 +60,7 @@ class RecorderJournal:
         if response is None:
             entry.status = entry.status or 502
             entry.error = {"code": "not_recorded", "message": "nothing recordable came back"}
+            self.engine.journal.recount(entry)  # its error counted too
             self.engine.feed.changed(entry)
             return
         entry.status, entry.stream, entry.ended = response.status, response.streamed, \
@@ -71,6 +72,7 @@ class RecorderJournal:
             final = final_response(events)
             if final is not None:
                 entry.response_id, entry.response_status = final.get("id"), final.get("status")
+        self.engine.journal.recount(entry)  # what the upstream sent counted too
         wire = recorded_wire(response, 1.0)
         self.engine.feed.keep(entry, SentFrames(
             wire.kind, wire.status, wire.headers,

@@ -65,12 +65,14 @@ async def replay_session(socket: WebSocket, engine: Any, replayed: Replayed,
                 if sent != wanted:
                     error = _mismatch(replayed, position, wanted, sent)
                     entry.status, entry.error = 400, error.envelope()["error"]
+                    engine.journal.recount(entry)  # its error counted too
                     await socket.send_text(encode_json(
                         {"type": "error", "status": 400, "error": entry.error}))
                     continue
                 position, last = position + 1, frame.at
                 position, last = await _answer(socket, frames, position, last, speed, entry)
                 entry.status = 200
+                engine.journal.recount(entry)  # what it was sent counted too
                 engine.finished(entry)
             else:  # the server spoke first
                 position, last = await _answer(socket, frames, position, last, speed, None)
