@@ -71,7 +71,7 @@ def write_long_scenario(path: Path) -> Path:
 def capture(case: str, stream: bool) -> bytes:
     """The body a fresh ``ormock serve --seed 0`` sends for its first request of ``case``."""
     from ormock.engine.core import Engine
-    from ormock.engine.reply import Reply
+    from ormock.protocol.reply import Reply
 
     engine = Engine(seed=SEED)
     if case == "long-text":

@@ -17,8 +17,8 @@ import timeit
 
 from ormock.engine.feed import Feed
 from ormock.engine.journal import JournalEntry
-from ormock.engine.reply import Reply
-from ormock.engine.wire import Frame, Written
+from ormock.protocol.reply import Reply
+from ormock.protocol.wire import Frame, Written
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from ormock.engine.core import Engine
     from ormock.engine.journal import JournalEntry
     from ormock.engine.limits import Limits
-    from ormock.engine.reply import RawReply, Reply
     from ormock.engine.settings import Settings
     from ormock.engine.verdict import Verdict, assert_resilient, judge
     from ormock.protocol import (
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
         fold_events,
     )
     from ormock.protocol.errors import OpenResponsesError
+    from ormock.protocol.reply import RawReply, Reply
     from ormock.protocol.sse import SSEMessage, SSEParser, parse_sse
     from ormock.server.runner import OrmockServer
 
@@ -44,8 +44,8 @@ _HOMES = {
     "Limits": "engine.limits",
     "OpenResponsesError": "protocol.errors",
     "OrmockServer": "server.runner",
-    "RawReply": "engine.reply",
-    "Reply": "engine.reply",
+    "RawReply": "protocol.reply",
+    "Reply": "protocol.reply",
     "Settings": "engine.settings",
     "SSEMessage": "protocol.sse",
     "SSEParser": "protocol.sse",

@@ -98,10 +98,10 @@ def _show_request(args: argparse.Namespace) -> dict[str, object]:
 
 def _show(args: argparse.Namespace) -> int:
     from ormock.engine.core import Engine
-    from ormock.engine.reply import Reply
-    from ormock.engine.wire import coalesced
     from ormock.protocol.checker import ProtocolError
     from ormock.protocol.errors import OpenResponsesError
+    from ormock.protocol.reply import Reply
+    from ormock.protocol.wire import coalesced
     from ormock.scenario import ScenarioError, find_scenario
 
     try:

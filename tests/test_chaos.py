@@ -9,10 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ormock.engine.reply import RawReply, Reply
 from ormock.faults import Disconnect, HttpError, Malformed, Slow, Stall, apply_faults
 from ormock.faults.chaos import CHAOS_SCHEMA, DEFAULT_FAULTS, Chaos
 from ormock.protocol import IdFactory, MessagePlan, ReplyPlan, TextPart, build_events, new_response
+from ormock.protocol.reply import RawReply, Reply
 
 SPEC = "rate=0.2,seed=7,faults=http_error:429|fail_midstream|disconnect"
 

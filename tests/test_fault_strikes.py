@@ -12,8 +12,8 @@ import pytest
 
 from ormock import OrmockServer
 from ormock.engine.core import Engine
-from ormock.engine.reply import Reply
 from ormock.faults import FailMidstream, HttpError, Stall, VendorEvent, strike_faults
+from ormock.protocol.reply import Reply
 from ormock.protocol.sse import json_events, parse_sse
 
 _names = itertools.count()

@@ -21,8 +21,6 @@ import uvicorn
 
 from ormock.engine.core import Engine
 from ormock.engine.render import render
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Frame
 from ormock.engine.writer import send_wire
 from ormock.faults import (
     FAULT_SCHEMA,
@@ -50,6 +48,8 @@ from ormock.protocol import (
     check_stream,
     new_response,
 )
+from ormock.protocol.reply import RawReply, Reply
+from ormock.protocol.wire import Frame
 from ormock.server.runner import best_loop
 
 Json = dict[str, Any]

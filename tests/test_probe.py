@@ -23,7 +23,6 @@ from ormock import OrmockServer
 from ormock.cassette import load_cassette
 from ormock.cassette.fileformat import response_bytes
 from ormock.cli import main
-from ormock.engine.reply import RawReply, Reply
 from ormock.faults import HTTP, Fault, register
 from ormock.faults.base import FAULTS
 from ormock.probe import (
@@ -37,6 +36,7 @@ from ormock.probe import (
     default_cassette,
 )
 from ormock.protocol.checker import check_stream
+from ormock.protocol.reply import RawReply, Reply
 
 KEY = "sk-" + "probe0123456789abcdefghijklmnop"
 _names = itertools.count()

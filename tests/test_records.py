@@ -1,4 +1,4 @@
-"""Frozen dataclasses made without their ``__init__`` (``ormock.engine.records.made``): each
+"""Frozen dataclasses made without their ``__init__`` (``ormock.protocol.records.made``): each
 use gives every field, and the instance ``__init__`` would have made; and the plain records a
 new content makes (its journal summary, a named tuple; the stream cache's template, a class with
 slots) whole."""
@@ -12,11 +12,11 @@ from ormock.engine.cache import StreamTemplate
 from ormock.engine.core import Engine
 from ormock.engine.embedded import default_plan
 from ormock.engine.journal import Sent
-from ormock.engine.records import made
-from ormock.engine.reply import Reply
-from ormock.engine.wire import Frame
 from ormock.protocol.plan import MessagePlan
+from ormock.protocol.records import made
+from ormock.protocol.reply import Reply
 from ormock.protocol.request import parse_request
+from ormock.protocol.wire import Frame
 
 
 def _as_init_makes_it(instance: Any) -> None:

@@ -11,7 +11,7 @@ import pytest
 from ormock import OrmockServer, check_stream
 from ormock.engine.compiled import echo_key
 from ormock.engine.core import Engine
-from ormock.engine.reply import Reply
+from ormock.protocol.reply import Reply
 
 TOOLS = [{"type": "function", "name": "get_weather",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]

@@ -385,7 +385,7 @@ def test_lorem_words_stay_those_of_their_seed() -> None:
 def test_a_sentence_between_plain_words_comes_cut(text: str) -> None:
     """A lorem sentence between plain words renders with its cut (``Template.render_cut``):
     the text it renders, split at its spaces, and the tokenizer's count of it."""
-    from ormock.engine.text_cuts import plain
+    from ormock.protocol.text_cuts import plain
     from ormock.protocol.tokens import count_tokens
 
     template = compile_template(text)

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from ormock.engine import embedded
 from ormock.engine.core import Engine
 from ormock.engine.embedded import default_plan
-from ormock.engine.text_cuts import DeltaFormat, plain, tokens
 from ormock.protocol.plan import TextPart
 from ormock.protocol.request import parse_request
 from ormock.protocol.sse import delta_frames, encode_json
+from ormock.protocol.text_cuts import DeltaFormat, plain, tokens
 from ormock.protocol.tokens import chunker, count_tokens
 from ormock.scenario.fakes import Prose
 

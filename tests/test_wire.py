@@ -17,9 +17,9 @@ from ormock.engine.core import Engine
 from ormock.engine.journal import wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
-from ormock.engine.reply import Reply
-from ormock.engine.wire import Frame, Pacing, Wire, Written, coalesced, frames_for
+from ormock.protocol.reply import Reply
 from ormock.protocol.sse import DONE_FRAME, frame_event
+from ormock.protocol.wire import Frame, Pacing, Wire, Written, coalesced, frames_for
 from ormock.server.app import create_app
 from ormock.server.websocket import send_turn
 

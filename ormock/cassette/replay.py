@@ -13,8 +13,8 @@ from typing import Any
 from ormock.cassette.fileformat import response_bytes
 from ormock.cassette.framing import message_bytes
 from ormock.cassette.model import RecordedResponse
-from ormock.engine.wire import Frame
 from ormock.protocol.sse import SSEParser, json_events, parse_sse
+from ormock.protocol.wire import Frame
 
 __all__ = ["answer_frames", "header_pairs"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from ormock.engine.feed import SentFrames
 from ormock.engine.journal import JournalEntry
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Frame, Kind
+from ormock.protocol.reply import RawReply, Reply
+from ormock.protocol.wire import Frame, Kind
 from ormock.server.exchange import exchange
 
 __all__ = ["format_timeline", "reply_data", "reply_timeline", "rows_of_frames"]

@@ -23,18 +23,18 @@ from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
 from ormock.engine.faulting import fault_reply, faults_for
 from ormock.engine.journal import JournalEntry, Sent, final_response, summarize
-from ormock.engine.reply import RawReply, Reply
 from ormock.engine.stateful import owner_of
 from ormock.engine.store import ResponseStore, Stored
 from ormock.engine.turn import Turn, background_check, socket_check
-from ormock.engine.wire import Pacing, Transport
 from ormock.faults import Fault
 from ormock.protocol.plan import ReplyPlan
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
 from ormock.protocol.stream import build_events, build_final, build_frames
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Pacing, Transport
 from ormock.scenario import Selection
 from ormock.scenario.fakes import Draws
 

@@ -18,9 +18,9 @@ from operator import itemgetter
 from typing import Any
 
 from ormock.engine.journal import Sent
-from ormock.engine.records import made
-from ormock.engine.reply import Reply
 from ormock.protocol.ids import IdFactory
+from ormock.protocol.records import made
+from ormock.protocol.reply import Reply
 
 __all__ = ["RecordingIds", "Same", "StreamCache", "StreamTemplate", "issued_reply"]
 

@@ -32,7 +32,6 @@ from operator import itemgetter
 from typing import Any
 
 from ormock.engine.journal import Sent
-from ormock.engine.text_cuts import DeltaFormat, plain, tokens, usage_format
 from ormock.protocol import events as ev
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import MessagePlan, ReplyPlan, TextPart
@@ -40,6 +39,7 @@ from ormock.protocol.profile import Profile
 from ormock.protocol.response import new_response, usage_object
 from ormock.protocol.sse import DONE_FRAME, Framed, delta_frames, encode_json
 from ormock.protocol.stream import build_final, build_frames
+from ormock.protocol.text_cuts import DeltaFormat, plain, tokens, usage_format
 from ormock.protocol.tokens import chunker, count_tokens
 from ormock.protocol.types import Json
 from ormock.scenario.replies import StepReply

@@ -36,20 +36,20 @@ from ormock.engine.replays import (
     recorded,
     replay,
 )
-from ormock.engine.reply import RawReply, Reply
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.shared import StoreCounters, cassette_tag
 from ormock.engine.stateful import Background
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.store.held import Holding
 from ormock.engine.sync import PRELOADED, Sync, token
-from ormock.engine.wire import Transport, Wire
 from ormock.faults import Fault, parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.ids import Clock, IdFactory
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import encode_json
+from ormock.protocol.wire import Transport, Wire
 from ormock.scenario import (
     Scenario,
     ScenarioSet,

@@ -16,7 +16,6 @@ import re
 
 from faker import Faker
 
-from ormock.engine.records import made
 from ormock.engine.schema_values import value_for
 from ormock.protocol.plan import (
     FunctionCallPlan,
@@ -26,6 +25,7 @@ from ormock.protocol.plan import (
     ReplyPlan,
     TextPart,
 )
+from ormock.protocol.records import made
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.tokens import count_tokens, split_tokens
 from ormock.protocol.types import Json
@@ -157,7 +157,7 @@ def default_plan(
         text = "".join(split_tokens(text)[: max(budget - used, 0)])
         items.append(MessagePlan(parts=(TextPart(text),)))
         return ReplyPlan(items=items, status="incomplete", incomplete_reason="max_output_tokens")
-    # made without the frozen dataclasses' __init__ (ormock.engine.records): a tenth of the cost
+    # made without the frozen dataclasses' __init__ (ormock.protocol.records): a tenth of the cost
     items.append(made(MessagePlan, parts=(made(TextPart, text=text, annotations=(), cut=cut),),
                       role="assistant", phase=None, id=None))
     return ReplyPlan(items=items)

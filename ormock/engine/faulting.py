@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ormock.engine.choose import set_of
 from ormock.engine.journal import JournalEntry
-from ormock.engine.reply import RawReply, Reply
 from ormock.faults import Fault, strike_faults
+from ormock.protocol.reply import RawReply, Reply
 from ormock.scenario import Scenario
 from ormock.scenario.replies import StepReply
 

@@ -23,13 +23,13 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ormock.engine.wire import Frame, Kind, Written
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.types import Send
+from ormock.protocol.wire import Frame, Kind, Written
 
 if TYPE_CHECKING:
     from ormock.engine.journal import JournalEntry
-    from ormock.engine.reply import RawReply, Reply
+    from ormock.protocol.reply import RawReply, Reply
 
 __all__ = ["Feed", "SentFrames", "Watcher"]
 
@@ -246,8 +246,8 @@ def _rendered(reply: Reply | RawReply) -> SentFrames | None:
     """A reply as a writer would send it over HTTP (None: a reply that cannot be folded into
     the JSON body its request asked for)."""
     from ormock.engine.render import render
-    from ormock.engine.reply import Reply
     from ormock.protocol.checker import ProtocolError
+    from ormock.protocol.reply import Reply
 
     try:
         wire = render(reply, "sse" if isinstance(reply, Reply) and reply.stream else "json")

@@ -11,14 +11,14 @@ from types import TracebackType
 from typing import Any, NamedTuple
 
 from ormock.engine.capped import Capped
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Ended, Written
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE, TERMINAL_EVENTS
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.secrets import SECRET_HEADERS as SECRET_HEADERS  # the old import path
 from ormock.protocol.secrets import mask_headers, scrub
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Ended, Written
 
 __all__ = [
     "ENTRY_FIELDS",

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ormock.engine.journal import FIELDS, JournalEntry, Sent, events_of, fields_of, wrote
-from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store.base import StoreBackend, StoreUnavailable
-from ormock.engine.wire import Written
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json
+from ormock.protocol.wire import Written
 
 __all__ = ["JournalSink", "SharedJournal", "WrittenAhead", "decoded", "written_at_once"]
 

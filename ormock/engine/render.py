@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 
 from ormock.engine.journal import raw_ended
-from ormock.engine.records import made
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Frame, Kind, Wire
 from ormock.protocol.events import TERMINAL_EVENTS
+from ormock.protocol.records import made
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Frame, Kind, Wire
 
 __all__ = ["render", "render_json", "render_socket", "render_sse"]
 

@@ -33,12 +33,12 @@ from ormock.cassette.shape import load
 from ormock.engine.faulting import fault_reply, faults_for
 from ormock.engine.journal import JournalEntry, answering, final_response, record, summarize
 from ormock.engine.render import render
-from ormock.engine.reply import Reply
-from ormock.engine.wire import Kind, Wire
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.reply import Reply
 from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Kind, Wire
 from ormock.scenario.counters import Counters
 
 if TYPE_CHECKING:

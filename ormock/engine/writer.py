@@ -16,8 +16,8 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ormock.engine.wire import Ended, Frame, Kind, Wire, Written, coalesced
 from ormock.protocol.types import Receive, Send
+from ormock.protocol.wire import Ended, Frame, Kind, Wire, Written, coalesced
 
 __all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection", "left_during",
            "remember_transport", "send_frames", "send_wire"]

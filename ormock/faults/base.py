@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar
 
-from ormock.engine.reply import RawReply, Reply
 from ormock.faults.strikes import Strike, strike_between
 from ormock.protocol.events import is_vendor_type
 from ormock.protocol.hints import suggest
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json
 
 __all__ = [

@@ -11,11 +11,11 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ormock.engine.reply import RawReply, Reply
 from ormock.faults.base import Fault, Param, register
 from ormock.faults.strikes import Strike
 from ormock.protocol import events as ev
 from ormock.protocol.errors import ERROR_STATUS, OpenResponsesError
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.response import usage_object
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json

@@ -8,11 +8,11 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ormock.engine.reply import Reply
 from ormock.faults.base import EVENTS, NUMBERING, Fault, Param, register
 from ormock.faults.endings import body_end, renumbered
 from ormock.protocol import events as ev
 from ormock.protocol.items import vendor_item
+from ormock.protocol.reply import Reply
 from ormock.protocol.types import Json
 
 __all__ = ["BrokenSequence", "VendorEvent", "VendorItem", "delta_pairs", "pick_pair"]

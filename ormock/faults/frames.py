@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ormock.engine.wire import Frame
+from ormock.protocol.wire import Frame
 
 __all__ = [
     "FRAME",

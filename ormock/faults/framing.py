@@ -5,12 +5,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Frame
 from ormock.faults.base import WIRE, Fault, Param, register
 from ormock.faults.extensions import delta_pairs, pick_pair
 from ormock.faults.frames import FRAME, event_indexes, event_of, renumber_frame
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json
+from ormock.protocol.wire import Frame
 
 __all__ = ["Malformed"]
 

@@ -6,9 +6,9 @@ import http
 import random
 from dataclasses import dataclass, field
 
-from ormock.engine.reply import RawReply, Reply
 from ormock.faults.base import HTTP, Fault, Param, register
 from ormock.protocol.errors import ERROR_STATUS, OpenResponsesError
+from ormock.protocol.reply import RawReply, Reply
 
 __all__ = ["HttpError", "error_type_for"]
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Frame
+from ormock.protocol.reply import RawReply, Reply
+from ormock.protocol.wire import Frame
 
 if TYPE_CHECKING:
-    from ormock.engine.wire import Kind
+    from ormock.protocol.wire import Kind
 
 __all__ = ["Strike", "strike_between"]
 

@@ -13,11 +13,11 @@ import math
 import random
 from dataclasses import dataclass, replace
 
-from ormock.engine.reply import RawReply, Reply
-from ormock.engine.wire import Frame, Pacing
 from ormock.faults.base import PACING, WIRE, Fault, Param, register
 from ormock.faults.frames import data_span, event_indexes, is_done, split_after
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import SSEParser, json_events
+from ormock.protocol.wire import Frame, Pacing
 
 __all__ = ["Disconnect", "NoDone", "Slow", "Stall", "Truncate", "cut_bytes"]
 
@@ -141,7 +141,7 @@ class Stall(Fault):
 class Slow(Fault):
     """A slow model: time to first event, a token rate, a delay per event, jitter.
 
-    Sets the reply's pacing (``ormock.engine.wire.Pacing``; seconds; jitter from the reply's seed;
+    Sets the reply's pacing (``ormock.protocol.wire.Pacing``; seconds; jitter from the reply's seed;
     the server's ``--speed`` still divides it). ``first_event``: before the first event
     (time to first byte). ``tokens_per_second``: each delta waits for its tokens (``null``:
     no token rate). ``per_event``: between events. ``jitter``: each delay scaled by a factor in

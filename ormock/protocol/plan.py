@@ -27,7 +27,7 @@ class TextPart:
 
     ``cut``: when whoever wrote the text knows it (the embedded default's prose), the text split
     at its spaces and its token count (``count_tokens``), for a plain text only
-    (``ormock.engine.text_cuts.plain``); a shortcut for a compiled reply, never on the wire."""
+    (``ormock.protocol.text_cuts.plain``); a shortcut for a compiled reply, never on the wire."""
 
     text: str
     annotations: tuple[dict[str, Any], ...] = ()

@@ -187,7 +187,7 @@ class Lorem:
                      ) -> tuple[str, list[str] | None]:
         """``sentence``, and its words (it split at its spaces) when Faker's are ASCII
         letters (its English list): each of them one token, but the last, two with its full
-        stop (``ormock.engine.text_cuts``' rules), so that the sentence's tokens are one more
+        stop (``ormock.protocol.text_cuts``' rules), so that the sentence's tokens are one more
         than its words, after a space or not. None: not cut."""
         prose = self.prose
         variable = variable_nb_words and nb_words > 0

@@ -14,8 +14,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ormock.engine.records import made
-from ormock.engine.wire import Frame, Pacing
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import (
     FunctionCallPlan,
@@ -27,11 +25,13 @@ from ormock.protocol.plan import (
     TextPart,
     VendorItemPlan,
 )
+from ormock.protocol.records import made
 from ormock.protocol.response import usage_object
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import chunker
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Frame, Pacing
 from ormock.scenario.fakes import Draws
 from ormock.scenario.templates import Template, TemplateError, compile_template, has_template
 

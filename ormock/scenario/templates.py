@@ -25,7 +25,7 @@ from typing import Any
 
 from faker import Faker
 
-from ormock.engine.text_cuts import plain, tokens
+from ormock.protocol.text_cuts import plain, tokens
 from ormock.scenario.fakes import FAKER_LOCK, LOREM_PROVIDERS, Draws, Lorem, shared_faker
 
 __all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]

@@ -34,11 +34,11 @@ from ormock.engine.event_log import (
     entry_numbers,
 )
 from ormock.engine.journal import JournalEntry, summarize, wrote
-from ormock.engine.reply import Reply
 from ormock.engine.stateful import Background, Claim, Generating
 from ormock.engine.store.memory import ResponseStore
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.events import TERMINAL_EVENTS
+from ormock.protocol.reply import Reply
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json, Receive, Send
 from ormock.server.body import send_whole

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from ormock.engine.event_log import stored_groups
 from ormock.engine.feed import SentFrames
 from ormock.engine.journal import JournalEntry
-from ormock.engine.wire import Frame
 from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import DONE_FRAME, frame_event
+from ormock.protocol.wire import Frame
 
 if TYPE_CHECKING:
     from ormock.engine.core import Engine

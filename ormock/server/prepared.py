@@ -12,13 +12,13 @@ from ormock.engine.core import Engine
 from ormock.engine.journal import JournalEntry, unfoldable
 from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.render import render
-from ormock.engine.reply import RawReply, Reply
 from ormock.engine.stateful import Claim, IdempotencyRecord
-from ormock.engine.wire import Wire
 from ormock.engine.writer import at_once
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest
+from ormock.protocol.wire import Wire
 from ormock.server.asgi import Message, Receive
 from ormock.server.responses_api import idempotent
 

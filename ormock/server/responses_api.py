@@ -39,11 +39,11 @@ from ormock.engine.stateful import (
     owner_of,
 )
 from ormock.engine.store.memory import Stored
-from ormock.engine.wire import Written
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Send
+from ormock.protocol.wire import Written
 from ormock.server.background import cancel_background
 from ormock.server.body import send_whole
 from ormock.server.resume import EventStream, resume_query, settled, streamable

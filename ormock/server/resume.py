@@ -29,12 +29,12 @@ from ormock.engine.event_log import LOG_END, RUNNING, alive, decode, reap, start
 from ormock.engine.stateful import Background
 from ormock.engine.store.base import LogEntries
 from ormock.engine.store.memory import ResponseStore, Stored
-from ormock.engine.wire import Frame, Written
 from ormock.engine.writer import Tally
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import DONE_FRAME, frame_event
 from ormock.protocol.types import Json, Receive, Send
+from ormock.protocol.wire import Frame, Written
 
 __all__ = ["FOLLOWERS", "WAIT", "EventStream", "resume_query", "send_events", "settled",
            "streamable"]

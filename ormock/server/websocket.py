@@ -41,13 +41,13 @@ from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
 from ormock.engine.replays import Replayed
-from ormock.engine.reply import RawReply, Reply
 from ormock.engine.store import StoreUnavailable
-from ormock.engine.wire import Ended, Frame, Wire, Written
 from ormock.engine.writer import Ahead, Tally
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Ended, Frame, Wire, Written
 from ormock.server.body import decode_json
 from ormock.server.front import bug_error
 from ormock.server.responses_api import generating, settle

@@ -13,10 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ormock.engine.wire import Frame, Pacing, frames_for
 from ormock.protocol.checker import ProtocolError, check_stream
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json, json_events, parse_sse
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Frame, Pacing, frames_for
 
 __all__ = ["RawReply", "Reply"]
 
