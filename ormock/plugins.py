@@ -1,6 +1,6 @@
 """The plugin API: a module with ``register(registry)`` adds faults, match checks, scenario
-folders and provider profiles (``registry.profile``; the built-in ones are the plugin
-``ormock.profiles``).
+folders and provider profiles (``registry.profile``; the built-in ones are values of
+``ormock.protocol.profile``).
 
 Plugins are found through the ``ormock.plugins`` entry-point group (loaded by every server and
 by the pytest plugin), or named explicitly: ``ormock serve --plugin MODULE_OR_FILE``, the

@@ -19,9 +19,8 @@ import pytest
 
 from ormock import OrmockServer
 from ormock.plugins import Registry
-from ormock.profiles import PLATFORM
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.profile import DEFAULT_MODELS, get_profile, profile_names
+from ormock.protocol.profile import DEFAULT_MODELS, PLATFORM, get_profile, profile_names
 from ormock.scenario import ScenarioError, load_scenario
 
 ASSISTANT = "assistant:asst_ormock_text"

@@ -18,8 +18,16 @@ instructions or tools, ``usage`` null rather than estimated, assistants on ``/v1
 OpenAI's error types). The server reads these attributes; no code asks for a profile by name.
 
 Profiles are registered like any plugin's: ``registry.profile(Profile(...))`` in a
-``register(registry)``. The built-in ones are the plugin ``ormock.profiles``, loaded on first
-use, so ``profile_names()`` lists them first and a plugin's after them.
+``register(registry)``. The built-in ones (``OPENRESPONSES``, ``OPENAI``, ``PLATFORM``, below)
+are values of this module, there from the start, so ``profile_names()`` lists them first and a
+plugin's after them. A provider of one's own is a plugin::
+
+    from dataclasses import replace
+    from ormock.protocol.profile import Model, get_profile
+
+    def register(registry):
+        registry.profile(replace(get_profile("platform"), name="acme", description="...",
+                                 models=(Model("assistant:asst_acme", "acme", ("responses",)),)))
 """
 
 from __future__ import annotations
@@ -39,7 +47,8 @@ from ormock.protocol.types import Json
 if TYPE_CHECKING:
     from ormock.protocol.request import ResponseRequest
 
-__all__ = ["DEFAULT_MODELS", "DEFAULT_PROFILE", "PROFILES", "Model", "Profile", "get_profile",
+__all__ = ["DEFAULT_MODELS", "DEFAULT_PROFILE", "OPENAI", "OPENRESPONSES", "PLATFORM", "PROFILES",
+           "Model", "Profile", "get_profile",
            "openai_vocabulary", "profile_names", "register_profile"]
 
 OPENAI_EVENTS = Path(__file__).with_name("openai_events.json")
@@ -219,10 +228,49 @@ def _openai_extras(renamed: tuple[str, ...]) -> frozenset[str]:
     return frozenset(openai_vocabulary()["events"]) - ev.CORE_EVENT_TYPES - set(renamed)
 
 
+# the built-in profiles, values like any plugin's (``registry.profile``), there from the start
+
+OPENRESPONSES = Profile("openresponses", "the official Open Responses schema (default)")
+
+OPENAI = Profile(
+    "openai",
+    "OpenAI's own spellings where they differ: response.reasoning_text.* events, the "
+    "json_schema format echoed with its schema; the checker also accepts what OpenAI really "
+    "streams (hosted-tool events, no data: [DONE], re-encrypted reasoning)",
+    event_names={ev.REASONING_DELTA: "response.reasoning_text.delta",
+                 ev.REASONING_DONE: "response.reasoning_text.done"},
+    echo_json_schema=True,
+    vocabulary="openai",
+    done_optional=True,
+    reencrypted_items=frozenset({"reasoning", "compaction"}),
+)
+
+# seed 002: a stateful provider's "OpenAI-compatible subset v1" of the Responses API
+PLATFORM = Profile(
+    "platform",
+    "a stateful provider's subset (seed 002): store true or left out, no background, text "
+    "messages and function_call_output as input, no caller instructions, tools or "
+    "conversation, usage null (never estimated), assistants on /v1/models, OpenAI's error "
+    "types",
+    unstored=False,
+    background=False,
+    input_types=frozenset({"message", "function_call_output"}),
+    message_parts=frozenset({"input_text", "output_text", "text", "refusal"}),
+    refused_fields=("instructions", "tools", "conversation"),
+    conversations=False,
+    estimated_usage=False,
+    models=(
+        Model("assistant:asst_ormock_text", "platform", ("responses",)),
+        Model("assistant:asst_ormock_voice", "platform", ("responses", "realtime")),
+        Model("assistant:asst_ormock_realtime", "platform", ("realtime",)),
+    ),
+    error_types={"invalid_request": "invalid_request_error",
+                 "not_found": "invalid_request_error"},
+)
+
+
 DEFAULT_PROFILE = "openresponses"
-PROFILES: dict[str, Profile] = {}  # filled by registering (the built-ins first, on first use)
-_BUILTINS = "ormock.profiles"
-_builtins_loaded = False
+PROFILES: dict[str, Profile] = {p.name: p for p in (OPENRESPONSES, OPENAI, PLATFORM)}
 
 
 def register_profile(profile: Profile) -> Profile:
@@ -232,26 +280,13 @@ def register_profile(profile: Profile) -> Profile:
         raise TypeError(f"a profile is an ormock.protocol.profile.Profile, not {profile!r}")
     if not profile.name or not isinstance(profile.name, str):
         raise ValueError(f"a profile needs a name, not {profile.name!r}")
-    _load_builtins()
     PROFILES[profile.name] = profile
     return profile
-
-
-def _load_builtins() -> None:
-    """Register the built-in profiles (the plugin ``ormock.profiles``) once."""
-    global _builtins_loaded
-    if _builtins_loaded:
-        return
-    _builtins_loaded = True
-    from ormock.plugins import load_plugins
-
-    load_plugins([_BUILTINS])
 
 
 def profile_names() -> tuple[str, ...]:
     """The names a profile may be chosen by (``--profile``, ``ormock_profile``, ``profile=``),
     the default first, then the built-ins, then those plugins registered."""
-    _load_builtins()
     return tuple(PROFILES)
 
 
@@ -260,7 +295,6 @@ def get_profile(profile: Profile | str | None) -> Profile:
     names."""
     if isinstance(profile, Profile):
         return profile
-    _load_builtins()
     name = profile or DEFAULT_PROFILE
     try:
         return PROFILES[name]
