@@ -25,13 +25,13 @@ from ormock.engine.attempt import Stale, forget, hold, holding
 from ormock.engine.core import Engine
 from ormock.engine.journal import JournalEntry, wrote
 from ormock.engine.namespaces import Namespaces
-from ormock.engine.reply import Reply
 from ormock.engine.store import StoreUnavailable
-from ormock.engine.wire import Written
 from ormock.engine.writer import at_once, at_once_messages, send_wire
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.reply import Reply
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
+from ormock.protocol.wire import Written
 from ormock.server.admin import admin_routes
 from ormock.server.asgi import Later, Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
@@ -44,7 +44,7 @@ from ormock.server.body import (
     json_request,
     more_body,
     read_body,
-    send_whole,
+    send_error,
     too_large,
     whole_body,
     whole_messages,
@@ -62,10 +62,6 @@ from ormock.server.responses_api import generating, response_routes, send_replay
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
-
-
-async def send_error(send: Send, error: OpenResponsesError) -> None:
-    await send_whole(send, error.status, error.body(), error.headers)
 
 
 def error_messages(error: OpenResponsesError) -> Now:

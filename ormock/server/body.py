@@ -18,7 +18,8 @@ from ormock.server.asgi import Message, Receive, Send
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_HEADER_BYTES", "declared_fits", "decode_json",
            "header_bytes", "headers_too_large", "is_json", "json_only", "json_request",
-           "more_body", "read_body", "send_whole", "too_large", "whole_body", "whole_messages"]
+           "more_body", "read_body", "send_error", "send_whole", "too_large", "whole_body",
+           "whole_messages"]
 
 DEFAULT_MAX_BODY = Limits().max_body
 DEFAULT_MAX_HEADER_BYTES = Limits().max_header_bytes
@@ -204,6 +205,11 @@ def whole_messages(status: int, body: bytes, headers: Mapping[str, str] | None =
              for k, v in (headers or {}).items()]]
     return ({"type": "http.response.start", "status": status, "headers": raw},
             {"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def send_error(send: Send, error: OpenResponsesError) -> None:
+    """An error's envelope, its status and headers, in one write."""
+    await send_whole(send, error.status, error.body(), error.headers)
 
 
 async def send_whole(send: Send, status: int, body: bytes,

@@ -32,7 +32,7 @@ from ormock.engine.replays import Forward
 from ormock.engine.writer import Tally, left_during, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
-from ormock.server.body import read_body
+from ormock.server.body import read_body, send_error
 from ormock.server.relay import Relay, relayed_path
 
 __all__ = ["REPLAYED", "ReplayRoute", "namespace_of"]
@@ -80,8 +80,6 @@ class ReplayRoute(BaseRoute):
         return bool(engine.replays) or engine.replays.upstream is not None
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from ormock.server.app import send_error
-
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         name = scope.get("path_params", {}).get("namespace", "")
         try:
