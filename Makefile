@@ -49,6 +49,7 @@ serve: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check ormock tests bench plugins cassettes .ci
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
