@@ -14,8 +14,8 @@ of it). Everything else runs as before, on the cycle's ASGI task: a request the 
 delay, a pace, a fault, a background job), a body past uvicorn's read buffer,
 ``Expect: 100-continue``, a paused write, a server stopping, the access log, the concurrency
 limit, and every server without httptools.
-What it saves is the task, its awaitables and the cycle's ``send`` (``bench/README.md``, "The
-direct path").
+What it saves is the task, its awaitables and the cycle's ``send`` (``bench/README.md``, "Past
+findings that explain the design"; the measurements in its git history).
 """
 
 from __future__ import annotations
