@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ormock.engine.core import Engine
-from ormock.engine.reply import Reply
+from ormock.protocol.reply import Reply
 from ormock.scenario.transcript import Inexpressible, reply_of
 
 
