@@ -91,3 +91,11 @@ def test_the_caps_always_hold_and_the_newest_always_stays(
         assert list(cache)[-1] == key and cache[key] == b"x" * size
         assert len(cache) <= count
         assert cache.bytes == sum(min(len(v), max_bytes) for v in cache.values()) <= max_bytes
+
+
+def test_entries_look_without_using() -> None:
+    cache: Bounded[str, int] = Bounded(2)
+    cache["a"], cache["b"] = 1, 2
+    assert cache.entries() == [("a", 1), ("b", 2)]
+    cache["c"] = 3  # "a" is still the least recently used
+    assert cache.entries() == [("b", 2), ("c", 3)]

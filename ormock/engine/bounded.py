@@ -26,9 +26,10 @@ class Bounded(LRUCache[K, V]):
 
     A write (``cache[key] = value``) makes its key the most recent and the last in iteration;
     a read through ``cache[key]`` or ``get`` makes it the most recent too, one through ``peek``
-    or ``in`` does not. Iteration is in the order of writes, oldest first: the order of
-    recency where reads go through ``peek``. Not thread-safe: a cache shared by threads is
-    used under its owner's lock."""
+    or ``in`` does not (nor does ``entries``; ``values`` and ``items`` read each, uses all).
+    Iteration is in the order of writes, oldest first: the order of recency where reads go
+    through ``peek``. Not thread-safe: a cache shared by threads is used under its owner's
+    lock."""
 
     def __init__(self, count: int, max_bytes: int | None = None,
                  size: Callable[[V], int] | None = None, *,
@@ -66,6 +67,10 @@ class Bounded(LRUCache[K, V]):
     def peek(self, key: K, default: object = None) -> object:
         """The value of ``key`` (``default`` when absent), its recency left as it was."""
         return Cache.__getitem__(self, key) if key in self else default
+
+    def entries(self) -> list[tuple[K, V]]:
+        """Every key and value, in the order of writes, oldest first; no recency changed."""
+        return [(key, Cache.__getitem__(self, key)) for key in self]
 
     @property
     def bytes(self) -> int:

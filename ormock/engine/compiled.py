@@ -340,7 +340,7 @@ class Compiled:
         """The templates compiled, in the order they were compiled (or first seen), oldest
         first."""
         with self._lock:
-            return [t for t, _, _ in self._templates.values() if t is not None]
+            return [t for _, (t, _, _) in self._templates.entries() if t is not None]
 
     def clear(self) -> None:
         with self._lock:
