@@ -194,3 +194,6 @@ class StreamCache:
     def clear(self) -> None:
         with self._lock:
             self._templates.clear()
+
+    def __len__(self) -> int:
+        return len(self._templates)
