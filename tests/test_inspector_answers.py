@@ -16,6 +16,7 @@ import yaml
 
 from ormock import OrmockServer
 from ormock.engine.core import Engine
+from ormock.engine.feed import Feed
 from ormock.server.exchange import exchange
 from tests.inspector_helpers import StreamReader
 
@@ -142,7 +143,7 @@ def test_a_python_callers_reply_is_kept_by_reference_and_shown() -> None:
 
 def test_python_callers_replies_count_against_the_bytes_kept() -> None:
     engine = Engine(seed=0)
-    engine.feed.keep_bytes = 1000  # less than one reply's estimate: only the newest stays
+    engine.feed = Feed(keep_bytes=1000)  # less than one reply's estimate: only the newest stays
     entries = [engine.answer({"model": "m", "input": f"hi {n}", "stream": True}, {})[1]
                for n in range(3)]
     assert [engine.feed.frames_of(e.id) is not None for e in entries] == [False, False, True]

@@ -12,11 +12,12 @@ streamed and JSON requests separately.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+import threading
 from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
+from ormock.engine.bounded import Bounded
 from ormock.engine.journal import Sent
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.records import made
@@ -174,22 +175,25 @@ def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bo
 
 
 class StreamCache:
-    """Templates by content key, the least recently used dropped past ``size``."""
+    """Templates by content key, the least recently used dropped past ``size``; a hit is a
+    use. Shared by an engine's threads (a lock around the cache)."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._templates: OrderedDict[Any, StreamTemplate] = OrderedDict()
+        self._templates: Bounded[Any, StreamTemplate] = Bounded(size)
+        self._lock = threading.Lock()
 
     def get(self, key: Any) -> StreamTemplate | None:
-        template = self._templates.get(key)
-        if template is not None:
-            self._templates.move_to_end(key)
-        return template
+        with self._lock:
+            return self._templates.get(key)
 
     def put(self, key: Any, template: StreamTemplate) -> None:
-        self._templates[key] = template
-        if len(self._templates) > self.size:
-            self._templates.popitem(False)  # the oldest (positional: no keyword dict made)
+        with self._lock:
+            self._templates[key] = template
 
     def clear(self) -> None:
-        self._templates.clear()
+        with self._lock:
+            self._templates.clear()
+
+    def __len__(self) -> int:
+        return len(self._templates)

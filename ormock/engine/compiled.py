@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
+from ormock.engine.bounded import Bounded
 from ormock.engine.journal import Sent
 from ormock.protocol import events as ev
 from ormock.protocol.ids import IdFactory
@@ -308,8 +308,8 @@ class Compiled:
     def __init__(self, size: int = 256) -> None:
         self.size = size
         # key -> (the template, or None when seen once; the step and the profile, kept alive)
-        self._templates: OrderedDict[Hashable, tuple[Template | None, object, object]] = \
-            OrderedDict()
+        self._templates: Bounded[Hashable, tuple[Template | None, object, object]] = \
+            Bounded(size)
         self._lock = threading.Lock()
 
     def template(self, plan: ReplyPlan, echo: Json, profile: Profile,
@@ -321,9 +321,7 @@ class Compiled:
             return None
         key = (id(step_reply), id(profile), stream, shape, echo_key(echo))
         with self._lock:
-            entry = self._templates.get(key)
-            if entry is not None:
-                self._templates.move_to_end(key)
+            entry = self._templates.get(key)  # a use: the most recent now
         if entry is None:  # seen for the first time
             self._put(key, (None, step_reply, profile))
             return None
@@ -337,13 +335,12 @@ class Compiled:
     def _put(self, key: Hashable, entry: tuple[Template | None, object, object]) -> None:
         with self._lock:
             self._templates[key] = entry
-            if len(self._templates) > self.size:
-                self._templates.popitem(last=False)
 
     def compiled(self) -> list[Template]:
-        """The templates compiled, least recently used first."""
+        """The templates compiled, in the order they were compiled (or first seen), oldest
+        first."""
         with self._lock:
-            return [t for t, _, _ in self._templates.values() if t is not None]
+            return [t for _, (t, _, _) in self._templates.entries() if t is not None]
 
     def clear(self) -> None:
         with self._lock:

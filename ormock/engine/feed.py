@@ -19,10 +19,12 @@ import contextlib
 import itertools
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, MutableMapping
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ormock.engine.bounded import Bounded
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.types import Send
 from ormock.protocol.wire import Frame, Kind, Written
@@ -125,12 +127,12 @@ class Feed:
         # entry)
         self.new_id: Callable[[], str] = map("e{}".format, itertools.count(1)).__next__
         self.watchers: set[Watcher] = set()
-        self.keep_count, self.keep_bytes = keep, keep_bytes
         # each kept answer with its size in bytes: the frames a writer sent (references to the
         # bytes it wrote, never copies), or a Python caller's reply (never written: rendered
-        # only when the page asks, counted as no bytes until then)
-        self._sent: OrderedDict[str, tuple[SentFrames | Reply | RawReply, int]] = OrderedDict()
-        self._sent_bytes = 0
+        # only when the page asks, counted as no bytes until then); keeping one again makes it
+        # the newest, reading it does not
+        self._sent: Bounded[str, tuple[SentFrames | Reply | RawReply, int]] = Bounded(
+            keep, keep_bytes, itemgetter(1))
         self._lock = threading.Lock()
         # the server is stopping: live streams end (within a tick), so that they never hold
         # up the shutdown (set from a signal handler too: a flag, nothing more)
@@ -177,25 +179,14 @@ class Feed:
                    else self.PER_EVENT * len(getattr(reply, "events", ())))
 
     def _keep(self, entry: JournalEntry, kept: SentFrames | Reply | RawReply, size: int) -> None:
-        kept_now, lock = self._sent, self._lock
-        lock.acquire()  # not ``with``: on every answer, acquire and release cost half as much
-        try:
-            # ``in`` first: OrderedDict.pop parses its arguments the slow way
-            old = kept_now.pop(entry.id) if entry.id in kept_now else None
-            total = self._sent_bytes + size - (old[1] if old is not None else 0)
-            kept_now[entry.id] = (kept, size)
-            while len(kept_now) > 1 and (len(kept_now) > self.keep_count
-                                         or total > self.keep_bytes):
-                total -= kept_now.popitem(False)[1][1]  # the oldest (no keyword dict)
-            self._sent_bytes = total
-        finally:
-            lock.release()
+        with self._lock:
+            self._sent[entry.id] = (kept, size)
         if self.watchers:
             self.changed(entry)
 
     def frames_of(self, entry_id: str) -> SentFrames | None:
         with self._lock:
-            kept = self._sent.get(entry_id)
+            kept = self._sent.peek(entry_id)
         if kept is None:
             return None
         answer = kept[0]

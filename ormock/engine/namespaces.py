@@ -10,16 +10,15 @@ longest ago is dropped, so no sequence of calls grows memory without bound.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from ormock.engine.bounded import Bounded
 from ormock.engine.core import Engine
 from ormock.engine.feed import Feed
 from ormock.engine.settings import Settings, settings_from
@@ -80,11 +79,14 @@ class Namespaces:
         """``Namespaces(settings)``; ``Settings`` fields by keyword go over them."""
         self.settings = settings_from(settings, overrides)  # every engine's; its limits bound
         self.limit: int = self.settings.limits.namespaces
-        # open namespaces, least recently used first; None: opened, engine not made yet
-        self._engines: OrderedDict[str, Engine | None] = OrderedDict()
-        self._lock = threading.Lock()
+        # the named open namespaces, the least recently used dropped past the limit (a
+        # request to one is a use, its opening again is not); None: engine not made yet
+        self._engines: Bounded[str, Engine | None] = Bounded(self.limit, evicted=self._evicted)
+        self._default: Engine | None = None  # the default namespace's: never dropped, uncounted
+        self._lock = threading.Lock()  # around both (the cache is not thread-safe)
         self.setup: list[Callable[[Engine], None]] = []  # run on every new engine
-        self._closed: OrderedDict[str, None] = OrderedDict()  # a late request must not revive
+        # dropped names, the oldest forgotten first: a late request must not revive one
+        self._closed: Bounded[str, None] = Bounded(_CLOSED_REMEMBERED)
         self._own: dict[str, dict[str, Any]] = {}  # the settings a namespace was opened with
         self.feed = Feed()  # entry ids across namespaces, the inspector's live watchers
         self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
@@ -107,7 +109,7 @@ class Namespaces:
         and replay pace, for every process on a shared store; given only to a namespace that
         is not open yet (409 ``namespace_exists`` otherwise)."""
         own = self._checked(settings or {})
-        if name in self._engines:
+        if name in self._engines or (not name and self._default is not None):
             if own:
                 raise _exists(name)
             return
@@ -117,10 +119,10 @@ class Namespaces:
             raise _exists(name)  # another process opened it
         with self._lock:
             self._closed.pop(name, None)
-            self._engines.setdefault(name, None)
+            if name not in self._engines:  # opening an open one again is no use of it
+                self._engines[name] = None
             if own:
                 self._own[name] = own
-            self._trim()
         if fresh and self.backend is not None and self._registry is not None:
             self.backend.scoped(name).clear()  # a dropped one's mark goes
             if own:  # beside the mark: a reset of the namespace clears its keys, not these
@@ -195,8 +197,8 @@ class Namespaces:
                 raise self._unknown(name)
             with self._lock:  # another process opened it
                 self._closed.pop(name, None)
-                self._engines.setdefault(name, None)
-                self._trim()
+                if name not in self._engines:
+                    self._engines[name] = None
         return self._pulled(name, lazily)
 
     def _pulled(self, name: str, lazily: bool = False) -> tuple[Engine, bool]:
@@ -219,22 +221,21 @@ class Namespaces:
             engine.pull()
         except OpenResponsesError:  # another process dropped it
             with self._lock:
-                if self._engines.get(name) is engine:
-                    self._engines.pop(name, None)
+                if self._made(name) is engine:
+                    self._removed(name)
                     self._remember_closed(name)
             raise
 
     def _engine(self, name: str) -> Engine:
-        engine = self._engines.get(name)
+        if name:
+            with self._lock:
+                engine = self._engines.get(name)  # a use: the most recent now
+        else:
+            engine = self._default
         if engine is not None:
-            if name:
-                # dropped by another thread meanwhile (a test's end): this request still gets
-                # the engine it found, and the order of the others does not change
-                with contextlib.suppress(KeyError):
-                    self._engines.move_to_end(name)
             return engine
         with self._lock:
-            engine = self._engines.get(name)
+            engine = self._made(name)
             if engine is None:
                 if name and name not in self._engines:
                     raise self._unknown(name)  # dropped meanwhile
@@ -249,10 +250,29 @@ class Namespaces:
                 engine.feed, engine.name = self.feed, name
                 for setup in self.setup:
                     setup(engine)
-                self._engines[name] = engine
                 if name:
-                    self._engines.move_to_end(name)
+                    self._engines[name] = engine  # a write: the most recent too
+                else:
+                    self._default = engine
         return engine
+
+    def _made(self, name: str) -> Engine | None:
+        """The engine of ``name`` if made, its recency left as it was; under the lock."""
+        return self._engines.peek(name) if name else self._default
+
+    def _removed(self, name: str) -> Engine | None:
+        """Forget ``name``'s engine (and that it is open); the engine, if made. Under the
+        lock."""
+        if name:
+            return self._engines.pop(name, None)
+        engine, self._default = self._default, None
+        return engine
+
+    def _all(self) -> list[Engine]:
+        """Every engine made, the default one first."""
+        with self._lock:
+            named = [engine for _, engine in self._engines.entries() if engine is not None]
+        return [self._default, *named] if self._default is not None else named
 
     def _unknown(self, name: str) -> OpenResponsesError:
         if name in self._closed:
@@ -269,21 +289,17 @@ class Namespaces:
             type="not_found", code="unknown_namespace", param="path",
         )
 
-    def _trim(self) -> None:
-        """Past the limit, drop the namespaces used longest ago (never the default one)."""
-        while len(self._engines) > self.limit + ("" in self._engines):
-            oldest = next(n for n in self._engines if n)
-            engine = self._engines.pop(oldest)
-            self._own.pop(oldest, None)
-            if engine is not None:  # under the lock: cancelled, not waited for
-                Background.cancel_all(engine.responses, wait=0)
-            self._remember_closed(oldest)
-            self._forget(oldest)
+    def _evicted(self, name: str, engine: Engine | None) -> None:
+        """Past the limit, the namespace used longest ago is dropped (under the lock)."""
+        self._own.pop(name, None)
+        if engine is not None:  # under the lock: cancelled, not waited for
+            Background.cancel_all(engine.responses, wait=0)
+        self._remember_closed(name)
+        self._forget(name)
 
     def _remember_closed(self, name: str) -> None:
-        self._closed[name] = None
-        while len(self._closed) > _CLOSED_REMEMBERED:
-            self._closed.popitem(last=False)
+        if name not in self._closed:  # closed again: remembered from its first closing
+            self._closed[name] = None
 
     def routed(self, name: str = "", *, lazily: bool = False) -> Engine | None:
         """For routing a request: the engine of ``name`` as ``find`` gives it, but with a
@@ -305,21 +321,24 @@ class Namespaces:
     def profile_of(self, name: str = "") -> Profile:
         """The profile a namespace plays: its engine's, else the one it was opened with, else
         the server's (without making its engine)."""
-        engine = self._engines.get(name)
+        engine = self.find(name)
         if engine is not None:
             return engine.profile
         own = self._settings_of(name).get("profile") if name in self._engines else None
         return get_profile(own) if own is not None else self.settings.profile
 
     def find(self, name: str = "") -> Engine | None:
-        """The engine of a namespace if it exists; never makes one."""
-        return self._engines.get(name)
+        """The engine of a namespace if it exists; never makes one, nor uses it."""
+        if not name:
+            return self._default
+        with self._lock:
+            return self._engines.peek(name)
 
     def drop(self, name: str) -> None:
         """Forget a namespace for good: its engine goes (and its keys of a persistent store),
         and later requests to it get 404."""
         with self._lock:
-            engine = self._engines.pop(name, None)
+            engine = self._removed(name)
             self._own.pop(name, None)
             if name:
                 self._remember_closed(name)
@@ -339,20 +358,20 @@ class Namespaces:
     def stop_runs(self) -> None:
         """Stop every background run, stored ``cancelled`` (the server is stopping: the
         streams that follow them end instead of holding the shutdown up)."""
-        for engine in [e for e in list(self._engines.values()) if e is not None]:
+        for engine in self._all():
             Background.cancel_all(engine.responses, mark=True)
 
     def close(self) -> None:
         """Release a persistent store (the server has stopped); no background task outlives
         the server (the loop's end cancels them; this, any left)."""
-        for engine in [e for e in list(self._engines.values()) if e is not None]:
+        for engine in self._all():
             Background.cancel_all(engine.responses)
         if self.backend is not None:
             self.backend.close()
 
     def names(self) -> list[str]:
         """The namespaces whose engine exists."""
-        return sorted(n for n, e in list(self._engines.items()) if e is not None)
+        return sorted(e.name for e in self._all())
 
     def opened(self) -> list[str]:
         """Every open namespace, made or not (with a shared store: by any process)."""

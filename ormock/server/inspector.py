@@ -18,7 +18,6 @@ Every route is read-only and behind the admin API's guard (``guard.refusal``: lo
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Coroutine
 from importlib import resources
 from typing import Any
@@ -27,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from ormock.engine.bounded import Bounded
 from ormock.engine.core import Engine
 from ormock.engine.feed import Watcher
 from ormock.engine.journal import JournalEntry
@@ -139,17 +139,14 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
         async def messages() -> AsyncIterator[bytes]:
             # entries announced before their answer was done, the newest ones, looked at each
             # tick for a change no writer reports (an error answer, a Python caller's)
-            pending: OrderedDict[str, tuple[JournalEntry, Any]] = OrderedDict()
+            pending: Bounded[str, tuple[JournalEntry, Any]] = Bounded(_PENDING)
 
             def state(entry: JournalEntry) -> Any:
                 return (entry.status, entry.finished_at, entry.ended, entry.error is None)
 
             def announce(entry: JournalEntry) -> bytes:
                 if entry.finished_at is None:
-                    pending[entry.id] = (entry, state(entry))
-                    pending.move_to_end(entry.id)
-                    while len(pending) > _PENDING:
-                        pending.popitem(last=False)
+                    pending[entry.id] = (entry, state(entry))  # the newest: the last to go
                 else:
                     pending.pop(entry.id, None)
                 return _frame("entry", summary(entry))
@@ -164,7 +161,7 @@ def inspector_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = froze
                     message = await watcher.get(_TICK)
                     if message is None:
                         quiet += _TICK
-                        for entry, seen in list(pending.values()):
+                        for _, (entry, seen) in pending.entries():
                             if state(entry) != seen:
                                 yield announce(entry)
                         if quiet >= _PING:

@@ -4,9 +4,11 @@ decoded objects take several times its bytes: ~7x for many small input items).""
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
+from ormock.engine.bounded import Bounded
 from ormock.protocol.request import ResponseRequest
 
 __all__ = ["ParsedBodies"]
@@ -14,21 +16,33 @@ __all__ = ["ParsedBodies"]
 KEPT, BYTES, BODY = 512, 1 << 20, 64 * 1024  # bodies at most, their bytes in all, each's
 
 
-class ParsedBodies(OrderedDict[bytes, tuple[Any, ResponseRequest]]):
-    """Valid bodies' decoded JSON and parsed request, by their bytes, the oldest dropped past
-    ``KEPT`` bodies or ``BYTES`` bytes; none of over ``BODY`` bytes kept. A dict: ``get`` is
-    its own (C, on every create)."""
+class ParsedBodies:
+    """Valid bodies' decoded JSON and parsed request, by their bytes, the oldest kept dropped
+    past ``KEPT`` bodies or ``BYTES`` bytes; none of over ``BODY`` bytes kept. Neither a read
+    nor a repeat keeps a body longer: bodies go in the order they first came."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.size = 0  # the bytes of the bodies kept
+        # raw -> (its JSON, its request, its bytes)
+        self._kept: Bounded[bytes, tuple[Any, ResponseRequest, int]] = Bounded(
+            KEPT, BYTES, itemgetter(2))
+
+    def get(self, raw: bytes) -> tuple[Any, ResponseRequest] | None:
+        found = self._kept.peek(raw)
+        return None if found is None else (found[0], found[1])
 
     def keep(self, raw: bytes, body: Any, request: ResponseRequest) -> None:
         size = len(raw)
-        if size > BODY or raw in self:
-            return
-        self[raw] = (body, request)
-        total = self.size + size
-        while len(self) > KEPT or total > BYTES:
-            total -= len(self.popitem(False)[0])  # the oldest (positional: no keyword dict)
-        self.size = total
+        if size <= BODY and raw not in self._kept:
+            self._kept[raw] = (body, request, size)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The bodies kept, oldest first."""
+        return iter(self._kept)
+
+    @property
+    def size(self) -> int:
+        """The bytes of the bodies kept."""
+        return self._kept.bytes

@@ -7,10 +7,10 @@ from __future__ import annotations
 import builtins
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ormock.engine.bounded import Bounded
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.store.memory_backend import MemoryBackend
 from ormock.protocol.errors import OpenResponsesError
@@ -219,8 +219,9 @@ class ResponseStore:
         self.max_bytes = max_bytes
         self.backend: StoreBackend = backend if backend is not None else MemoryBackend(
             max_keys=limit, max_bytes=max_bytes)
-        self._decoded: OrderedDict[str, Stored] = OrderedDict()
-        self._decoded_bytes = 0
+        # each one's bytes are those it was decoded from (``encode`` gives them back, kept)
+        self._decoded: Bounded[str, Stored] = Bounded(limit, self.DECODED_BYTES,
+                                                      lambda stored: len(stored.encode()))
         self._lock = threading.Lock()  # of the decoded ones (the backend has its own)
         # the ids of its responses still being written (``ormock.engine.stateful.Generating``)
         self.generating: set[str] = set()
@@ -245,9 +246,8 @@ class ResponseStore:
         if value is None:
             return default
         with self._lock:
-            found = self._decoded.get(response_id)
+            found = self._decoded.get(response_id)  # a use: the most recent now
             if found is not None and (found._encoded is value or found._encoded == value):
-                self._decoded.move_to_end(response_id)
                 return found
         stored = Stored.decode(value, response_id, self)
         self._remember(response_id, stored, len(value))
@@ -313,22 +313,11 @@ class ResponseStore:
 
     def _remember(self, response_id: str, stored: Stored, size: int) -> None:
         """Keep ``stored`` (``size``: its bytes in the backend) decoded."""
-        decoded, lock = self._decoded, self._lock
-        lock.acquire()  # not ``with``: on every keep, acquire and release cost half as much
-        try:
-            # each one's size is its bytes, ``len(encode())``: read without a property call
-            old = decoded.pop(response_id) if response_id in decoded else None
-            if old is not None:
-                self._decoded_bytes -= len(old._encoded or old.encode())
+        with self._lock:
             if size > self.DECODED_BYTES:
-                return
-            decoded[response_id] = stored
-            self._decoded_bytes += size
-            while len(decoded) > self.limit or self._decoded_bytes > self.DECODED_BYTES:
-                gone = decoded.popitem(False)[1]  # the oldest (positional: no keyword dict)
-                self._decoded_bytes -= len(gone._encoded or gone.encode())
-        finally:
-            lock.release()
+                self._decoded.pop(response_id, None)
+            else:
+                self._decoded[response_id] = stored
 
     def pop(self, response_id: str, default: Any = None) -> Any:
         found = self.get(response_id)
@@ -339,9 +328,7 @@ class ResponseStore:
 
     def _forget(self, response_id: str) -> None:
         with self._lock:
-            old = self._decoded.pop(response_id, None)
-            if old is not None:
-                self._decoded_bytes -= old.size
+            self._decoded.pop(response_id, None)
 
     def start(self) -> int:
         """Count a start of an engine on this store: how many came before since it was last
@@ -357,7 +344,6 @@ class ResponseStore:
         self.backend.clear()
         with self._lock:
             self._decoded.clear()
-            self._decoded_bytes = 0
 
     def __getitem__(self, response_id: str) -> Stored:
         found = self.get(response_id)

@@ -1,6 +1,6 @@
 """The in-memory store backend: the default, and a WebSocket connection's own cache. Bounded per
-namespace and kind (``max_keys``, ``max_bytes`` of values: past them the oldest go, the newest
-stays), thread-safe (one lock), expiry by an injectable clock."""
+namespace and kind (``max_keys``, ``max_bytes`` of values: past them the least recently written
+go, the newest stays), thread-safe (one lock), expiry by an injectable clock."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import bisect
 import heapq
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ormock.engine.bounded import Bounded
 from ormock.engine.store.base import (
     LOG_END,
     AppendsToLogs,
@@ -30,15 +30,10 @@ from ormock.engine.store.base import (
 __all__ = ["MemoryBackend"]
 
 
-@dataclass
-class _Kind:
-    """One namespace's keys of one kind, oldest first: key -> (value, expires_at)."""
-
-    entries: OrderedDict[str, tuple[bytes, float | None]] = field(default_factory=OrderedDict)
-    bytes: int = 0
-
-
-_EMPTY = _Kind()  # never written to
+# one namespace's keys of one kind, least recently written first: key -> (value, expires_at);
+# a write is a use of its key, a read is not
+_Kind = Bounded[str, tuple[bytes, float | None]]
+_EMPTY: _Kind = Bounded(1)  # never written to
 _EXPIRING_ROOM = 1024
 
 
@@ -53,7 +48,8 @@ class _Memory:
         # past this many, the heap is rebuilt from the live keys (a rewritten or dropped key
         # leaves its entry behind until its time comes)
         self.expiring_room = _EXPIRING_ROOM
-        self.logs: dict[str, _Logs] = {}  # per namespace
+        # per namespace, its logs, least recently appended to first (a read is no use of one)
+        self.logs: dict[str, Bounded[str, _Log]] = {}
         self.appended = threading.Condition(self.lock)  # notified on every append (log_wait)
 
 
@@ -74,7 +70,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         check_args(kind)
         with self._m.lock:
             self._expire()
-            found = self._find(kind).entries.get(key)
+            found = self._find(kind).peek(key)
             return None if found is None else found[0]
 
     def list(self, kind: str, prefix: str = "", after: str | None = None, limit: int = 100,
@@ -82,7 +78,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         check_args(kind, limit=limit)
         with self._m.lock:
             self._expire()
-            entries = self._find(kind).entries
+            entries = self._find(kind)
             if after is not None and after not in entries:
                 return []
             keys = reversed(entries) if reverse else iter(entries)
@@ -94,8 +90,9 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
             for key in keys:
                 if len(page) >= limit:
                     break
-                if key.startswith(prefix):
-                    page.append((key, entries[key][0]))
+                found = entries.peek(key) if key.startswith(prefix) else None
+                if found is not None:
+                    page.append((key, found[0]))
             return page
 
     # -- writes ---------------------------------------------------------------------------------
@@ -119,7 +116,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         with self._m.lock:
             self._expire()
             if guard is not None:
-                found = self._find(guard[0]).entries.get(guard[1])
+                found = self._find(guard[0]).peek(guard[1])
                 if (found[0] if found is not None else None) != guard[2]:
                     return False
             for kind, key, value, ttl in writes:
@@ -131,7 +128,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         check_args(kind, ttl=ttl)
         with self._m.lock:
             self._expire()
-            found = self._find(kind).entries.get(key)
+            found = self._find(kind).peek(key)
             if (found[0] if found is not None else None) != expected:
                 return False
             self._write(kind, key, value, ttl)
@@ -141,7 +138,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         check_args(kind)
         with self._m.lock:
             self._expire()
-            found = self._find(kind).entries.get(key)
+            found = self._find(kind).peek(key)
             value = counted(found[0] if found is not None else None, key, amount)
             self._write(kind, key, str(value).encode(), None)
             return value
@@ -173,7 +170,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         where = (self.namespace, kind)
         found = self._m.kinds.get(where)
         if found is None:
-            found = self._m.kinds[where] = _Kind()
+            found = self._m.kinds[where] = Bounded(self._m.max_keys, self._m.max_bytes, _size)
         return found
 
     def _write(self, kind: str, key: str, value: bytes, ttl: float | None,
@@ -184,34 +181,19 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
             raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
         m = self._m
         keys = m.kinds.get((self.namespace, kind)) or self._kind(kind)
-        entries = keys.entries
-        # a write makes the key the newest (``in`` first: OrderedDict.pop parses its
-        # arguments the slow way, and a new key is the usual write)
-        old = entries.pop(key) if key in entries else None
-        size = keys.bytes + len(value) - (len(old[0]) if old is not None else 0)
         if ttl is None:
-            entries[key] = (value, None)
+            keys[key] = (value, None)
         else:
             expires = (m.clock() if now is None else now) + ttl
-            entries[key] = (value, expires)
+            keys[key] = (value, expires)
             expiring = m.expiring
             heapq.heappush(expiring, (expires, self.namespace, kind, key))
             if len(expiring) > m.expiring_room:
                 self._compact()
-        count = len(entries)
-        if count > 1 and (count > m.max_keys or size > m.max_bytes):
-            while count > 1 and (count > m.max_keys or size > m.max_bytes):
-                size -= len(entries.popitem(False)[1][0])  # the oldest go (positional)
-                count -= 1
-        keys.bytes = size
 
     @staticmethod
     def _remove(keys: _Kind, key: str) -> bool:
-        found = keys.entries.pop(key, None)
-        if found is None:
-            return False
-        keys.bytes -= len(found[0])
-        return True
+        return keys.pop(key, None) is not None
 
     def _compact(self) -> None:
         """The expiry heap rebuilt from the keys that still expire (amortised: the room is
@@ -219,7 +201,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         m = self._m
         m.expiring = [(entry[1], namespace, kind, key)
                       for (namespace, kind), keys in m.kinds.items()
-                      for key, entry in keys.entries.items() if entry[1] is not None]
+                      for key, entry in keys.entries() if entry[1] is not None]
         heapq.heapify(m.expiring)
         m.expiring_room = max(_EXPIRING_ROOM, 4 * len(m.expiring))
 
@@ -234,7 +216,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         while m.expiring and m.expiring[0][0] <= now:
             at, namespace, kind, key = heapq.heappop(m.expiring)
             keys = m.kinds.get((namespace, kind))
-            found = keys.entries.get(key) if keys is not None else None
+            found = keys.peek(key) if keys is not None else None
             if keys is not None and found is not None and found[1] == at:  # not rewritten
                 self._remove(keys, key)
 
@@ -261,10 +243,13 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
             raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
         m = self._m
         with m.appended:
-            logs = m.logs.setdefault(self.namespace, _Logs())
+            logs = m.logs.get(self.namespace)
+            if logs is None:
+                logs = m.logs[self.namespace] = Bounded(m.max_keys, m.max_bytes,
+                                                        _log_size)
             found = self._live_log(log)
             if found is None:
-                found = logs.logs[log] = _Log()
+                found = _Log()
             if found.entries and found.entries[-1][0] == LOG_END:
                 return False
             if found.entries and number <= found.entries[-1][0]:
@@ -272,23 +257,18 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
                                  f"{found.entries[-1][0]}")
             found.entries.append((number, value))
             found.bytes += len(value)
-            logs.bytes += len(value)
             found.expires = None if ttl is None else m.clock() + ttl
-            kept = logs.logs
-            kept.move_to_end(log)  # appended to most recently: the last to go
-            while len(kept) > 1 and (len(kept) > m.max_keys or logs.bytes > m.max_bytes):
-                logs.bytes -= kept.popitem(last=False)[1].bytes
+            logs[log] = found  # appended to most recently: the last to go, at its new size
             m.appended.notify_all()
             return True
 
     def _live_log(self, log: str) -> _Log | None:
         """The log, unless absent or past its expiry (then dropped); under the lock."""
         logs = self._m.logs.get(self.namespace)
-        found = logs.logs.get(log) if logs is not None else None
+        found = logs.peek(log) if logs is not None else None
         if logs is not None and found is not None and found.expires is not None \
                 and found.expires <= self._m.clock():
-            del logs.logs[log]
-            logs.bytes -= found.bytes
+            del logs[log]
             return None
         return found
 
@@ -309,9 +289,11 @@ class _Log:
     expires: float | None = None
 
 
-@dataclass
-class _Logs:
-    """One namespace's logs, appended to least recently first, and their bytes."""
 
-    logs: OrderedDict[str, _Log] = field(default_factory=OrderedDict)
-    bytes: int = 0
+def _size(entry: tuple[bytes, float | None]) -> int:
+    """A key's bytes: its value's."""
+    return len(entry[0])
+
+
+def _log_size(log: _Log) -> int:
+    return log.bytes
