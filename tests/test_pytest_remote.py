@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import openai  # noqa: F401
+import openai
 import pytest
 
+from ormock import OrmockServer
 from tests.stores import RedisServer, free_port, serve
 
 pytest_plugins = ["pytester"]
@@ -346,13 +347,25 @@ def test_redis_and_two_workers(pytester: pytest.Pytester, redis_server: RedisSer
         assert _namespaces(root) == before
 
 
-def test_a_remote_journal_record_has_every_field_a_journal_entry_gives() -> None:
-    """``JournalRecord`` spells out ``JournalEntry``'s fields (as ``to_dict`` and the admin
-    journal give them, ``answered_by`` added): a field added to one is added to the other."""
-    from dataclasses import fields
-
+def test_a_remote_journal_entry_is_the_local_one_read_back() -> None:
+    """A shared server's journal, as the admin API gives it, reads back into ``JournalEntry``
+    values equal to the server's own (events with their offsets, output ids, what answered):
+    one entry type, local or remote."""
     from ormock.engine.journal import JournalEntry
-    from ormock.pytest_plugin.remote import JournalRecord
 
-    given = set(JournalEntry("POST", "/v1/responses", {}, {}).to_dict()) | {"answered_by"}
-    assert {f.name for f in fields(JournalRecord)} == given
+    paced = {"name": "paced-remote", "steps": [{"times": "forever", "reply": {
+        "pacing": {"per_event": 0.002}, "items": [{"message": "one two three"}]}}]}
+    with OrmockServer() as server:
+        server.engine().use(paced)
+        openai.OpenAI(base_url=server.base_url, api_key="k").responses.create(
+            model="m", input="hi")
+        with httpx.Client(base_url=server.url) as client:
+            rows = client.get("/_ormock/journal").json()["data"]
+        (local,) = list(server.engine().journal)
+    (remote,) = [JournalEntry.from_dict(row) for row in rows]
+    assert remote.to_dict() == local.to_dict()
+    assert rows[0]["answered_by"] == local.answered_by
+    assert remote.answered_by == {"kind": "scenario", "scenario": "paced-remote", "step": 1}
+    assert [e["type"] for e in remote.events][:2] == ["response.created",
+                                                       "response.in_progress"]
+    assert remote.output_ids == local.output_ids and remote.output_ids

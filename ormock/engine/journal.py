@@ -151,6 +151,41 @@ class JournalEntry:
     def output_ids(self) -> list[str]:
         return list(self.sent.output_ids) if self.sent else []
 
+    @property
+    def answered_by(self) -> dict[str, Any]:
+        """What answered the request: a scenario's step, a cassette's interaction, the
+        upstream of ``ormock record`` (recorded to a cassette), the embedded default, or
+        nothing (an error; a miss names its closest step in the message)."""
+        if self.cassette is not None and self.interaction is None:  # ormock record's
+            return {"kind": "recorded", "cassette": self.cassette}
+        if self.cassette is not None:
+            return {"kind": "cassette", "cassette": self.cassette,
+                    "interaction": self.interaction}
+        if self.scenario is not None:
+            return {"kind": "scenario", "scenario": self.scenario, "step": self.step}
+        if self.error is not None:
+            return {"kind": "error", "code": self.error.get("code")}
+        if self.status == 0:
+            return {"kind": "pending"}
+        return {"kind": "default"}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JournalEntry:
+        """The entry ``to_dict`` (or the admin API's journal) gave as plain data: a shared
+        server's entry, read by the pytest plugin's remote backend, is the same type as a
+        local one."""
+        entry = cls(**{name: data[name] for name in FIELDS if name in data})
+        events = data.get("events") or []
+        offsets = [event.get("offset_ms", 0.0) for event in events]
+        delays = (None if not any(offsets) else tuple(
+            (after - before) / 1000 for before, after in zip([0.0, *offsets], offsets,
+                                                                 strict=False)))
+        if events or data.get("output_ids"):
+            entry.sent = Sent(tuple(e["type"] for e in events),
+                              tuple(e.get("sequence_number") for e in events), delays,
+                              tuple(data.get("output_ids") or ()))
+        return entry
+
     def to_dict(self) -> dict[str, Any]:
         """The entry as plain data (shallow: the request body is already plain JSON, however
         deeply nested)."""

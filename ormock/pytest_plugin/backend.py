@@ -2,7 +2,8 @@
 namespace of the session's in-process server, worked on through its ``Engine``;
 ``ormock.pytest_plugin.remote.RemoteBackend`` a namespace of a shared ``ormock serve``
 (``--ormock-url``), worked on through its admin API. ``OrmockFixture`` talks only to this
-interface; what the entries of a journal offer either way is ``Entry``.
+interface; the entries of a journal are ``JournalEntry`` values either way (a remote one's
+read from its admin API with ``JournalEntry.from_dict``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ormock.engine.journal import JournalEntry
 
 if TYPE_CHECKING:
     from ormock.cassette.matching import Order
@@ -23,39 +26,7 @@ if TYPE_CHECKING:
     from ormock.scenario import Scenario
     from ormock.server.runner import OrmockServer
 
-__all__ = ["Entry", "FakeBackend", "LocalBackend"]
-
-
-class Entry(Protocol):
-    """One request a fake received, as ``ormock.requests`` gives it (a ``JournalEntry`` of a
-    local fake, a ``JournalRecord`` read from a remote one's journal)."""
-
-    @property
-    def method(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def headers(self) -> dict[str, str]: ...
-    @property
-    def body(self) -> Any: ...
-    @property
-    def json(self) -> Any: ...
-    @property
-    def status(self) -> int: ...
-    @property
-    def stream(self) -> bool: ...
-    @property
-    def response_id(self) -> str | None: ...
-    @property
-    def error(self) -> dict[str, Any] | None: ...
-    @property
-    def scenario(self) -> str | None: ...
-    @property
-    def step(self) -> int | None: ...
-    @property
-    def faults(self) -> list[str]: ...
-    @property
-    def events(self) -> list[dict[str, Any]]: ...
+__all__ = ["FakeBackend", "LocalBackend"]
 
 
 class FakeBackend(Protocol):
@@ -84,7 +55,7 @@ class FakeBackend(Protocol):
     def replays(self) -> Replays | None:
         """The engine's replays if it exists (what a recording fake recorded)."""
 
-    def journal(self) -> list[Entry]: ...
+    def journal(self) -> list[JournalEntry]: ...
 
     def leftovers(self) -> dict[str, Any]:
         """``ormock.engine.leftovers`` of the namespace ({} when nothing was made)."""
@@ -156,7 +127,7 @@ class LocalBackend:
         engine = self._existing()
         return engine.replays if engine is not None else None
 
-    def journal(self) -> list[Entry]:
+    def journal(self) -> list[JournalEntry]:
         engine = self._existing()
         return list(engine.journal) if engine is not None else []
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ormock.pytest_plugin.backend import Entry
+    from ormock.engine.journal import JournalEntry
 
 __all__ = ["call_outputs", "describe", "input_text", "listing", "mismatch", "plural"]
 
@@ -36,7 +36,7 @@ def call_outputs(body: Any) -> list[str]:
             if i.get("type") == "function_call_output"]
 
 
-def describe(entry: Entry) -> str:
+def describe(entry: JournalEntry) -> str:
     """One line: the request and what went back."""
     from ormock.protocol.hints import short  # the plugin imports nothing until a test runs
 
@@ -60,7 +60,7 @@ def describe(entry: Entry) -> str:
     return " ".join(parts) + " " + answer
 
 
-def mismatch(entry: Entry, wanted: dict[str, Any]) -> list[str]:
+def mismatch(entry: JournalEntry, wanted: dict[str, Any]) -> list[str]:
     body = entry.body if isinstance(entry.body, dict) else {}
     reasons = []
     if "input_contains" in wanted and wanted["input_contains"] not in input_text(body):
@@ -79,7 +79,7 @@ def mismatch(entry: Entry, wanted: dict[str, Any]) -> list[str]:
     return reasons
 
 
-def listing(requests: list[Entry]) -> str:
+def listing(requests: list[JournalEntry]) -> str:
     if not requests:
         return ""
     return ":\n" + "\n".join(f"  #{i} {describe(e)}" for i, e in enumerate(requests, 1))

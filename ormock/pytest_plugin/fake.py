@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ormock.pytest_plugin.backend import Entry, FakeBackend
+from ormock.engine.journal import JournalEntry
+from ormock.pytest_plugin.backend import FakeBackend
 from ormock.pytest_plugin.cassettes import FixtureCassettes
 from ormock.pytest_plugin.conditions import describe, listing, mismatch, plural
 from ormock.pytest_plugin.options import OrmockOptions
@@ -209,11 +210,11 @@ class OrmockFixture:
 
     # -- what it heard ---------------------------------------------------------------------------
     @property
-    def requests(self) -> list[Entry]:
+    def requests(self) -> list[JournalEntry]:
         """Every request this fake received, oldest first: ``.path``, ``.headers`` (secrets
         masked), ``.json`` (the body), ``.status``, ``.response_id``, ``.scenario`` and ``.step``
         (what answered), ``.error``, ``.faults``, ``.events`` (``JournalEntry`` objects; on a
-        shared server, ``JournalRecord`` ones read from its journal)."""
+        shared server, read from its journal with ``JournalEntry.from_dict``)."""
         return [] if self._closed else self._backend.journal()
 
     @property
@@ -221,7 +222,7 @@ class OrmockFixture:
         return len(self.requests)
 
     @property
-    def last_request(self) -> Entry:
+    def last_request(self) -> JournalEntry:
         requests = self.requests
         if not requests:
             raise AssertionError(f"ormock fake {self.namespace!r} received no request")

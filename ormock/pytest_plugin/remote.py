@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ormock.pytest_plugin.backend import Entry
+from ormock.engine.journal import JournalEntry
 
 if TYPE_CHECKING:
     from ormock.cassette.matching import Order
@@ -29,55 +29,11 @@ if TYPE_CHECKING:
     from ormock.faults.chaos import Chaos
     from ormock.scenario import Scenario
 
-__all__ = ["JournalRecord", "RemoteBackend", "RemoteError"]
+__all__ = ["RemoteBackend", "RemoteError"]
 
 
 class RemoteError(RuntimeError):
     """The shared server refused a call, or did not answer."""
-
-
-@dataclass(frozen=True)
-class JournalRecord:
-    """One entry of a remote fake's journal, read from ``GET /{namespace}/_ormock/journal``:
-    the attributes of a ``JournalEntry`` (its body with secrets masked, as the admin API
-    gives it), read-only."""
-
-    method: str = ""
-    path: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    body: Any = None
-    at: float = 0.0
-    id: str = ""
-    namespace: str = ""
-    size: int = 0
-    status: int = 0
-    stream: bool = False
-    response_id: str | None = None
-    response_status: str | None = None
-    error: dict[str, Any] | None = None
-    scenario: str | None = None
-    step: int | None = None
-    cassette: str | None = None
-    interaction: int | None = None
-    faults: list[str] = field(default_factory=list)
-    struck: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    reply_headers: dict[str, str] = field(default_factory=dict)
-    ended: str = "whole"
-    sent_bytes: int | None = None
-    finished_at: float | None = None
-    events: list[dict[str, Any]] = field(default_factory=list)
-    output_ids: list[str] = field(default_factory=list)
-    answered_by: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JournalRecord:
-        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
-
-    @property
-    def json(self) -> Any:
-        """The request body (parsed JSON)."""
-        return self.body
 
 
 class RemoteBackend:
@@ -186,11 +142,11 @@ class RemoteBackend:
         return None  # it never records (record_to)
 
     # -- reading --------------------------------------------------------------------------------
-    def journal(self) -> list[Entry]:
+    def journal(self) -> list[JournalEntry]:
         if not self._opened:
             return []
         data = self._call("GET", f"{self._admin}/journal", what="reading the journal")
-        return [JournalRecord.from_dict(row) for row in data["data"]]
+        return [JournalEntry.from_dict(row) for row in data["data"]]
 
     def leftovers(self) -> dict[str, Any]:
         if not self._opened:

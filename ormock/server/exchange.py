@@ -22,7 +22,7 @@ from ormock.protocol.checker import check_stream
 from ormock.protocol.secrets import MASK, mask_json, mask_text
 from ormock.protocol.sse import parse_sse
 
-__all__ = ["answered_by", "api_path", "curl", "exchange", "summary"]
+__all__ = ["api_path", "curl", "exchange", "summary"]
 
 # what a path keeps unescaped in the curl URL: RFC 3986's path characters (a ``?`` or ``#`` the
 # request had in its path, decoded, goes back escaped, not as a query or fragment)
@@ -33,11 +33,12 @@ def summary(entry: JournalEntry | dict[str, Any]) -> dict[str, Any]:
     """The entry as ``GET /_ormock/journal`` gives it, masked for a page (an entry another
     worker served comes from the shared journal as its ``to_dict``)."""
     data = dict(entry) if isinstance(entry, dict) else entry.to_dict()
+    # what answered it, of an entry another worker served too (read back from its fields)
+    data["answered_by"] = (JournalEntry.from_dict(entry) if isinstance(entry, dict)
+                           else entry).answered_by
     data["body"] = mask_json(data.get("body"))
     if data.get("error"):
         data["error"] = mask_json(data["error"])
-    if not isinstance(entry, dict):
-        data["answered_by"] = answered_by(entry)
     return data
 
 
@@ -47,24 +48,6 @@ def api_path(entry: JournalEntry) -> str:
     head = f"/{entry.namespace}/"
     return entry.path[len(head) - 1:] if entry.namespace and entry.path.startswith(head) \
         else entry.path
-
-
-def answered_by(entry: JournalEntry) -> dict[str, Any]:
-    """What answered the request: a scenario's step, a cassette's interaction, the upstream of
-    ``ormock record`` (recorded to a cassette), the embedded default, or nothing (an error; a
-    miss names its closest step in the message)."""
-    if entry.cassette is not None and entry.interaction is None:  # ormock record's
-        return {"kind": "recorded", "cassette": entry.cassette}
-    if entry.cassette is not None:
-        return {"kind": "cassette", "cassette": entry.cassette,
-                "interaction": entry.interaction}
-    if entry.scenario is not None:
-        return {"kind": "scenario", "scenario": entry.scenario, "step": entry.step}
-    if entry.error is not None:
-        return {"kind": "error", "code": entry.error.get("code")}
-    if entry.status == 0:
-        return {"kind": "pending"}
-    return {"kind": "default"}
 
 
 def _messages(sent: SentFrames, data: bytes) -> list[tuple[str | None, str, bool]]:
