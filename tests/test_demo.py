@@ -4,6 +4,7 @@ process against real servers."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +158,8 @@ def test_journal_export_says_what_went_wrong(capsys: pytest.CaptureFixture[str],
                                             server: OrmockServer) -> None:
     code, _, err = run(capsys, "journal", "export", "e999999", "--url", server.url)
     assert code == 2 and "No journal entry 'e999999'" in err
-    with OrmockServer() as gone:
-        url = gone.url
-    code, _, err = run(capsys, "journal", "export", "e1", "--url", url)
+    with socket.socket() as held:  # a port bound and never listened on: nobody answers there
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}"
+        code, _, err = run(capsys, "journal", "export", "e1", "--url", url)
     assert code == 2 and "is a server running there?" in err
