@@ -38,7 +38,7 @@ from ormock.engine.replays import (
 )
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.shared import StoreCounters, cassette_tag
-from ormock.engine.stateful import Background
+from ormock.engine.stateful import Background, Claim, writing, written
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.store.held import Holding
 from ormock.engine.sync import PRELOADED, Sync, token
@@ -49,7 +49,7 @@ from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import encode_json
-from ormock.protocol.wire import Transport, Wire
+from ormock.protocol.wire import Transport, Wire, Written
 from ormock.scenario import (
     Scenario,
     ScenarioSet,
@@ -376,6 +376,15 @@ class Engine:
         if self.on_reply:  # an attempt that may be stale runs them once it is not
             attempt.defer(self, [functools.partial(hook, entry, reply) for hook in self.on_reply])
         return reply, entry
+
+    def writing(self, entry: JournalEntry) -> None:
+        """The answer of ``entry`` is about to be written: its response is generating."""
+        writing(self.responses, entry.response_id)
+
+    def settle(self, entry: JournalEntry, sent: Written | None, claim: Claim | None) -> None:
+        """The answer of ``entry`` is over (``sent``: what the writer sent; None: nothing
+        was): what that changes of its response and its idempotency key (``written``)."""
+        written(self.responses, entry, sent, claim)
 
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
         """Answer ``body`` with a given step, whatever it matches (``ormock show``): the same

@@ -21,10 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
+from ormock.engine.journal import JournalEntry
 from ormock.engine.store.memory import ResponseStore, Stored
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
+from ormock.protocol.wire import Written
 
 __all__ = ["INCLUDABLE", "Background", "Claim", "Generating", "IdempotencyRecord", "check_include",
            "claim_key", "context_items", "input_items_page", "not_found", "owner_of"]
@@ -361,3 +364,31 @@ class Claim:
 
     def release(self) -> None:
         self.store.backend.delete(IDEMPOTENCY, self.key)
+
+
+# -- an answer being written ------------------------------------------------------------------
+def writing(store: ResponseStore, response_id: str | None) -> None:
+    """An answer with ``response_id`` is about to be written: its response is generating (a
+    delete meanwhile is a 409)."""
+    if response_id is not None:
+        Generating.add(store, response_id)
+
+
+def written(store: ResponseStore, entry: JournalEntry, sent: Written | None,
+            claim: Claim | None) -> None:
+    """A create's answer is over (``sent``: what the writer sent; None: nothing was): the
+    response no longer generates; a client that left before the terminal event leaves it
+    ``cancelled``; the key's record is made ``done`` with the bytes sent (replayed as they
+    are), or released when no whole answer with a response went out (a retry answers anew)."""
+    response_id = entry.response_id
+    if response_id is not None:
+        Generating.discard(store, response_id)
+    if sent is not None and sent.gone and response_id is not None and not any(
+            event.get("type") in TERMINAL_EVENTS for event in sent.events):
+        cancel_stored(store, response_id)
+    if claim is None:
+        return
+    if sent is None or sent.gone or response_id is None or entry.status != 200:
+        claim.release()
+        return
+    claim.done(response_id, b"".join(frame.data for _, frame in sent.sent), entry.stream)

@@ -58,7 +58,7 @@ from ormock.server.perimeter import Perimeter
 from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors
 from ormock.server.replay import ReplayRoute
-from ormock.server.responses_api import generating, response_routes, send_replay, settle
+from ormock.server.responses_api import response_routes, send_replay
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
@@ -267,7 +267,7 @@ class _CreateResponse:
     def _begin(self, engine: Engine, entry: JournalEntry) -> None:
         """A reply's answer is about to be written."""
         self.namespaces.replies_in_flight += 1
-        generating(engine, entry)
+        engine.writing(entry)
 
     def _over(self, engine: Engine, ready: Prepared, written: Written | None) -> None:
         """A reply's answer is over (``written``: what went out; None: nothing did): the
@@ -280,7 +280,7 @@ class _CreateResponse:
                 wrote(entry, written)
         finally:
             self.namespaces.replies_in_flight -= 1
-            settle(engine, entry, written, ready.claim)
+            engine.settle(entry, written, ready.claim)
             if ahead is None or not ahead.covers(written):
                 engine.finished(entry)
             if written is not None and wire is not None:

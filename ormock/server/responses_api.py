@@ -9,9 +9,8 @@ answer for them:
   stored ``cancelled``, a finished one answered as it is; any other is 400
   ``unsupported_operation``). A response absent, deleted or created with another API key is
   404 ``response_not_found`` on every one of them.
-- ``Idempotency-Key`` on create (``idempotent``), and ``settle`` once create's answer is
-  written: the response is no longer generating, a client that left before the terminal event
-  leaves it ``cancelled``, and the key's record is made ``done`` (or released).
+- ``Idempotency-Key`` on create (``idempotent``: the claim the engine settles once create's
+  answer is written, ``Engine.settle``).
 
 The logic lives in ``ormock.engine.stateful``; this module reads requests and writes answers."""
 
@@ -26,13 +25,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ormock.engine.core import Engine
-from ormock.engine.journal import JournalEntry
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.stateful import (
     Claim,
     Generating,
     IdempotencyRecord,
-    cancel_stored,
     check_include,
     input_items_page,
     not_found,
@@ -40,15 +37,13 @@ from ormock.engine.stateful import (
 )
 from ormock.engine.store.memory import Stored
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Send
-from ormock.protocol.wire import Written
 from ormock.server.background import cancel_background
 from ormock.server.body import send_whole
 from ormock.server.resume import EventStream, resume_query, settled, streamable
 
-__all__ = ["idempotent", "response_routes", "send_replay", "settle"]
+__all__ = ["idempotent", "response_routes", "send_replay"]
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 _POST_ONLY = ("compact", "input_tokens")  # /v1/responses/compact, /v1/responses/input_tokens
@@ -179,27 +174,3 @@ async def send_replay(send: Send, engine: Engine, record: IdempotencyRecord) -> 
     await send_whole(send, 200, body, {"x-idempotent-replayed": "true"}, kind)
 
 
-def generating(engine: Engine, entry: JournalEntry) -> None:
-    """The answer of ``entry`` is about to be written: its response is generating."""
-    if entry.response_id is not None:  # ``Generating.add``'s one step
-        engine.responses.generating.add(entry.response_id)
-
-
-def settle(engine: Engine, entry: JournalEntry, written: Written | None,
-           claim: Claim | None) -> None:
-    """Create's answer is over (``written``: what the writer sent; None: nothing was): the
-    response no longer generates; a client that left before the terminal event leaves it
-    ``cancelled``; the key's record is made ``done`` with the bytes sent (replayed as they
-    are), or released when no whole answer with a response went out (a retry answers anew)."""
-    response_id = entry.response_id
-    if response_id is not None:  # ``Generating.discard``'s one step
-        engine.responses.generating.discard(response_id)
-    if written is not None and written.gone and response_id is not None and not any(
-            event.get("type") in TERMINAL_EVENTS for event in written.events):
-        cancel_stored(engine.responses, response_id)
-    if claim is None:
-        return
-    if written is None or written.gone or response_id is None or entry.status != 200:
-        claim.release()
-        return
-    claim.done(response_id, b"".join(frame.data for _, frame in written.sent), entry.stream)

@@ -50,7 +50,6 @@ from ormock.protocol.types import Json
 from ormock.protocol.wire import Ended, Frame, Wire, Written
 from ormock.server.body import decode_json
 from ormock.server.front import bug_error
-from ormock.server.responses_api import generating, settle
 from ormock.server.socket_replay import replay_session
 
 __all__ = ["ResponsesSocket"]
@@ -264,7 +263,7 @@ class _Connection:
         on HTTP (``settle``: a client that left before the terminal event leaves it
         ``cancelled``); True while the connection is open."""
         try:
-            generating(self.engine, entry)
+            self.engine.writing(entry)
             written: Written | None = None
             # a shared journal has the entry whole before the client has the turn's last frame
             ahead = WrittenAhead(entry, self.engine.finished) \
@@ -277,7 +276,7 @@ class _Connection:
                     wrote(entry, written)
                 self.engine.feed.sent(entry, wire.status, wire.headers, written)  # inspector
             finally:
-                settle(self.engine, entry, written, None)
+                self.engine.settle(entry, written, None)
                 if ahead is None or not ahead.covers(written):
                     self.engine.finished(entry)
             if isinstance(previous, str) and entry.response_status == "failed":
