@@ -306,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     verdict.add_argument("--json", action="store_true", help="print the verdict as JSON")
     verdict.set_defaults(func=_verdict)
 
-    from ormock.cassette.cli import add_parser as add_cassette  # ormock cassette export|import
+    from ormock.commands.cassette import add_parser as add_cassette  # ormock cassette ...
 
     add_cassette(commands)
     record_command.add_parser(commands)
