@@ -312,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     record_command.add_parser(commands)
     journal_command.add_parser(commands)
     demo_command.add_parser(commands)
-    from ormock.probe import add_parser as add_probe  # ormock probe --upstream URL
+    from ormock.commands.probe import add_parser as add_probe  # ormock probe --upstream URL
 
     add_probe(commands)
     return parser
