@@ -15,9 +15,33 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_files", "run"]
+from ormock.protocol.profile import profile_names
+
+__all__ = ["add_parser", "check_files", "run"]
 
 Result = dict[str, Any]
+
+
+def add_parser(commands: Any) -> None:
+    check = commands.add_parser(
+        "check", help="lint scenario files (.yaml) and raw SSE captures against the protocol"
+    )
+    check.add_argument("files", nargs="+")
+    check.add_argument("--no-schema", action="store_true",
+                       help="skip validation of SSE captures against the official schema")
+    check.add_argument("--profile", choices=profile_names(), default=None,
+                       help="how the provider streams (default: openresponses). openai: the "
+                       "openai SDK's event types are known ones, data: [DONE] is optional, "
+                       "reasoning may be re-encrypted in the terminal snapshot")
+    check.add_argument("--resumed", action="store_true",
+                       help="each capture is a resumed tail (GET ...?stream=true&"
+                       "starting_after=N): it may begin mid-sequence")
+    check.add_argument("--starting-after", type=int, default=None, metavar="N",
+                       help="a resumed tail whose first sequence_number is N+1 (implies "
+                       "--resumed)")
+    check.add_argument("--json", action="store_true",
+                       help="print each file's result and findings as JSON")
+    check.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_URL", "add_parser"]
+__all__ = ["DEFAULT_URL", "add_parser", "run"]
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 
@@ -24,6 +24,7 @@ def add_parser(commands: Any) -> None:
     journal = commands.add_parser(
         "journal", help="list a running server's journal, or export an exchange as a file",
         description="Read the journal of a running ormock server.")
+    journal.set_defaults(func=run)
     actions = journal.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="one line per request")
     export = actions.add_parser(
@@ -39,8 +40,11 @@ def add_parser(commands: Any) -> None:
         parser.add_argument("--namespace", default=None, help="the namespace (default: any "
                             "for export, the default one for list)")
     listing.add_argument("--json", action="store_true", help="print the journal as JSON")
-    listing.set_defaults(func=_list)
-    export.set_defaults(func=_export)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The action named on the command line (``list`` or ``export``)."""
+    return _list(args) if args.action == "list" else _export(args)
 
 
 def _base(args: argparse.Namespace) -> str:

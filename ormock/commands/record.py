@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from ormock.cassette.cli import add_redaction_options
+from ormock.commands.cassette import add_redaction_options
 from ormock.commands.serve import add_allowed_host
 from ormock.engine.limits import Limits
 from ormock.protocol.profile import profile_names

@@ -19,7 +19,8 @@ class it expects, and its own checks.
 ``battery`` (the ``Probe`` declaration, an exchange and its context, ``BATTERY``), ``checks``
 (findings and their severities, the checks every exchange gets and each probe's own),
 ``drive`` (sending the battery with httpx, recording each answer into the cassette),
-``report`` (the run: its table and its JSON), ``cli`` (``ormock probe``).
+``report`` (the run: its table and its JSON); the command, ``ormock probe``, is
+``ormock.commands.probe``.
 """
 
 from ormock.probe.battery import BATTERY, Context, Exchange, Probe, Skip
@@ -29,10 +30,9 @@ from ormock.probe.checks import (
     check_response_object,
     cut_by_max_output_tokens,
 )
-from ormock.probe.cli import add_parser
 from ormock.probe.drive import Unreachable, base_url, default_cassette, run_probe
 from ormock.probe.report import ProbeRun
 
 __all__ = ["BATTERY", "Context", "Exchange", "Finding", "Probe", "ProbeRun", "Skip",
-           "Unreachable", "add_parser", "base_url", "check_error", "check_response_object",
+           "Unreachable", "base_url", "check_error", "check_response_object",
            "cut_by_max_output_tokens", "default_cassette", "run_probe"]

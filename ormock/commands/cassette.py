@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "add_redaction_options"]
+__all__ = ["add_parser", "add_redaction_options", "run"]
 
 
 def _default_out(source: str, tag: str) -> Path:
@@ -123,10 +123,19 @@ def add_redaction_options(parser: argparse.ArgumentParser) -> None:
                         "e.g. metadata.user_id or input[*].content; repeatable")
 
 
+_ACTIONS = {"export": _export, "import": _import, "list": _list, "schema": _schema}
+
+
+def run(args: argparse.Namespace) -> int:
+    """The action named on the command line (``export``, ``import``, ``list``, ``schema``)."""
+    return _ACTIONS[args.action](args)
+
+
 def add_parser(commands: Any) -> None:
     """Register ``ormock cassette`` on the subparsers of the ``ormock`` command."""
     cassette = commands.add_parser(
         "cassette", help="list cassettes, convert them to and from vcrpy's, print their schema")
+    cassette.set_defaults(func=run)
     actions = cassette.add_subparsers(dest="action", required=True)
 
     export = actions.add_parser(
@@ -142,7 +151,6 @@ def add_parser(commands: Any) -> None:
     export.add_argument("--base-url", default=None, metavar="URL",
                         help="scheme and host the requests go to (default: the cassette's "
                         "upstream, else https://api.openai.com)")
-    export.set_defaults(func=_export)
 
     imported = actions.add_parser(
         "import", help="write a vcrpy / pytest-recording cassette as an ormock cassette",
@@ -153,12 +161,9 @@ def add_parser(commands: Any) -> None:
     imported.add_argument("-o", "--output", default=None, metavar="OUT",
                           help="where to write (default FILE.ormock.yaml)")
     add_redaction_options(imported)
-    imported.set_defaults(func=_import)
 
     listing = actions.add_parser("list", help="one line per interaction of a cassette")
     listing.add_argument("file", help="a cassette file (ormock's or vcrpy's)")
     listing.add_argument("--json", action="store_true", help="print the interactions as JSON")
-    listing.set_defaults(func=_list)
 
-    schema = actions.add_parser("schema", help="print the JSON Schema of cassette files")
-    schema.set_defaults(func=_schema)
+    actions.add_parser("schema", help="print the JSON Schema of cassette files")

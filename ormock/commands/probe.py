@@ -1,4 +1,5 @@
-"""``ormock probe``: its arguments, and the command that runs the battery and reports."""
+"""``ormock probe``: its arguments, and the command that runs the battery (``ormock.probe``) and
+reports."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from typing import Any
 from ormock.probe.battery import MAX_TOKENS
 from ormock.probe.drive import DEFAULT_MODEL, Unreachable, base_url, run_probe
 
-__all__ = ["DEFAULT_KEY_ENV", "add_parser"]
+__all__ = ["DEFAULT_KEY_ENV", "add_parser", "run"]
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
-def _command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
         base_url(args.upstream)
     except ValueError as error:
@@ -68,4 +69,4 @@ def add_parser(commands: Any) -> None:
     probe.add_argument("--json", action="store_true", help="print the report as JSON")
     probe.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                        help="per request: connect, and between bytes (default 60)")
-    probe.set_defaults(func=_command)
+    probe.set_defaults(func=run)
