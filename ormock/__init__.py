@@ -1,7 +1,7 @@
 """ormock: a scriptable fake Open Responses provider for tests.
 
 Names are imported on first use, so that loading the pytest plugin (which every pytest run does
-once ormock is installed) costs almost nothing until a test asks for a fake.
+once ormock is installed) imports almost nothing until a test asks for a fake.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ its atomic ``incr``), and only the request that makes it 1 plays k; one that los
 marks k played and looks again. ``used`` is then what this process knows: an interaction
 another worker played is found out when this one claims it (``order="recorded"`` reads the
 next one's count first), and before a miss is reported. Without ``claims`` (one process) a
-play costs nothing more than before.
+play counts nothing in a store.
 
 A miss names the closest interaction and shows the differences, a JSON diff by path.
 """

@@ -5,10 +5,11 @@ rather than Python's 700.
 A request allocates a few hundred containers, most freed by reference counting within the
 request; at 700 the collector ran every few requests, each time walking the requests in flight
 and the responses just stored, and promoting them to be walked again by the older
-generations. Measured under wrk (new JSON requests, ``bench/README.md``, "Past findings that
-explain the design"): 12 µs of collection a request at 700, under 1 µs at 20,000. The older
-generations keep Python's thresholds. Only a process ormock owns is tuned: an ``OrmockServer``
-inside a test suite's process leaves that process's collector as it is.
+generations. At 20,000 that collection all but disappears from a request's CPU (measured
+under wrk with new JSON requests: ``bench/README.md``, "Past findings that explain the
+design"). The older generations keep Python's thresholds. Only a process ormock owns is
+tuned: an ``OrmockServer`` inside a test suite's process leaves that process's collector as it
+is.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ ids and the two timestamps differ between the bytes of its replies. So the bytes
 reply of a given content are kept, with the ids it drew (in order) and its timestamps, and a
 later reply of that content is those bytes with fresh ids drawn, in the same order, from the
 engine's seeded factory, and its own timestamps: byte for byte what building it again would
-give, at a fraction of the cost. Only unpaced replies with no fault to apply are kept, for
+give, without building it. Only unpaced replies with no fault to apply are kept, for
 streamed and JSON requests separately.
 """
 
@@ -167,8 +167,8 @@ class StreamTemplate:
 def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bool) -> Reply:
     """``Reply(events=[], stream=stream, seed=seed, body=body, summary=summary,
     socket=socket)``: a reply of ready bytes, made as ``Reply.issued`` makes one, without
-    the frozen dataclass's ``__init__`` (a field at a time through ``object.__setattr__``:
-    a quarter of a cache hit's own cost). tests/test_stream_cache.py holds the two equal,
+    the frozen dataclass's ``__init__`` (a field at a time through ``object.__setattr__``),
+    as every cache hit makes one. tests/test_stream_cache.py holds the two equal,
     field by field."""
     return made(Reply, events=[], stream=stream, headers={}, pacing=None, frames=None,
                 seed=seed, socket=socket, built=None, body=body, summary=summary)

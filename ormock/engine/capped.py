@@ -36,7 +36,7 @@ class Capped(list[T]):
         count = len(self)
         keep_items = max(self.limit // 2 if count > self.limit else count, 1)
         keep_bytes = self.max_bytes * 3 // 4 if self.bytes > self.max_bytes else self.bytes
-        # the oldest past ``keep_items`` go at once (their sizes summed at C speed), then one
+        # the oldest past ``keep_items`` go at once (their sizes summed together), then one
         # at a time while the bytes are past ``keep_bytes``; the newest always stays
         cut = count - keep_items
         freed = self._sizes(cut)

@@ -207,7 +207,8 @@ class Template:
                 self.kinds.clear()
             types = (*self.before, *(self.delta,) * deltas, *self.after)
             kinds = self.kinds[deltas] = (types, tuple(range(len(types))))
-        # ``Sent(...)`` without its ``__new__``'s call (its one output: the message's id)
+        # ``Sent(...)`` through ``tuple.__new__``, as for every new content (its one output:
+        # the message's id)
         summary = _tuple_new(Sent, (kinds[0], kinds[1], None, (fresh[self.message],)))
         return body, raw, summary, fresh
 
@@ -284,8 +285,8 @@ def echo_key(echo: Json) -> tuple[Any, ...]:
     """The echo as a key part, equal for two echoes exactly when their JSON is: its keys in
     order, then each value as it is when a string or null (the usual ones), an empty list as
     ``()``, any other value as ``("", its JSON)`` (``1``, ``1.0``, ``true`` and ``-0.0`` compare
-    equal in Python, not on the wire). Cheaper than encoding the whole echo (a new content's
-    request has a new echo every time), hashed at C speed."""
+    equal in Python, not on the wire). Made instead of the whole echo's JSON, because a new
+    content's request has a new echo every time."""
     out: list[Any] = [*echo]
     for value in echo.values():
         if value is None or value.__class__ is str:

@@ -307,7 +307,7 @@ class Engine:
         """Seconds since the engine started (the journal's clock; with a shared store, since
         the namespace started, on the wall clock every process shares), to the microsecond:
         ``round(t * 1e6) / 1e6``, the same value as ``round(t, 6)`` but for the last digit of
-        a tie, at half its cost (read twice a request)."""
+        a tie (read twice a request)."""
         if self.sync is not None:
             return round((time.time() - self.sync.started) * 1e6) / 1e6
         return round((time.monotonic() - self.started) * 1e6) / 1e6
@@ -341,7 +341,8 @@ class Engine:
         """
         entry = opened("POST", path, mask_headers(headers), body, self.elapsed(),
                        _body_size(body) if size is None else size)
-        # ``with self._lock, FAKER_LOCK``, spelled out: acquire and release cost half as much
+        # ``with self._lock, FAKER_LOCK``, spelled out as acquire and release: every create
+        # takes both
         lock = self._lock
         lock.acquire()
         try:

@@ -157,7 +157,8 @@ def default_plan(
         text = "".join(split_tokens(text)[: max(budget - used, 0)])
         items.append(MessagePlan(parts=(TextPart(text),)))
         return ReplyPlan(items=items, status="incomplete", incomplete_reason="max_output_tokens")
-    # made without the frozen dataclasses' __init__ (ormock.protocol.records): a tenth of the cost
+    # made without the frozen dataclasses' __init__ (ormock.protocol.records): every new
+    # request to the embedded default plans one
     items.append(made(MessagePlan, parts=(made(TextPart, text=text, annotations=(), cut=cut),),
                       role="assistant", phase=None, id=None))
     return ReplyPlan(items=items)

@@ -36,13 +36,13 @@ if TYPE_CHECKING:
 __all__ = ["Feed", "SentFrames", "Watcher"]
 
 Message = dict[str, Any]
-_new = tuple.__new__  # a named tuple made without its ``__new__``'s Python frame
+_new = tuple.__new__  # makes a named tuple without its ``__new__`` (one for every answer)
 
 
 class SentFrames(NamedTuple):
     """What one answer really sent: its kind, status and headers, and each frame with the wait
     before it (seconds), as the writer reported them (references to the writer's frames).
-    Immutable; a named tuple, as ``Written`` is: one is made for every answer, cheaply."""
+    Immutable; a named tuple, as ``Written`` is: one is made for every answer."""
 
     kind: Kind
     status: int
@@ -123,8 +123,7 @@ class Feed:
     PER_EVENT = 256  # bytes an event of a kept reply is counted as, before it is rendered
 
     def __init__(self, keep: int = 500, keep_bytes: int = 32 * 1024 * 1024) -> None:
-        # ``e1``, ``e2``, ...: the text of each next number, made in C (no Python frame per
-        # entry)
+        # ``e1``, ``e2``, ...: the text of each next number, one for every journal entry
         self.new_id: Callable[[], str] = map("e{}".format, itertools.count(1)).__next__
         self.watchers: set[Watcher] = set()
         # each kept answer with its size in bytes: the frames a writer sent (references to the

@@ -53,8 +53,8 @@ def masked(headers: Mapping[str, str]) -> dict[str, str]:
 class Sent(NamedTuple):
     """What a reply sent, in a few flat tuples whatever the size of the stream: the type and
     sequence number of each event, the planned delay before each (None: unpaced), and the ids
-    of the output items (and call ids) the client saw. Immutable (a named tuple: one is made
-    for every answer, cheaply)."""
+    of the output items (and call ids) the client saw. Immutable (a named tuple; one is made
+    for every answer)."""
 
     types: tuple[str, ...]
     numbers: tuple[Any, ...]
@@ -67,8 +67,9 @@ _TYPE, _NUMBER = itemgetter("type"), itemgetter("sequence_number")
 
 
 def summarize(events: list[Json], delays: list[float] | None) -> Sent:
-    """What ``events`` are: their types and numbers read at C speed when every event has both
-    (a built stream always does), then the item events looked at for their ids."""
+    """What ``events`` are: their types and numbers read all at once when every event has both
+    (a built stream always does), else event by event, then the item events looked at for
+    their ids."""
     kinds: tuple[Any, ...]
     try:
         kinds, numbers = tuple(map(_TYPE, events)), tuple(map(_NUMBER, events))
@@ -214,8 +215,8 @@ _new = object.__new__
 def opened(method: str, path: str, headers: dict[str, str], body: Any, at: float,
            size: int) -> JournalEntry:
     """``JournalEntry(method, path, headers, body, at=at, size=size)``, the entry every
-    request opens, made without the dataclass's ``__init__`` of 28 parameters (half the
-    cost): its own fields and fresh lists set, every other field read from the class's
+    request opens, made without the dataclass's ``__init__`` of 28 parameters: its own
+    fields and fresh lists set, every other field read from the class's
     default until it is set (tests/test_journal.py holds the two equal)."""
     entry: JournalEntry = _new(JournalEntry)
     entry.method, entry.path, entry.headers, entry.body, entry.at, entry.size = (
@@ -224,8 +225,8 @@ def opened(method: str, path: str, headers: dict[str, str], body: Any, at: float
     return entry
 
 
-# the fields to_dict copies, in their order (``fields`` is slow to ask per entry), and their
-# values read at C speed (a tuple in that order)
+# the fields to_dict copies, in their order (asked of ``fields`` once, not per entry), and
+# what reads their values (a tuple in that order)
 FIELDS = tuple(f.name for f in fields(JournalEntry) if f.name != "sent")
 fields_of: Callable[[JournalEntry], tuple[Any, ...]] = attrgetter(*FIELDS)
 
@@ -296,7 +297,7 @@ class Journal(Capped[JournalEntry]):
     def append(self, item: JournalEntry) -> None:
         self.joined(item)  # its id and namespace, before anyone can see it
         size = item.__dict__[_COUNTED] = entry_size(item)  # counted afresh in this journal
-        list.append(self, item)  # ``Capped.append``'s steps, one call fewer on every request
+        list.append(self, item)  # ``Capped.append``'s steps, written out: every request appends
         self.bytes += size
         if len(self) > self.limit or self.bytes > self.max_bytes:
             self._trim()
@@ -438,7 +439,7 @@ class answering:  # lower case: used as the function it was, ``with answering(..
     """Journal how making an answer failed: an ``OpenResponsesError`` keeps its status and
     envelope (no secret header value left in its message, for the client nor the journal), any
     other exception is a 500 (the server answers ``internal_error``); both are raised on. A
-    class, not a generator: entered on every request, a third cheaper."""
+    class rather than a ``contextmanager`` generator, as every request enters it."""
 
     __slots__ = ("entry", "headers")
 
@@ -454,8 +455,9 @@ class answering:  # lower case: used as the function it was, ``with answering(..
 
 
 def failed(entry: JournalEntry, headers: Mapping[str, str], error: BaseException | None) -> None:
-    """``answering``'s work, for a caller that catches the exception itself (``Engine.answer``:
-    a ``with`` costs a request more than a ``try``): journal how making the answer failed."""
+    """``answering``'s work, for a caller that catches the exception itself (``Engine.answer``,
+    which every request runs, with a ``try`` rather than a ``with``): journal how making the
+    answer failed."""
     if isinstance(error, OpenResponsesError):
         error.message = scrub(error.message, headers)
         entry.status, entry.error = error.status, error.envelope()["error"]

@@ -4,7 +4,7 @@ entry to it (kind ``journal``) when it was written, and also when the reply is p
 reply takes a while to write (``written_at_once``: paced, a stall, a background job, a
 WebSocket turn), so that ``GET /_ormock/journal`` and the verdict on any worker or replica see
 the requests every one of them served, those still running too. A reply that goes out in one
-write costs one journal write (one Redis round trip), not two. The store caps the kind like
+write makes one journal write (one Redis round trip), not two. The store caps the kind like
 any other (its ``store_responses`` keys and ``store_bytes`` bytes per namespace: the oldest go
 first), and a read takes the newest ``journal_entries`` of them, in the order the requests
 arrived (``at``, on the namespace's shared clock)."""

@@ -104,7 +104,7 @@ class Namespaces:
         return self.settings.seed
 
     def open(self, name: str, settings: Mapping[str, Any] | None = None) -> None:
-        """Let requests reach ``name``; its engine is made by the first one (cheap to call).
+        """Let requests reach ``name``; its engine is made by the first one.
         ``settings`` (keys of ``NAMESPACE_SETTINGS``): its engine's own seed, speed, profile
         and replay pace, for every process on a shared store; given only to a namespace that
         is not open yet (409 ``namespace_exists`` otherwise)."""

@@ -32,7 +32,7 @@ _SSE = (
 def _frame(data: bytes, delay: float, events: tuple[Json, ...] | None) -> Frame:
     """``Frame(data, delay, events=events)`` without the frozen dataclass's ``__init__``,
     which sets a field at a time through ``object.__setattr__`` (as ``Reply.issued`` does:
-    the same object, at a fifth of the cost, on every answer)."""
+    the same object; every answer makes its frames)."""
     return made(Frame, data=data, delay=delay, action=None, events=events)
 
 

@@ -26,7 +26,7 @@ __all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection", 
 # planned (the client has it all once that write is done); never for a client that left
 Ahead = Callable[[Written], None]
 
-_new = tuple.__new__  # a named tuple made without its ``__new__``'s Python frame
+_new = tuple.__new__  # makes a named tuple without its ``__new__`` (one for every answer)
 
 
 def _transport(send: Send) -> Any:
@@ -49,7 +49,7 @@ _OUTERMOST: contextvars.ContextVar[Send | None] = contextvars.ContextVar("ormock
 
 # ``remember_transport(send)``: note the server's own ``send`` for this request (call it in the
 # outermost ASGI layer), so that ``close_connection`` finds its transport below wrapping
-# middleware. The context variable's own ``set``: no Python frame on every request.
+# middleware. The context variable's own ``set``, unwrapped: every request calls it.
 remember_transport: Callable[[Send], object] = _OUTERMOST.set
 
 

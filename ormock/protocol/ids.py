@@ -35,7 +35,7 @@ class IdFactory:
     def new(self, prefix: str) -> str:
         if prefix == "call":
             return "call_" + "".join(self._rng.choices(_CALL_ALPHABET, k=24))
-        # 192 random bits as 48 hex digits: the text of f"{bits:048x}", a third of its cost
+        # 192 random bits as 48 hex digits: the same text as f"{bits:048x}"
         return prefix + "_" + self._bits(192).to_bytes(24, "big").hex()
 
     def many(self, prefixes: Sequence[str]) -> list[str]:

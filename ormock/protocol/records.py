@@ -1,12 +1,11 @@
 """Frozen dataclasses made without their ``__init__``, on the paths every request takes.
 
 A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` (its own
-``__setattr__`` refuses): a ``Reply`` (ten fields set) costs about 19,000 instructions to make on
-CPython 3.11, a ``Sent`` (four) 7,500. ``made`` writes the fields into the instance's
-``__dict__`` at once (the way ``render`` makes its frames and wires, and the stream
-cache its replies): the same instance, for 7,200 and 4,600 (callgrind). The
-caller gives every field ``__init__`` sets (defaults included); tests/test_records.py holds
-each use to what ``__init__`` makes.
+``__setattr__`` refuses). ``made`` writes the fields into the instance's ``__dict__`` at once
+(the way ``render`` makes its frames and wires, and the stream cache its replies): the same
+instance, made with less work, because every create makes several (``bench/README.md``, "Past
+findings that explain the design"). The caller gives every field ``__init__`` sets (defaults
+included); tests/test_records.py holds each use to what ``__init__`` makes.
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ class Reply:
 
     def issued(self, body: bytes, summary: Any) -> Reply:
         """This reply with its bytes ready and its journal summary: what ``replace(self,
-        body=body, summary=summary)`` gives, without remaking every field (a tenth of the
-        cost, on every new content)."""
+        body=body, summary=summary)`` gives, without remaking every field, as every new
+        content is issued."""
         new = object.__new__(Reply)
         fields = new.__dict__
         fields.update(self.__dict__)

@@ -51,9 +51,9 @@ def content_seed(seed: int, body: Json) -> int:
 
 
 # ``json.dumps(value, sort_keys=True, default=str)``'s C encoder, made once (``dumps`` with an
-# option makes an encoder per call, a third of a small body's canonical text); no markers of
-# circular references (shared across threads they would be wrong): a body that contains itself
-# is a RecursionError, as in ``encode_json``. Without the C encoder, ``dumps`` itself.
+# option makes an encoder for every body); no markers of circular references (shared across
+# threads they would be wrong): a body that contains itself is a RecursionError, as in
+# ``encode_json``. Without the C encoder, ``dumps`` itself.
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
 _sorted_encode: Any = None if _c_make_encoder is None else _c_make_encoder(
     None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
@@ -74,9 +74,9 @@ def _canonical(body: Json) -> str:
     return "".join(_sorted_encode(stable, 0))
 
 
-# SHA-256 of a short text costs less in CPython's own module than in OpenSSL's (whose context
-# is set up per call: 4,600 instructions against 6,100 for a 40-byte text, callgrind), of a
-# longer one more (its rounds are slower: even at about 120 bytes); the same digest either way
+# SHA-256 of a short text through CPython's own module, of a longer one through OpenSSL's: the
+# first skips OpenSSL's context set up for each digest, the second has the faster rounds
+# (``bench/README.md``, "Past findings that explain the design"); the same digest either way
 _short_sha256: Callable[[bytes], Any]
 try:
     from _sha256 import sha256 as _short_sha256  # type: ignore[import-not-found,no-redef]
@@ -176,9 +176,9 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
             f"The request body must be a JSON object, not {type_name(body)}.", None,
             "invalid_json",
         )
-    # each check's usual case inline (an exact ``str``, an absent field), the check itself
-    # for anything else: the same faults, in the same order (tests/test_request.py holds the
-    # results equal to the field-by-field checks)
+    # each check's usual case inline (an exact ``str``, an absent field), as every create is
+    # parsed here, the check itself for anything else: the same faults, in the same order
+    # (tests/test_request.py holds the results equal to the field-by-field checks)
     get = body.get
     model = get("model")
     previous = get("previous_response_id")
@@ -232,16 +232,16 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     items = ([{"type": "message", "role": "user", "content": given}]
              if given.__class__ is str else parse_input(given))
     # ``ResponseRequest(body, model, items, bool(stream), previous, tools, echo,
-    # extensions)``, made without the dataclass's ``__init__`` (a quarter cheaper): its
+    # extensions)``, made without the dataclass's ``__init__`` as every create makes one: its
     # fields set, ``_text`` read from the class's default (tests/test_request.py holds the
     # two equal)
     request: ResponseRequest = _new(ResponseRequest)
     request.body, request.model, request.input, request.stream = body, model, items, bool(stream)
     request.previous_response_id, request.tools, request.echo = previous, tools, echo
     request.extensions, request._seeds = extensions, {}
-    # two of the values ``_once`` makes on a first read, made here, where they cost least
-    # (every answer reads both; the descriptor's call costs more than either): the function
-    # tools, and a text input's tokens (``input_tokens`` of its one message)
+    # two of the values ``_once`` makes on a first read, made here because every answer reads
+    # both: the function tools, and a text input's tokens (``input_tokens`` of its one
+    # message)
     made = request.__dict__
     made["function_tools"] = _function_tools(tools)
     if given.__class__ is str:

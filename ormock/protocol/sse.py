@@ -30,9 +30,9 @@ DONE_FRAME = b"data: [DONE]\n\n"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # what the encoder writes a str as, with ensure_ascii=False (C when available)
 _encode_basestring = json.encoder.encode_basestring
-# The C encoder behind ``_encoder``, made once: ``JSONEncoder.encode`` makes a new one per call
-# (a third of a small value's encode). No circular-reference markers (a shared dict of them
-# would be wrong across threads): a value that contains itself is a RecursionError instead.
+# The C encoder behind ``_encoder``, made once, where ``JSONEncoder.encode`` makes a new one for
+# every value it encodes. No circular-reference markers (a shared dict of them would be wrong
+# across threads): a value that contains itself is a RecursionError instead.
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
 _iterencode: Any = None if _c_make_encoder is None else _c_make_encoder(
     None, _encoder.default, _encode_basestring, None, ":", ",", False, False, False)
@@ -53,7 +53,7 @@ def encode_json(value: Any) -> str:
     (U+0085, U+2028, U+2029) and lone surrogates, which are written as ``\\uXXXX`` escapes.
     """
     text = "".join(_iterencode(value, 0)) if _iterencode is not None else _encoder.encode(value)
-    # ASCII text holds none of them; the check costs a hundredth of the regex's scan
+    # ASCII text holds none of them, so only other text is scanned
     return text if text.isascii() else _UNSAFE.sub(_escape, text)
 
 

@@ -45,7 +45,7 @@ class _Emitter:
 
     def text_deltas(self, item_id: str, index: int, content_index: int,
                     pieces: list[str]) -> None:
-        events = self.events  # the deltas, most of a stream, written out for speed
+        events = self.events  # the deltas, most of a stream's events, each dict written here
         for piece in pieces:
             events.append({"type": ev.TEXT_DELTA, "sequence_number": len(events),
                            "item_id": item_id, "output_index": index,

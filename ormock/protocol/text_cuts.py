@@ -1,8 +1,9 @@
 """A reply text's token count, delta count and delta frames, cut at its spaces when it is plain.
 
-What a compiled reply (``ormock.engine.compiled``) needs of its text costs more through the
-tokenizer's and the chunker's regular expressions than the rest of the fill. Most texts a
-mock sends are plain: ASCII, printable, words one space apart, no space at either end, nothing
+A compiled reply (``ormock.engine.compiled``) needs its text's tokens, deltas and frames, and
+through the tokenizer's and the chunker's regular expressions they were most of the fill's work
+(``bench/README.md``, "Past findings that explain the design"). Most texts a mock sends are
+plain: ASCII, printable, words one space apart, no space at either end, nothing
 JSON escapes (``plain``). No token, delta or escape crosses a space of such a text, so:
 
 * its tokens (``count_tokens``) are those of its first word plus, for each later word, those of

@@ -226,7 +226,7 @@ class Written(NamedTuple):
     """What a writer really sent: each frame that went out with the wait before it (seconds
     since the previous one), the bytes of them all, and how the answer ended. ``complete``:
     the events that went out are all the wire planned (False when the client left first).
-    Immutable (a named tuple: one is made for every answer, cheaply)."""
+    Immutable (a named tuple; one is made for every answer)."""
 
     kind: Kind
     ended: Ended

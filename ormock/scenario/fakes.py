@@ -1,13 +1,13 @@
 """The one Faker instance ormock draws text from, and the lorem text drawn without it.
 
-Making a ``Faker()`` costs milliseconds, and every engine (one per test under pytest) and every
-scenario load would otherwise make its own. Callers seed it right before each use and hold
-``FAKER_LOCK`` from the seeding to the last draw, so that draws from different threads (the
-server's, a test's loading a scenario) cannot interleave.
+One ``Faker()`` serves every engine (one per test under pytest) and every scenario load,
+which would otherwise each make their own, a slow start. Callers seed it right before each use
+and hold ``FAKER_LOCK`` from the seeding to the last draw, so that draws from different threads
+(the server's, a test's loading a scenario) cannot interleave.
 
 Lorem text (the embedded default's prose, and a template's ``faker.word``, ``words``,
 ``sentence``, ``sentences``, ``paragraph`` and ``paragraphs``) is drawn from Faker's word list by
-SHAKE-128 of a seed instead: seeding Faker's generator costs more than the words drawn from it.
+SHAKE-128 of a seed instead: seeding Faker's generator takes longer than drawing the words.
 ``Draws`` is what one reply's templates draw from: that text, and Faker seeded with the same
 seed at its first use only.
 """
@@ -40,7 +40,7 @@ def shared_faker() -> Faker:
 class Prose:
     """Lorem text from Faker's word list (loaded once), drawn from SHAKE-128 of the request's
     content seed: the same seed gives the same words on every platform, with no generator to
-    seed per request (seeding a ``random.Random`` costs more than the text drawn from it). The
+    seed per request (seeding a ``random.Random`` takes longer than drawing the text). The
     draws are little-endian 16-bit numbers, taken in order and made in one call."""
 
     _words: tuple[str, ...] = ()
@@ -65,7 +65,7 @@ class Prose:
     @staticmethod
     def table() -> tuple[str, ...]:
         """The word each draw stands for, for all 65,536 draws (made once): a draw's word is
-        a lookup, at C speed for many (``map``)."""
+        a lookup (``map`` over many draws)."""
         if not Prose._table:
             words = Prose.words()
             Prose._table = tuple([words[draw % len(words)] for draw in range(1 << 16)])
@@ -129,9 +129,9 @@ class Prose:
         leading space is one token, each full stop one more). None: not cut.
 
         The draws are read where they stand in the stream, and the words between a
-        sentence's first and last are looked up for each sentence in one call at C speed
-        (``itemgetter`` of its draws): the same words as a look-up a word, for a fraction of
-        the work, and none looked up past a sentence's end."""
+        sentence's first and last are looked up for each sentence in one call (``itemgetter``
+        of its draws), as the embedded default's prose is drawn for every new request: the
+        same words as a look-up a word, and none looked up past a sentence's end."""
         at = self._next
         if at + 13 * sentences > len(self._draws):  # the most they can take
             self._more(at + 13 * sentences)
@@ -230,7 +230,7 @@ class Lorem:
 
 
 def _words(draws: Sequence[int]) -> Sequence[str]:
-    """The words of these draws (at C speed: ``itemgetter``, not a call per word)."""
+    """The words of these draws (one ``itemgetter`` call, not a call per word)."""
     table = Prose._table or Prose.table()
     if len(draws) == 1:  # itemgetter gives a tuple only for two and more
         return (table[draws[0]],)

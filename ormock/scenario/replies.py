@@ -180,7 +180,8 @@ def _maker(spec: Any) -> ItemMaker:
 
         def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
             text, cut = template.render_cut(draws, request)
-            # made without the frozen dataclasses' __init__: every field it sets, in order
+            # made without the frozen dataclasses' __init__ (ormock.protocol.records), as
+            # every reply makes one: every field it sets, in order
             return made(MessagePlan, parts=(made(TextPart, text=text, annotations=(), cut=cut),),
                         role="assistant", phase=None, id=None)
 
@@ -229,6 +230,7 @@ class StepReply:
             makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
         each = makers[1]
         # a ReplyPlan's fields, as ``ReplyPlan(...)`` sets them, without its __init__
+        # (ormock.protocol.records): every reply makes one
         return made(ReplyPlan, items=[each[0](faker, request)] if len(each) == 1
                     else [make(faker, request) for make in each],
                     status=self.status, incomplete_reason=self.incomplete_reason,

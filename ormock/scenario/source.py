@@ -261,7 +261,7 @@ def bound_data(data: Any, file: str | None = None) -> None:
         if len(path) >= MAX_DEPTH:
             raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels; flatten this part",
                                 file=file, key=path_text(path))
-        nodes += len(value)  # counted before any is pushed: a huge list costs nothing
+        nodes += len(value)  # counted before any is pushed: a huge list is refused unwalked
         if nodes > MAX_NODES:
             raise ScenarioError(f"more than {MAX_NODES} keys, values and items; make the "
                                 "scenario smaller", file=file, key=path_text(path))

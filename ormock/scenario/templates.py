@@ -86,7 +86,7 @@ class _FakerCall:
         self.kwargs = bound.kwargs
         self.drawn = 0
         # a lorem provider asked only what ``Lorem`` takes is drawn from it, not from Faker:
-        # its method, and the arguments in its order (no look-up or keywords per call)
+        # its method, and the arguments in its order, bound once for every render
         self.lorem = name in LOREM_PROVIDERS and set(bound.arguments) <= LOREM_PROVIDERS[name]
         self.method: Callable[..., Any] | None = None
         self.positional: tuple[Any, ...] = ()

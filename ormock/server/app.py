@@ -1,12 +1,12 @@
 """The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
 
-``POST [/<namespace>]/v1/responses`` (the hot path) goes from the one front layer
-(``ormock.server.front``: the request id) straight to its endpoint when nothing in front of it
-would act on it, else through the router like every route, on a route of its own tried first
-and matched without a regular expression (``_CreateRoute``); its endpoint reads the body with a
-size limit, asks the engine, and writes the reply. An unpaced stream goes out as whole events
-coalesced into one write; no event is ever split across writes. Every response carries
-``X-Request-ID`` (the client's own when it sent one).
+``POST [/<namespace>]/v1/responses`` (most of the requests a test makes) goes from the one
+front layer (``ormock.server.front``: the request id) straight to its endpoint when nothing in
+front of it would act on it, else through the router like every route, on a route of its own
+tried first and matched without a regular expression (``_CreateRoute``); its endpoint reads the
+body with a size limit, asks the engine, and writes the reply. An unpaced stream goes out as
+whole events coalesced into one write; no event is ever split across writes. Every response
+carries ``X-Request-ID`` (the client's own when it sent one).
 """
 
 from __future__ import annotations
@@ -79,8 +79,9 @@ def error_response(error: OpenResponsesError) -> Response:
 
 
 class _CreateRoute(BaseRoute):
-    """The route of ``POST [/<namespace>]/v1/responses``, the hot path: matched by a string test
-    instead of a regular expression, and tried first. Another method gets 405."""
+    """The route of ``POST [/<namespace>]/v1/responses``, which most requests take, so it is
+    matched by a string test instead of a regular expression, and tried first. Another method
+    gets 405."""
 
     def __init__(self, create: _CreateResponse) -> None:
         self.create = create
@@ -116,7 +117,7 @@ class _CreateResponse:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The router's way in (the front's: ``answer``, the headers decoded already)."""
         headers: dict[str, str] = {}
-        for name, value in scope["headers"]:  # a loop: cheaper than a comprehension
+        for name, value in scope["headers"]:
             headers[name.decode("latin-1")] = value.decode("latin-1")
         await self.answer(scope, receive, send, headers,
                           scope.get("path_params", {}).get("namespace", ""), None)

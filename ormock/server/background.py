@@ -88,7 +88,7 @@ def _groups(reply: Reply) -> Groups:
 
 class _Lease:
     """A run's beats: at most one every ``BEAT`` seconds (``due`` after each event, ``pause``
-    through a long delay), so a paced run costs one store write per event, not two."""
+    through a long delay), so a paced run makes one store write per event, not two."""
 
     def __init__(self, store: ResponseStore, response_id: str) -> None:
         self.store, self.response_id = store, response_id

@@ -103,7 +103,7 @@ def json_only(headers: Mapping[str, str]) -> None:
 def header_bytes(headers: list[tuple[bytes, bytes]]) -> int:
     """The bytes of a request's headers: every name and value, as received."""
     size = 0
-    for name, value in headers:  # a loop: cheaper than ``sum`` over a generator
+    for name, value in headers:
         size += len(name) + len(value)
     return size
 
@@ -136,7 +136,7 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-# one decoder for every body (``json.loads`` with an option makes a decoder per call)
+# one decoder, made once, for every body (``json.loads`` with an option would make one a body)
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
 

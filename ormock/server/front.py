@@ -169,7 +169,7 @@ class Front:
         """A create's headers, decoded once, and its ``X-Request-ID`` header."""
         headers: dict[str, str] = {}
         names = _NAMES
-        for raw, value in raw_headers:  # a loop: cheaper than a comprehension
+        for raw, value in raw_headers:
             key = names.get(raw)  # a name seen before: not decoded again
             if key is None:
                 key = raw.decode("latin-1")
@@ -216,7 +216,7 @@ class Front:
                            _IdSend(send, self._request_id(_sent_id(scope["headers"]))))
             return
         headers, header = self._headers(scope["headers"])
-        namespace, found = route  # positional below: cheaper than a starred call
+        namespace, found = route
         with_id = _IdSend(send, header)
         await self.guarded(scope, receive, with_id,
                            self.create.create.answer(scope, receive, with_id, headers,

@@ -1,7 +1,7 @@
 """What the inspector shows and exports of any kind of answer: the frames the feed kept (an
 HTTP answer's, a WebSocket turn's, a Python caller's reply rendered on demand), or, for a
 background response, its stored events (``ormock.engine.event_log``), read from the store
-when the page asks: the run that makes them is left alone, and costs nothing more for it.
+when the page asks, so that the run that makes them keeps nothing for the page.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ class Prepared:
     def __init__(self, reply: Reply | RawReply | None = None, entry: JournalEntry | None = None,
                  claim: Claim | None = None, error: OpenResponsesError | None = None,
                  bug: Exception | None = None, replay: IdempotencyRecord | None = None
-                 ) -> None:  # positional: a reply's is made on every answer (keywords cost)
+                 ) -> None:  # called with positions: every create makes one
         self.error, self.bug, self.replay = error, bug, replay
         self.reply, self.entry, self.claim = reply, entry, claim
         self.background = False
@@ -58,7 +58,7 @@ def prepare(engine: Engine, path: str, headers: dict[str, str], body: Any,
         try:
             # the server's own path may issue a repeated content from the stream cache:
             # it writes bytes, and never looks at the events
-            # positional (keywords cost): local None, parsed, size, the transport, forced None
+            # by position, as on every create: local None, parsed, size, the transport, forced None
             reply, entry = engine.answer(body, headers, path, None, request, size, "http", None,
                                          old)
         except BaseException:

@@ -1,5 +1,5 @@
 """Writes held back while a request is answered, and sent at once in one guarded call
-(``StoreBackend.put_many``): a plain create on a shared store costs one waited round trip.
+(``StoreBackend.put_many``): a plain create on a shared store makes one waited round trip.
 
 ``Holding`` is the backend of an engine on a shared store (``Engine(shared=True)``): a view on
 the real one that, while a ``Held`` of its own is active in the current context (``holding``:
@@ -92,8 +92,8 @@ class Held:
 
 
 class holding:  # lower case: used as the function it was, ``with holding(held):``
-    """``held`` active in this context (None: nothing held) until the block ends. A class, not
-    a generator: entered on every create, a few times cheaper."""
+    """``held`` active in this context (None: nothing held) until the block ends. A class
+    rather than a ``contextmanager`` generator, as every create enters it."""
 
     __slots__ = ("held", "reset")
 
@@ -120,8 +120,8 @@ def active(backend: Holding) -> Held | None:
 class Holding(StoreBackend):
     """A backend whose writes a ``Held`` may hold back (module docstring); with none active,
     every call goes straight to ``inner``. Never subclassed: ``type(backend) is Holding`` is
-    the test of one (``isinstance`` against a protocol's class is a Python call when false,
-    about 1.5 µs on every create on the memory store)."""
+    the test of one, which every create on the memory store makes (``isinstance`` against a
+    protocol's class runs Python code when false)."""
 
     def __init__(self, inner: StoreBackend) -> None:
         self.inner, self.namespace = inner, inner.namespace

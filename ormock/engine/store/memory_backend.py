@@ -97,11 +97,11 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
 
     # -- writes ---------------------------------------------------------------------------------
     def put(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
-        if not kind or (ttl is not None and not ttl > 0):  # ``check_args``' faults, inline
+        if not kind or (ttl is not None and not ttl > 0):  # ``check_args``' faults, tested here
             check_args(kind, ttl=ttl)
         m = self._m
         lock = m.lock
-        lock.acquire()  # not ``with``: the write of every store, acquire and release cost half
+        lock.acquire()  # spelled out, not ``with``: every store write takes this lock
         try:
             # one reading of the clock for the expiry and the write (only when either needs it)
             now = m.clock() if m.expiring or ttl is not None else 0.0

@@ -3,20 +3,21 @@ a call (``EVALSHA``), sent and read straight on that connection.
 
 ``redis.Redis``'s own path for a script (``Script.__call__`` -> ``execute_command``: a pool
 get and release per call, each asking the socket whether it has stray data, the command's
-retry wrapper and its observability hooks) cost 40 to 60 µs of the caller's CPU per call on
-this machine, more than Redis spends running the script. Here a thread takes one connection of
-the pool the first time it calls and keeps it (a thread that ends gives it back), so a call
-is: pack, send, read. Connections stay ``redis``'s own (``redis.Connection``: the URL's auth,
-TLS, unix socket, RESP parsing, its health check), and so do the errors.
+retry wrapper and its observability hooks) takes more of the caller's CPU than Redis spends
+running the script (``bench/README.md``, "Past findings that explain the design"). Here a
+thread takes one connection of the pool the first time it calls and keeps it (a thread that
+ends gives it back), so a call is: pack, send, read. Connections stay ``redis``'s own
+(``redis.Connection``: the URL's auth, TLS, unix socket, RESP parsing, its health check), and
+so do the errors.
 
 With hiredis, the send and the read skip even the connection's own methods
-(``send_packed_command``, ``read_response``: four Python calls deep, ~17 k instructions a
-call against ~5 k for the socket's own send and receive): a call writes to the connection's
-socket and feeds what it reads to the connection's own hiredis reader (``_fast``), as
-``read_response`` does, with its health check kept (a connection idle past its interval, or
-not connected, goes the connection's own way) and its errors (a lost connection is
-disconnected and raised as ``redis``'s ``ConnectionError`` or ``TimeoutError``, an error
-answer as the ``ResponseError`` the reader made of it).
+(``send_packed_command``, ``read_response``: four Python calls deep, several times the work
+of the socket's own send and receive): a call writes to the connection's socket and feeds
+what it reads to the connection's own hiredis reader (``_fast``), as ``read_response`` does,
+with its health check kept (a connection idle past its interval, or not connected, goes the
+connection's own way) and its errors (a lost connection is disconnected and raised as
+``redis``'s ``ConnectionError`` or ``TimeoutError``, an error answer as the ``ResponseError``
+the reader made of it).
 
 A write whose answer nobody waits for (``send(..., wait=False)``, the store's
 ``put_nowait``) is sent and not read: Redis runs it as it arrives, and the thread reads its
@@ -69,7 +70,7 @@ Args = Sequence[str | bytes | int]
 
 # hiredis's packer, called straight: ``Connection.pack_command`` adds a Python pass over the
 # arguments (splitting a command name with spaces, copying buffers) that a script's never need,
-# ~25 µs a call for the ~20 arguments of a create's write
+# and every create's write has ~20 arguments
 _pack: Callable[[tuple[Any, ...]], bytes] | None
 try:
     import hiredis

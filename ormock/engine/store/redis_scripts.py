@@ -25,7 +25,7 @@ Every script's ARGV starts with BASE, KIND and the time now; reads never write. 
 the sums of the kinds it writes once (``state``; ``PUT_MANY``: of all of them and the guard's
 kind in one ``HMGET``), works on them in Lua, and writes back what changed, the sizes of the
 values it wrote with them, once (``save``; ``PUT_MANY``: one ``HSET`` for all its kinds).
-What a script costs Redis is mostly not its commands but what it does around them (its
+Most of Redis's work for a script is not its commands but what it does around them (its
 arguments copied into Lua, where every byte of each string is hashed; its helpers made anew
 each call; each ``redis.call``'s arguments and answer converted, a number formatted with
 %.17g): so commands, strings and numbers are all kept few (``bench/redis_scripts.py``).
@@ -217,7 +217,7 @@ end
 """.replace("SWEEP", str(SWEEP)).replace("BATCH", str(BATCH))
 
 # the helpers of a call on the one kind it names (K): PUT_MANY, on several, makes none of them
-# (each helper is made anew each call, a cost of its own)
+# (Redis's Lua makes each helper anew on every call)
 _ONE = """
 local function vkey(key) return K.v .. key end
 local function live(key) return live_in(K, key) end
