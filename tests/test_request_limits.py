@@ -19,8 +19,6 @@ from websockets.sync.client import connect
 from ormock import Limits, OrmockServer
 from ormock.engine.journal import ENTRY_FIELDS, entry_size
 from ormock.protocol.errors import OpenResponsesError
-from ormock.server import runner
-from ormock.server.corked import CorkedProtocol
 
 _WAIT = 5.0  # seconds a refusal may take to come back (it comes at once: no body is awaited)
 _LIMIT = 64 * 1024  # the default --max-header-bytes
@@ -65,13 +63,6 @@ def server() -> Iterator[OrmockServer]:
         yield running
 
 
-def _asgi_only(**options: Any) -> OrmockServer:
-    """A server on which every request runs on uvicorn's ASGI cycle (no direct path)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runner, "DirectProtocol", CorkedProtocol)
-        return OrmockServer(**options)
-
-
 # --- finding 3: a journal entry's size counts its headers; a request's headers are capped
 
 
@@ -107,7 +98,7 @@ def test_finding3_an_entrys_answer_counts_toward_the_journal_cap() -> None:
 
 
 @pytest.mark.parametrize(("method", "path"), [
-    ("POST", "/v1/responses"),  # the direct path's
+    ("POST", "/v1/responses"),
     ("POST", "/space/v1/responses"),
     ("POST", "/v1/responses/compact"),
     ("GET", "/v1/models"),
@@ -152,34 +143,20 @@ def test_finding3_oversized_headers_refuse_a_websocket_upgrade(server: OrmockSer
         pass  # within the limit: accepted
 
 
-def test_finding3_oversized_headers_are_431_on_the_asgi_path_too() -> None:
-    with _asgi_only(seed=0) as asgi:
-        head = (b"POST /v1/responses HTTP/1.1\r\nHost: x\r\n%s"
-                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" % _PAD_LINES)
-        status, error = _error(_answer(asgi, head, b"{"))
-        assert status == 431 and error["code"] == "request_headers_too_large"
+# --- finding 7: a create its headers refuse is answered before its body comes
 
 
-# --- finding 7: the direct path refuses a request its headers refuse before its body comes
-
-
-def _both(head: bytes, body: bytes) -> tuple[bytes, bytes]:
-    """The answers of a server with the direct path and of one without (uvicorn's ASGI cycle
-    for every request) to the same first request, of which only ``head`` and ``body`` are
-    sent."""
-    with OrmockServer(seed=0) as direct:
-        fast = _answer(direct, head, body)
-    with _asgi_only(seed=0) as asgi:
-        plain = _answer(asgi, head, body)
-    return _same(fast), _same(plain)
+def _refused(head: bytes, body: bytes) -> bytes:
+    """The answer of a fresh server to a first request of which only ``head`` and ``body`` are
+    sent (the rest of its body never comes)."""
+    with OrmockServer(seed=0) as running:
+        return _same(_answer(running, head, body))
 
 
 def test_finding7_declared_oversize_body_is_413_at_once() -> None:
     head = (b"POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
             b"\r\nContent-Length: 99999999999\r\n\r\n")
-    fast, plain = _both(head, b"{")
-    assert fast == plain
-    status, error = _error(fast)
+    status, error = _error(_refused(head, b"{"))
     assert status == 413 and error["code"] == "request_too_large" and error["param"] == "body"
     assert "--max-body" in error["message"]
 
@@ -187,9 +164,7 @@ def test_finding7_declared_oversize_body_is_413_at_once() -> None:
 def test_finding7_wrong_content_type_is_415_at_once() -> None:
     head = (b"POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
             b"Content-Length: 2000\r\n\r\n")
-    fast, plain = _both(head, b"0123456789")
-    assert fast == plain
-    status, error = _error(fast)
+    status, error = _error(_refused(head, b"0123456789"))
     assert status == 415 and error["code"] == "unsupported_content_type"
     assert error["param"] == "content-type" and "'text/plain'" in error["message"]
 

@@ -33,7 +33,7 @@ from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
 from ormock.protocol.wire import Written
 from ormock.server.admin import admin_routes
-from ormock.server.asgi import Later, Now, Receive, Scope, Send
+from ormock.server.asgi import Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.background import answer_background
 from ormock.server.body import (
@@ -45,7 +45,6 @@ from ormock.server.body import (
     more_body,
     read_body,
     send_error,
-    too_large,
     whole_body,
     whole_messages,
 )
@@ -65,7 +64,7 @@ __all__ = ["create_app"]
 
 
 def error_messages(error: OpenResponsesError) -> Now:
-    """``send_error``'s two messages, to send now (the direct path's)."""
+    """``send_error``'s two messages, to send at once."""
     return whole_messages(error.status, error.body(), error.headers)
 
 
@@ -149,41 +148,6 @@ class _CreateResponse:
             await self._replayed(scope, raw, receive, send)
         else:
             await self._send(scope, receive, send, engine, ready)
-
-    def answer_now(self, scope: Scope, headers: dict[str, str], raw: bytes, name: str,
-                   found: Engine | None) -> Now | Later:
-        """``answer``, for the direct path (``ormock.server.direct``: the body whole in
-        ``raw``), without a ``receive`` or a ``send``: the two messages to send now, or what is
-        left to run on the ASGI path once ``prepare`` ran (a reply not written in one go at
-        once: a delay, a pace, a fault, a watched feed, a background job, an idempotent
-        replay; a request a cassette loaded meanwhile makes the replay route's)."""
-        unverified = False
-        try:
-            engine, unverified = self._engine(name, found)
-            json_request(headers, self.max_body)
-            if len(raw) > self.max_body:  # as ``whole_body`` refuses it
-                raise too_large(self.max_body)
-        except OpenResponsesError as error:
-            return error_messages(self._refused(name, engine if unverified else None, error))
-        except Exception as exc:
-            return error_messages(self._bug_error(scope, exc))
-        ready = self._prepared(scope, headers, raw, name, engine, unverified)
-        if isinstance(ready, OpenResponsesError):
-            return error_messages(ready)
-        if ready is None:
-
-            async def replayed(receive: Receive, send: Send) -> None:
-                await self._replayed(scope, raw, receive, send)
-
-            return replayed
-        now = self._now(scope, engine, ready)
-        if now is not None:
-            return now
-
-        async def later(receive: Receive, send: Send) -> None:
-            await self._send(scope, receive, send, engine, ready)
-
-        return later
 
     def _prepared(self, scope: Scope, headers: dict[str, str], raw: bytes, name: str,
                   engine: Engine, unverified: bool) -> Prepared | OpenResponsesError | None:

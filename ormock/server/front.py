@@ -1,13 +1,11 @@
 """The app's one front layer (``Front``): every HTTP response's ``X-Request-ID``, and
 ``POST [/<namespace>]/v1/responses`` handed straight to the create route when nothing in front
-of it would act on it (``ormock.server.app`` assembles it); the same answered from uvicorn's
-HTTP protocol once its body is in (``answer_now``, the direct path: ``ormock.server.direct``)."""
+of it would act on it (``ormock.server.app`` assembles it)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from contextvars import copy_context
 from typing import TYPE_CHECKING
 
 from starlette.responses import Response
@@ -18,13 +16,12 @@ from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import remember_transport
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
-from ormock.server.asgi import App, Later, Message, Now, Receive, Scope, Send
+from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.body import (
     DEFAULT_MAX_HEADER_BYTES,
     header_bytes,
     headers_too_large,
-    is_json,
     whole_messages,
 )
 from ormock.server.perimeter import Perimeter
@@ -116,54 +113,6 @@ class Front:
         scope["path_params"] = {"namespace": name} if name else {}
         return name, engine
 
-    def may_answer(self, scope: Scope) -> bool:
-        """Whether the direct path (``ormock.server.direct``) may hold this request until its
-        body is in, to answer it then (``answer_now`` decides how): a ``POST`` to a create path
-        that its headers alone do not refuse. One they refuse (past ``max_header_bytes``, a
-        ``Content-Length`` past the body limit, a ``Content-Type`` that is not JSON) goes the
-        ASGI way at once, which answers it before its body comes (431, 413, 415)."""
-        if scope["method"] != "POST" or create_namespace(scope["path"]) is None:
-            return False
-        size, content_type, declared = 0, b"", b""
-        for name, value in scope["headers"]:  # ``header_bytes``' loop, the two headers noted
-            size += len(name) + len(value)
-            if name == b"content-type":
-                content_type = value
-            elif name == b"content-length":
-                declared = value
-        if size > self.max_header_bytes or (declared.isdigit()
-                                            and int(declared) > self.max_body):
-            return False
-        return content_type == b"application/json" or is_json(content_type.decode("latin-1"))
-
-    def answer_now(self, scope: Scope, raw: bytes) -> Now | App:
-        """The direct path's answer to a request ``may_answer`` allowed, its whole body
-        ``raw``: the two messages to send now (with the request id), or the ASGI app to run
-        (this front, when the create route would not answer it from here; else what is left of
-        the answer once ``prepare`` ran). On a shared store, in a context of its own, as an
-        ASGI task runs (what its routing and its attempt note there is its own)."""
-        if self.namespaces.backend is not None:
-            return copy_context().run(self._answer_now, scope, raw)
-        return self._answer_now(scope, raw)
-
-    def _answer_now(self, scope: Scope, raw: bytes) -> Now | App:
-        try:
-            route = self.direct(scope)
-        except Exception as exc:  # the store, asked whether a cassette claims it: as below
-            return _later(self, self._headers(scope["headers"])[1], _raise(exc))
-        if route is None:
-            return self
-        headers, header = self._headers(scope["headers"])
-        try:
-            now = self.create.create.answer_now(scope, headers, raw, *route)
-        except Exception as exc:  # a bug that escaped: answered on the ASGI path, as below
-            return _later(self, header, _raise(exc))
-        if type(now) is tuple:
-            start, body = now
-            _with_id(start, header)
-            return start, body
-        return _later(self, header, now)  # type: ignore[arg-type]
-
     def _headers(self, raw_headers: list[tuple[bytes, bytes]]
                  ) -> tuple[dict[str, str], tuple[bytes, bytes]]:
         """A create's headers, decoded once, and its ``X-Request-ID`` header."""
@@ -209,7 +158,7 @@ class Front:
             route = self.direct(scope)
         except Exception as exc:  # the store, asked whether a cassette claims it
             with_id = _IdSend(send, self._headers(scope["headers"])[1])
-            await self.guarded(scope, receive, with_id, _raise(exc)(receive, with_id))
+            await self.guarded(scope, receive, with_id, _raising(exc))
             return
         if route is None:
             await self.app(scope, receive,
@@ -292,20 +241,6 @@ class _IdSend:
         return self.send(message)
 
 
-def _later(front: Front, header: tuple[bytes, bytes], later: Later) -> App:
-    """The ASGI app that runs what is left of a create the direct path began (``later``) with
-    its request id, as ``Front`` runs an answer."""
-
-    async def rest(scope: Scope, receive: Receive, send: Send) -> None:
-        remember_transport(send)
-        with_id = _IdSend(send, header)
-        await front.guarded(scope, receive, with_id, later(receive, with_id))
-
-    return rest
-
-
-def _raise(exc: Exception) -> Later:
-    async def again(receive: Receive, send: Send) -> None:
-        raise exc
-
-    return again
+async def _raising(exc: Exception) -> None:
+    """An answer that fails with ``exc`` (a failure before the route ran), for ``guarded``."""
+    raise exc

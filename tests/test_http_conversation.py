@@ -1,31 +1,26 @@
-"""``ormock.server.direct``: a plain create answered in the HTTP protocol's own callback writes
-the bytes the ASGI path writes (the same conversation against a server on each, compared byte
-for byte, the date aside), and anything it cannot answer there still goes the ASGI way."""
+"""The server's HTTP/1.1 conversation: keep-alive, pipelining, ``Expect: 100-continue``,
+HTTP/1.0, chunked bodies, errors, idempotent replays, paced streams and resets, over a raw
+socket. ``ormock.server.corked`` (a response's head written with its first body bytes) writes
+the bytes uvicorn's own protocol writes: the same conversation against a server on each,
+compared byte for byte, the date aside."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from stores import BACKENDS, store_spec
 from uvicorn.protocols.http import httptools_impl
-from uvicorn.server import ServerState
 
 from ormock import OrmockServer
 from ormock.server import runner
-from ormock.server.assembly import assemble
-from ormock.server.corked import CorkedProtocol
-from ormock.server.direct import DirectProtocol
 
 _HOST = b"127.0.0.1:8787"  # sent to both servers: their journals keep it
 
@@ -167,29 +162,11 @@ def _journal(server: OrmockServer) -> list[dict[str, Any]]:
     return entries
 
 
-@pytest.fixture
-def asgi_runs() -> Iterator[list[str]]:
-    """The paths of the requests uvicorn ran as an ASGI task (spied on in this process, where
-    the servers run)."""
-    ran: list[str] = []
-    original = httptools_impl.RequestResponseCycle.run_asgi
-
-    async def run_asgi(self: Any, app: Any) -> None:
-        ran.append(self.scope["path"])
-        await original(self, app)
-
-    httptools_impl.RequestResponseCycle.run_asgi = run_asgi  # type: ignore[method-assign]
-    try:
-        yield ran
-    finally:
-        httptools_impl.RequestResponseCycle.run_asgi = original  # type: ignore[method-assign]
-
-
-def _served(monkeypatch: pytest.MonkeyPatch, direct: bool, store: str
+def _served(monkeypatch: pytest.MonkeyPatch, corked: bool, store: str
             ) -> tuple[list[bytes], list[Any]]:
     with monkeypatch.context() as patch:
-        if not direct:  # every request on uvicorn's ASGI cycle, as before the direct path
-            patch.setattr(runner, "DirectProtocol", CorkedProtocol)
+        if not corked:  # uvicorn's own protocol: a head and its body in two writes
+            patch.setattr(runner, "CorkedProtocol", httptools_impl.HttpToolsProtocol)
         server = OrmockServer(seed=0, speed=200, store=store)
     with server:
         return _conversation(server), _journal(server)
@@ -203,56 +180,23 @@ def _store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, which: str
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
-def test_the_direct_path_writes_the_asgi_paths_bytes(
-        monkeypatch: pytest.MonkeyPatch, asgi_runs: list[str], kind: str,
-        request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    direct, direct_journal = _served(monkeypatch, True, _store(kind, request, tmp_path, "a"))
-    on_direct = list(asgi_runs)
-    asgi, asgi_journal = _served(monkeypatch, False, _store(kind, request, tmp_path, "b"))
-    assert len(direct) == len(asgi)
-    for index, (one, other) in enumerate(zip(direct, asgi, strict=True)):
+def test_the_corked_protocol_writes_uvicorns_bytes(
+        monkeypatch: pytest.MonkeyPatch, kind: str, request: pytest.FixtureRequest,
+        tmp_path: Path) -> None:
+    corked, corked_journal = _served(monkeypatch, True, _store(kind, request, tmp_path, "a"))
+    plain, plain_journal = _served(monkeypatch, False, _store(kind, request, tmp_path, "b"))
+    assert len(corked) == len(plain)
+    for index, (one, other) in enumerate(zip(corked, plain, strict=True)):
         assert one == other, f"response {index} differs"
-    assert direct_journal == asgi_journal
-    statuses = [int(r.split(b" ", 2)[1]) if r.startswith(b"HTTP/") else r for r in direct]
+    assert corked_journal == plain_journal
+    statuses = [int(r.split(b" ", 2)[1]) if r.startswith(b"HTTP/") else r for r in corked]
     assert statuses == [200, 200, 200, 200, 200, 400, 415, 400, 400, 200, 200, 200, 200, 200,
                         404, 200, 200, 200, 429, 200, 200, 200, 200, 200, 200, 200, 100, 200,
                         200, b"", 200, b"", b"reset"]
-    assert b"x-request-id: my-own-id\r\n" in direct[9]
-    assert b"x-idempotent-replayed: true\r\n" in direct[12]
-    assert b"connection: close\r\n" in direct[28] and b"connection: close\r\n" in direct[30]
-    assert b"transfer-encoding: chunked\r\n" in direct[16]  # paced: its events one by one
-    # the ASGI path ran only what the direct path hands it: a create its headers refuse (415,
-    # answered before its body), the models listings, what is left of a create it began (an
-    # idempotent replay, a background job, a pace, a delay, a reset), a body past uvicorn's
-    # read buffer, an ``Expect: 100-continue``, a request pipelined behind one on the ASGI
-    # path (started when that one ends), and the journal's reading
-    assert on_direct == ["/v1/responses"] * 3 + ["/v1/models"] + ["/v1/responses"] * 2 + [
-        "/v1/models"] + ["/v1/responses"] * 4 + ["/_ormock/journal"]
-    # with the direct path off, every one of the conversation's 30 requests, and the journal's
-    assert len(asgi_runs) - len(on_direct) == 31
-
-
-def test_a_plain_create_runs_no_asgi_task(asgi_runs: list[str]) -> None:
-    with OrmockServer(seed=0) as server, httpx.Client(base_url=server.base_url) as http:
-        for stream in (False, True):
-            reply = http.post("/responses", json={"model": "gpt-4o", "input": "hi",
-                                                  "stream": stream})
-            assert reply.status_code == 200
-            assert reply.headers["x-request-id"].startswith("req_")
-        assert http.post("/responses", content=b'{"model": "gpt-4o", "input": "hi"}', headers={
-            "content-type": "application/json; charset=utf-8"}).status_code == 200
-        # refused by its headers alone: the ASGI way at once, answered before its body
-        assert http.post("/responses", content=b"{").status_code == 415
-        assert http.get("/models").status_code == 200
-    assert asgi_runs == ["/v1/responses", "/v1/models"]
-
-
-def test_the_access_log_keeps_every_request_on_the_asgi_path(asgi_runs: list[str]) -> None:
-    with OrmockServer(seed=0, access_log=True) as server, \
-            httpx.Client(base_url=server.base_url) as http:
-        assert http.post("/responses", json={"model": "gpt-4o", "input": "hi"}
-                         ).status_code == 200
-    assert asgi_runs == ["/v1/responses"]
+    assert b"x-request-id: my-own-id\r\n" in corked[9]
+    assert b"x-idempotent-replayed: true\r\n" in corked[12]
+    assert b"connection: close\r\n" in corked[28] and b"connection: close\r\n" in corked[30]
+    assert b"transfer-encoding: chunked\r\n" in corked[16]  # paced: its events one by one
 
 
 def test_a_client_that_leaves_before_its_body_is_in_leaves_nothing() -> None:
@@ -280,89 +224,8 @@ def test_a_server_stops_with_a_create_waiting_for_its_body() -> None:
         sock.close()
 
 
-class _Transport:
-    """A stand-in socket for a protocol driven in process: what is written, and a close."""
-
-    def __init__(self) -> None:
-        self.written = b""
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        self.written += data
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8787), "peername": ("127.0.0.1", 5555)}.get(
-            name, default)
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-
-def _fed(protocol_class: type[Any], defaults: list[tuple[bytes, bytes]],
-         requests: list[bytes]) -> tuple[bytes, bool]:
-    """What a fresh server's protocol writes for ``requests``, the server's default headers
-    ``defaults``; and whether it closed the connection."""
-    async def fed() -> tuple[bytes, bool]:
-        config = uvicorn.Config(assemble(seed=0).app, http=protocol_class, lifespan="off",
-                                proxy_headers=False, log_level="warning", access_log=False)
-        config.load()
-        state = ServerState()
-        state.default_headers = defaults
-        protocol = protocol_class(config=config, server_state=state, app_state={},
-                                  _loop=asyncio.get_running_loop())
-        transport = _Transport()
-        protocol.connection_made(transport)
-        for request in requests:
-            if transport.closed:  # a closed socket reads nothing more
-                break
-            protocol.data_received(request)
-            for _ in range(5):
-                await asyncio.sleep(0)
-        protocol.connection_lost(None)
-        return transport.written, transport.closed
-
-    return asyncio.run(fed())
-
-
-@pytest.mark.parametrize("extra", [(b"connection", b"close"), (b"x-served-by", b"ormock"),
-                                   (b"content-length", b"0")])
-def test_a_default_header_that_needs_more_of_uvicorns_send_gets_it(
-        extra: tuple[bytes, bytes], asgi_runs: list[str]) -> None:
-    defaults = [(b"date", b"Thu, 03 Dec 2026 12:00:00 GMT"), (b"server", b"uvicorn"), extra]
-    requests = [_post({"model": "gpt-4o", "input": "one"}), _post({"model": "gpt-4o",
-                                                                   "input": "two"})]
-    direct = _fed(DirectProtocol, defaults, requests)
-    assert asgi_runs == []
-    asgi = _fed(CorkedProtocol, defaults, requests)
-    assert asgi_runs  # the same requests, on the ASGI path this time
-    assert direct == asgi
-    assert direct[0].startswith(b"HTTP/1.1 ")
-
-
-def _server_on(monkeypatch: pytest.MonkeyPatch, direct: bool, **options: Any) -> OrmockServer:
-    """A server on the direct path, or with every request on uvicorn's ASGI cycle."""
-    with monkeypatch.context() as patch:
-        if not direct:
-            patch.setattr(runner, "DirectProtocol", CorkedProtocol)
-        return OrmockServer(seed=0, **options)
-
-
-@pytest.mark.parametrize("direct", [True, False])
-def test_a_request_pipelined_behind_a_direct_answer_is_not_timed_out_as_idle(
-        monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
-    server = _server_on(monkeypatch, direct, speed=5)
+def test_a_request_pipelined_behind_an_answer_is_not_timed_out_as_idle() -> None:
+    server = OrmockServer(seed=0, speed=5)
     # read by each connection's protocol (its timer takes a float)
     server._config.timeout_keep_alive = 0.2  # type: ignore[assignment]
     plain = _post({"model": "gpt-4o", "input": "first"})
@@ -383,10 +246,8 @@ def test_a_request_pipelined_behind_a_direct_answer_is_not_timed_out_as_idle(
         assert len(server.engine().journal) == 4
 
 
-@pytest.mark.parametrize("direct", [True, False])
-def test_a_request_pipelined_behind_a_closing_answer_is_not_run(
-        monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
-    server = _server_on(monkeypatch, direct)
+def test_a_request_pipelined_behind_a_closing_answer_is_not_run() -> None:
+    server = OrmockServer(seed=0)
     closing = _post({"model": "gpt-4o", "input": "one"}, version=b"1.0",
                     headers=b"Connection: keep-alive\r\n")  # HTTP/1.0: uvicorn closes anyway
     # a create, and a request of another route: neither run once the connection is closing
@@ -403,25 +264,21 @@ def test_a_request_pipelined_behind_a_closing_answer_is_not_run(
         assert "behind" not in server.namespaces.opened()
 
 
-def test_a_failure_routing_a_create_is_the_asgi_paths_500(
+def test_a_failure_routing_a_create_is_a_500_and_logged(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     def failing(name: str) -> None:  # a shared store that cannot be read, say
         raise RuntimeError("the store is down")
 
-    heard = []
-    for direct in (True, False):
-        server = _server_on(monkeypatch, direct)  # uvicorn's logging configured
-        monkeypatch.setattr(server.namespaces, "find", failing)
-        uvicorns = logging.getLogger("uvicorn.error")  # it does not propagate to the root
-        uvicorns.addHandler(caplog.handler)
-        try:
-            with server:
-                talk = _Talk(server)
-                talk.once(_post({"model": "gpt-4o", "input": "hi"}))
-                heard.append(talk.heard)
-        finally:
-            uvicorns.removeHandler(caplog.handler)
-    assert heard[0] == heard[1]
-    assert heard[0][0].startswith(b"HTTP/1.1 500 ") and heard[0][1] == b""
+    server = OrmockServer(seed=0)  # uvicorn's logging configured
+    monkeypatch.setattr(server.namespaces, "find", failing)
+    uvicorns = logging.getLogger("uvicorn.error")  # it does not propagate to the root
+    uvicorns.addHandler(caplog.handler)
+    try:
+        with server:
+            talk = _Talk(server)
+            talk.once(_post({"model": "gpt-4o", "input": "hi"}))
+    finally:
+        uvicorns.removeHandler(caplog.handler)
+    assert talk.heard[0].startswith(b"HTTP/1.1 500 ") and talk.heard[1] == b""
     failed = [r for r in caplog.records if r.exc_info and "store is down" in str(r.exc_info[1])]
-    assert len(failed) == 2  # its traceback logged on both paths
+    assert len(failed) == 1  # its traceback logged
