@@ -69,15 +69,18 @@ def encode_json(value: Any) -> str:
     a float otherwise, or where its text does not read back as the value (NaN and infinities,
     which it writes as null; a UUID or a plain Enum member, which json refuses; tuples).
     """
-    try:
-        raw = orjson.dumps(value, default=_not_native, option=_ORJSON_OPTIONS)
-    except TypeError:  # orjson.JSONEncodeError is one
+    if type(value) is tuple:  # a journal entry: orjson's list of it never reads back as it
         text = _standard(value)
     else:
-        if type(value) is not str and (_respelled(raw) or orjson.loads(raw) != value):
+        try:
+            raw = orjson.dumps(value, default=_not_native, option=_ORJSON_OPTIONS)
+        except TypeError:  # orjson.JSONEncodeError is one
             text = _standard(value)
         else:
-            text = raw.decode()
+            if type(value) is not str and (_respelled(raw) or orjson.loads(raw) != value):
+                text = _standard(value)
+            else:
+                text = raw.decode()
     return text if text.isascii() else _UNSAFE.sub(_escape, text)
 
 
