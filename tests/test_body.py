@@ -68,7 +68,7 @@ def test_bad_json_is_a_400_naming_the_param(raw: bytes, says: str) -> None:
     assert error.message.startswith("The WebSocket message ") and says in error.message
 
 
-def _loads_as_before(raw: bytes) -> Any:
+def _loads_as_before(raw: bytes | str) -> Any:
     def no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON value")
 
@@ -94,8 +94,8 @@ _raws = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(raw=_raws)
 def test_a_body_decodes_as_json_loads_would(raw: bytes) -> None:
-    # the fast path for an object is an exact stand-in: the same value, or a 400 where loads
-    # raised, with the message it gave
+    # orjson's reading is an exact stand-in: the same value, or a 400 where loads raised,
+    # with the message it gave
     failure: ValueError | RecursionError | None = None
     try:
         expected = _loads_as_before(raw)
@@ -108,3 +108,67 @@ def test_a_body_decodes_as_json_loads_would(raw: bytes) -> None:
         decode_json(raw)
     if isinstance(failure, json.JSONDecodeError):
         assert failure.msg in refused.value.message
+
+
+def _outcome(decode: Any, raw: bytes | str) -> tuple[str, str]:
+    """What reading ``raw`` gives, in full: the value's ``repr`` (an int is not a float, key
+    order counts), or the error's message."""
+    try:
+        return "value", repr(decode(raw))
+    except OpenResponsesError as error:
+        return "error", error.message
+
+
+def _as_before(raw: bytes | str) -> Any:
+    """``decode_json`` as it was: ``json.loads`` refusing NaN and infinities, its error's
+    message, line and column in the 400."""
+    try:
+        return _loads_as_before(raw)
+    except RecursionError:
+        raise OpenResponsesError("The request body nests too deeply to read (at most 256 "
+                                 "levels); send flatter JSON.", code="invalid_json") from None
+    except ValueError as error:
+        detail = getattr(error, "msg", None) or str(error)[:200]
+        where = (f" at line {error.lineno} column {error.colno}"
+                 if isinstance(error, json.JSONDecodeError) else "")
+        raise OpenResponsesError(f"The request body is not valid JSON ({detail}{where}); send "
+                                 "a JSON object.", code="invalid_json") from None
+
+
+_numbers = st.from_regex(r"\A-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,20})?([eE][-+]?[0-9]{1,3})?\Z")
+_escapes = st.sampled_from(["\\ud800", "\\udfff", "\\ud83d\\ude00", "\\udc00\\ud800", "\\u0000",
+                            "\\n", "\\/", "\\x", "\\u12", "é", "\u2028", "\x1f", "\x7f"])
+_pieces = st.lists(_numbers | _escapes.map(lambda e: f'"{e}"') | st.sampled_from(
+    ["[", "]", "{", "}", ",", ":", '"a"', '"a":', " ", "\n", "\x0c", "null", "true", "NaN",
+     "-Infinity", "1e400", "-0", "18446744073709551616", "9223372036854775807"]), max_size=8)
+_bodies = st.one_of(
+    _raws,
+    _numbers.map(str.encode),
+    st.lists(_numbers, max_size=4).map(lambda ns: f'{{"n": [{", ".join(ns)}]}}'.encode()),
+    st.lists(_escapes, max_size=3).map(lambda es: f'{{"s": "{"".join(es)}"}}'.encode()),
+    _pieces.map(lambda ps: "".join(ps).encode()),
+    _pieces.map("".join),  # a WebSocket message is text
+    st.integers(-2**80, 2**80).map(lambda n: f'{{"a": {n}, "b": [{n}]}}'.encode()),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f"[{f!r}]".encode()),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(raw=_bodies)
+def test_a_body_reads_as_json_loads_reads_it_value_for_value_and_error_for_error(
+    raw: bytes | str,
+) -> None:
+    # orjson where it reads as json does; json for the rest: the same value, of the same types,
+    # or the same 400 with the same message, line and column
+    assert _outcome(decode_json, raw) == _outcome(_as_before, raw)
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"n": 18446744073709551616}', b"[-9223372036854775809]", b'{"n": 1e400}',
+    b'{"s": "\\ud800"}', b'{"s": "\xed\xa0\x80"}', b"\xef\xbb\xbf{}", '{"é": 1}'.encode("utf-16"),
+    b'{"a": 1, "a": 2, "b": 3}', b"123456789012345678901234567890",
+    b'{"t": "0.1234567890123456789"}',
+])
+def test_what_orjson_reads_otherwise_is_read_by_json(raw: bytes) -> None:
+    assert _outcome(decode_json, raw) == _outcome(_as_before, raw)
+    assert _outcome(decode_json, raw)[0] == "value"

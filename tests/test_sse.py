@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
+import enum
 import itertools
 import json
 import math
+import re
+import uuid
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +22,7 @@ from ormock.protocol.sse import (
     SSEMessage,
     SSEParser,
     encode_json,
+    encode_str,
     frame_event,
     parse_sse,
 )
@@ -258,6 +264,124 @@ def test_encode_json_writes_what_the_stdlib_encoder_writes(value: Any) -> None:
     for char in "\x85\u2028\u2029":
         text = text.replace(char, f"\\u{ord(char):04x}")
     assert encode_json(value) == text
+
+
+def _reference(value: Any) -> str:
+    """What ``encode_json`` writes: ``json.dumps``' compact text, non-ASCII kept, with the
+    line-break characters and lone surrogates escaped."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return "".join(f"\\u{ord(c):04x}" if c in "\x85\u2028\u2029" or 0xD800 <= ord(c) <= 0xDFFF
+                   else c for c in text)
+
+
+class _Plain(enum.Enum):
+    A = 1
+
+
+class _Number(enum.IntEnum):
+    ONE = 1
+
+
+class _Word(enum.StrEnum):
+    HI = "hi"
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Dict(dict[str, Any]):
+    pass
+
+
+class _List(list[Any]):
+    pass
+
+
+_characters = st.characters(exclude_categories=()) | st.sampled_from(
+    "\x00\x1f\x7f\x85\u2028\u2029\ud800\udbff\udc00\udfff\"\\/é😀\ufeff")
+_strings = st.text(_characters, max_size=8)
+_floats = st.floats() | st.sampled_from([
+    -0.0, 0.0, 1e16, 1e15, 1e22, 1e-4, 9.999999999999999e-05, 1e-5, 1e-7, 1e-9, 1e-10, 5e-324,
+    1.7976931348623157e308, 2.0**53 + 2, 1e300, -1e-300, math.nan, math.inf, -math.inf]) | (
+    st.floats(min_value=1e-11, max_value=1e-3) | st.floats(min_value=1e14, max_value=1e18))
+_integers = st.integers() | st.integers(2**63 - 3, 2**64 + 3) | st.integers(
+    -2**63 - 3, -2**63 + 3) | st.integers(-2**200, 2**200)
+_keys = _strings | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
+_scalars = (st.none() | st.booleans() | _integers | _floats | _strings
+            | _strings.map(_Str) | st.integers().map(_Int)
+            | st.floats(allow_nan=False, allow_infinity=False).map(_Float))
+_json_like = st.recursive(
+    _scalars,
+    lambda inner: (st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
+                   | st.lists(inner, max_size=3).map(_List)
+                   | st.dictionaries(_strings, inner, max_size=4)
+                   | st.dictionaries(_keys, inner, max_size=3)
+                   | st.dictionaries(_strings, inner, max_size=3).map(_Dict)),
+    max_leaves=16)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(value=_json_like)
+def test_encode_json_is_json_dumps_byte_for_byte(value: Any) -> None:
+    # orjson where its text is json's, json where it is not: the same text, or the same refusal
+    try:
+        expected = _reference(value)
+    except (TypeError, ValueError) as error:
+        refused: TypeError | ValueError = error
+    else:
+        assert encode_json(value) == expected
+        if isinstance(value, str):
+            assert encode_str(value) == expected
+        return
+    with pytest.raises(type(refused), match=f"^{re.escape(str(refused))}$"):
+        encode_json(value)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(number=st.floats(allow_nan=False, allow_infinity=False))
+def test_orjson_spells_a_float_as_python_outside_the_band_encode_json_checks(
+    number: float,
+) -> None:
+    # the premise of ``_respelled``: orjson writes every float as ``repr`` does but those from
+    # 1e-9 up to 1e-4, which ``encode_json`` hands to json (each of them matches its test)
+    spelled = orjson.dumps(number)
+    assert spelled == repr(number).encode() or b"0.0000" in spelled or re.search(
+        rb"e-[0-9](?![0-9])", spelled), (number, spelled)
+
+
+def test_every_character_is_escaped_as_json_escapes_it() -> None:
+    # each code point, alone and among others: orjson's escapes are json's
+    for start in range(0, 0x110000, 0x1000):
+        text = "".join(chr(c) for c in range(start, start + 0x1000) if not 0xD800 <= c <= 0xDFFF)
+        assert encode_str(text) == encode_json(text) == _reference(text)
+        assert encode_json({text: [text]}) == _reference({text: [text]})
+    for lone in ("\ud800", "a\udfff", "\udc00\ud800"):
+        assert encode_str(lone) == encode_json(lone) == _reference(lone)
+
+
+@pytest.mark.parametrize("value", [
+    uuid.UUID(int=1), _Plain.A, [_Plain.A], {"a": uuid.UUID(int=2)}, datetime.date(2026, 1, 1),
+    b"bytes", {"nan": math.nan}, [math.inf], -math.inf,
+])
+def test_encode_json_refuses_what_json_refuses_though_orjson_would_write_it(value: Any) -> None:
+    with pytest.raises((TypeError, ValueError)) as expected:
+        _reference(value)
+    with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
+        encode_json(value)
+
+
+def test_encode_json_writes_an_int_enum_and_a_str_enum_as_json_does() -> None:
+    value = {"i": _Number.ONE, "s": _Word.HI, "l": [_Number.ONE]}
+    assert encode_json(value) == _reference(value) == '{"i":1,"s":"hi","l":[1]}'
 
 
 def test_encode_json_refuses_what_the_stdlib_refuses_and_stays_usable() -> None:

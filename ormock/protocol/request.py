@@ -50,13 +50,10 @@ def content_seed(seed: int, body: Json) -> int:
     return _seed_of(seed, _canonical(body))
 
 
-# ``json.dumps(value, sort_keys=True, default=str)``'s C encoder, made once (``dumps`` with an
-# option makes an encoder for every body); no markers of circular references (shared across
-# threads they would be wrong): a body that contains itself is a RecursionError, as in
-# ``encode_json``. Without the C encoder, ``dumps`` itself.
-_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
-_sorted_encode: Any = None if _c_make_encoder is None else _c_make_encoder(
-    None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
+# ``json.dumps(value, sort_keys=True, default=str)``'s encoder, made once (``dumps`` with an
+# option makes one per call); no markers of circular references: a body that contains itself
+# is a RecursionError, as in ``encode_json``.
+_sorted_text = json.JSONEncoder(sort_keys=True, default=str, check_circular=False).encode
 _UNSTABLE = frozenset(("stream", "stream_options", "background"))
 
 
@@ -69,27 +66,12 @@ def _canonical(body: Json) -> str:
     else:
         stable = {k: v for k, v in body.items() if k not in ("stream", "stream_options")
                   and not (k == "background" and v is True)}  # in the background: the same
-    if _sorted_encode is None:
-        return json.dumps(stable, sort_keys=True, default=str)
-    return "".join(_sorted_encode(stable, 0))
-
-
-# SHA-256 of a short text through CPython's own module, of a longer one through OpenSSL's: the
-# first skips OpenSSL's context set up for each digest, the second has the faster rounds
-# (``bench/README.md``, "Past findings that explain the design"); the same digest either way
-_short_sha256: Callable[[bytes], Any]
-try:
-    from _sha256 import sha256 as _short_sha256  # type: ignore[import-not-found,no-redef]
-except ImportError:  # a build without it
-    _short_sha256 = hashlib.sha256
-_long_sha256: Callable[[bytes], Any] = hashlib.sha256
-_SHORT = 120  # the length of text below which the short one is used
+    return _sorted_text(stable)
 
 
 def _seed_of(seed: int, canonical: str) -> int:
-    text = f"{seed}:{canonical}".encode()  # ASCII (``_canonical``): a character a byte
-    digest = (_short_sha256 if len(text) < _SHORT else _long_sha256)(text)
-    return int.from_bytes(digest.digest()[:8], "big")
+    digest = hashlib.sha256(f"{seed}:{canonical}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 T = TypeVar("T")
@@ -176,9 +158,9 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
             f"The request body must be a JSON object, not {type_name(body)}.", None,
             "invalid_json",
         )
-    # each check's usual case inline (an exact ``str``, an absent field), as every create is
-    # parsed here, the check itself for anything else: the same faults, in the same order
-    # (tests/test_request.py holds the results equal to the field-by-field checks)
+    # each check's usual case inline (an exact ``str``, an absent field), the check itself
+    # for anything else: the same faults, in the same order (tests/test_request.py holds the
+    # results equal to the field-by-field checks)
     get = body.get
     model = get("model")
     previous = get("previous_response_id")

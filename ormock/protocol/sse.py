@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 __all__ = [
     "DONE_FRAME",
     "Framed",
@@ -27,15 +29,21 @@ __all__ = [
 ]
 
 DONE_FRAME = b"data: [DONE]\n\n"
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-# what the encoder writes a str as, with ensure_ascii=False (C when available)
-_encode_basestring = json.encoder.encode_basestring
-# The C encoder behind ``_encoder``, made once, where ``JSONEncoder.encode`` makes a new one for
-# every value it encodes. No circular-reference markers (a shared dict of them would be wrong
-# across threads): a value that contains itself is a RecursionError instead.
-_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
-_iterencode: Any = None if _c_make_encoder is None else _c_make_encoder(
-    None, _encoder.default, _encode_basestring, None, ":", ",", False, False, False)
+# The reference text of ``encode_json`` (before its escapes), for what orjson writes otherwise;
+# no circular-reference markers: a value that contains itself is a RecursionError.
+_standard = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                             check_circular=False).encode
+# subclasses, datetimes and dataclasses go to ``default``, whose TypeError hands them to json
+_ORJSON_OPTIONS = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
+                   | orjson.OPT_PASSTHROUGH_DATACLASS)
+# How orjson spells a float json spells otherwise, 1e-05 as 0.00001 and 1e-07 as 1e-7: the
+# floats from 1e-9 up to 1e-4 (tests/test_sse.py holds every other float spelled alike)
+_SHORT_EXPONENT = re.compile(rb"e-[0-9](?![0-9])")
+
+
+def _respelled(raw: bytes) -> bool:
+    return b"0.0000" in raw or (b"e-" in raw and _SHORT_EXPONENT.search(raw) is not None)
+
 # Left raw by ensure_ascii=False, yet line breaks to str.splitlines (which httpx's iter_lines
 # uses: a raw U+2028 would cut a data line in two), or not encodable as UTF-8 (lone surrogates).
 # They can only stand inside JSON strings, where the escape means the same character.
@@ -46,20 +54,43 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def _not_native(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
 def encode_json(value: Any) -> str:
-    """Compact one-line JSON, the way the data line and the JSON body are written.
+    """Compact one-line JSON, the way the data line and the JSON body are written: the text of
+    ``json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)``.
 
     Non-ASCII text stays as UTF-8, except the characters some line readers split on
     (U+0085, U+2028, U+2029) and lone surrogates, which are written as ``\\uXXXX`` escapes.
+    orjson writes it where its text is json's; json itself where orjson refuses a value (ints
+    past 64 bits, keys that are not strings, lone surrogates, subclasses), where it would spell
+    a float otherwise, or where its text does not read back as the value (NaN and infinities,
+    which it writes as null; a UUID or a plain Enum member, which json refuses; tuples).
     """
-    text = "".join(_iterencode(value, 0)) if _iterencode is not None else _encoder.encode(value)
-    # ASCII text holds none of them, so only other text is scanned
+    if type(value) is tuple:  # a journal entry: orjson's list of it never reads back as it
+        text = _standard(value)
+    else:
+        try:
+            raw = orjson.dumps(value, default=_not_native, option=_ORJSON_OPTIONS)
+        except TypeError:  # orjson.JSONEncodeError is one
+            text = _standard(value)
+        else:
+            if type(value) is not str and (_respelled(raw) or orjson.loads(raw) != value):
+                text = _standard(value)
+            else:
+                text = raw.decode()
     return text if text.isascii() else _UNSAFE.sub(_escape, text)
 
 
 def encode_str(value: str) -> str:
-    """``encode_json`` of a string, without the encoder's dispatch (the same text)."""
-    text = _encode_basestring(value)
+    """``encode_json`` of a string, without its checks (a string's text is the same either
+    way)."""
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:  # lone surrogates
+        text = _standard(value)
     return text if text.isascii() else _UNSAFE.sub(_escape, text)
 
 

@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from ormock.engine.limits import Limits
 from ormock.protocol.depth import MAX_DEPTH, nests_deeper
 from ormock.protocol.errors import OpenResponsesError
@@ -138,15 +140,15 @@ def _no_constants(name: str) -> Any:
 
 # one decoder, made once, for every body (``json.loads`` with an option would make one a body)
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
-
-
-_SCAN: Any = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
-_TRAILING = re.compile(r"[ \t\n\r]*\Z")  # what ``json`` allows after the value
+# Where orjson reads a body otherwise than json: an integer of 19 digits or more may be past
+# 64 bits, which orjson reads as a float; json reads any body with such a run of digits.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
 
 
 def _loads(raw: bytes | str) -> Any:
-    """``json.loads(raw, parse_constant=_no_constants)``, step for step, with one decoder, for
-    a body ``decode_json`` did not read at once (with ``loads``' own errors)."""
+    """``json.loads(raw, parse_constant=_no_constants)``, step for step, with one decoder
+    (with ``loads``' own errors)."""
     if isinstance(raw, str):
         if raw.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
@@ -161,26 +163,10 @@ def _too_deep(what: str, param: str) -> OpenResponsesError:
         "JSON.", code="invalid_json", param=param)
 
 
-def decode_json(raw: bytes | str, param: str = "body", what: str = "request body") -> Any:
-    """JSON (strict: no NaN or Infinity), or a 400 ``invalid_json`` naming ``param`` that says
-    where it broke; one that nests deeper than ``MAX_DEPTH`` is refused the same way.
-
-    A body that is one JSON object, UTF-8 (its first byte ``{``, so no BOM and no UTF-16 or
-    32) and well formed is scanned at once (the decoder's own C scanner, without its Python
-    steps); anything else, and every error, takes ``loads``' own way (``_loads``)."""
-    if isinstance(raw, bytes) and raw[:1] == b"{" and raw[1:2] != b"\x00":
-        try:
-            text = raw.decode("utf-8", "surrogatepass")
-            value, end = _SCAN(text, 0)
-        except (ValueError, StopIteration, UnicodeDecodeError, RecursionError):
-            pass  # decoded again below, for the error ``loads`` gives
-        else:
-            if end == len(text) or _TRAILING.match(text, end):
-                if nests_deeper(raw, value):
-                    raise _too_deep(what, param)
-                return value
+def _standard(raw: bytes | str, param: str, what: str) -> Any:
+    """``decode_json``'s value through ``json.loads``, or its 400."""
     try:
-        value = _loads(raw)
+        return _loads(raw)
     except RecursionError:
         raise _too_deep(what, param) from None
     except ValueError as error:  # JSONDecodeError, a bad constant, bytes that are not UTF-8
@@ -191,6 +177,25 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
             f"The {what} is not valid JSON ({detail}{where}); send a JSON object.",
             code="invalid_json", param=param,
         ) from None
+
+
+def decode_json(raw: bytes | str, param: str = "body", what: str = "request body") -> Any:
+    """JSON (strict: no NaN or Infinity), or a 400 ``invalid_json`` naming ``param`` that says
+    where it broke; one that nests deeper than ``MAX_DEPTH`` is refused the same way.
+
+    orjson reads it as ``json.loads`` does but for integers past 64 bits (``_LONG_DIGITS``);
+    those, and all orjson refuses (NaN and infinities, numbers past a double's range, lone
+    surrogates, a BOM, UTF-16, and every error), are read again by ``json.loads``
+    (``_standard``): its value, or its error's message, line and column."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        value = _standard(raw, param, what)
+    else:
+        found = (_LONG_DIGITS.search(raw) if isinstance(raw, bytes)
+                 else _LONG_DIGITS_TEXT.search(raw))
+        if found is not None:
+            value = _standard(raw, param, what)
     if isinstance(value, (dict, list)) and nests_deeper(raw, value):
         raise _too_deep(what, param)
     return value
