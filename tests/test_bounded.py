@@ -90,7 +90,7 @@ def test_the_caps_always_hold_and_the_newest_always_stays(
         cache[key] = b"x" * size
         assert list(cache)[-1] == key and cache[key] == b"x" * size
         assert len(cache) <= count
-        assert cache.bytes == sum(min(len(v), max_bytes) for v in cache.values()) <= max_bytes
+        assert cache.bytes == sum(min(len(v), max_bytes) for _, v in cache.entries()) <= max_bytes
 
 
 def test_entries_look_without_using() -> None:

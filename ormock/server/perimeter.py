@@ -88,6 +88,9 @@ def cross_site(origin: str | None, fetch_site: str | None) -> bool:
     return origin is None and fetch_site is not None and fetch_site.strip().lower() == "cross-site"
 
 
+_PASSED = 256  # header combinations remembered as let in
+
+
 def _forbidden(message: str, param: str, code: str) -> OpenResponsesError:
     return OpenResponsesError(message, type="permission_denied", code=code, param=param,
                               status=403)
@@ -101,6 +104,9 @@ class Perimeter:
     def __init__(self, app: App, allowed_hosts: Iterable[str] = ()) -> None:
         self.app = app
         self.hosts = frozenset(address(host.strip().rstrip(".")) for host in allowed_hosts)
+        # the (Host, Origin, Sec-Fetch-Site) headers already let in, as sent: the same few come
+        # with every request, judged once; at most ``_PASSED`` kept, refusals never
+        self._passed: set[tuple[bytes | None, bytes | None, bytes | None]] = set()
 
     def named(self, host: str) -> bool:
         """A host this server answers to: a loopback name, an address, a name of one label
@@ -113,20 +119,31 @@ class Perimeter:
         """Why a foreign page's request must not be answered, or None."""
         host = origin = fetch_site = None
         for name, value in scope["headers"]:
-            if name == b"host" and host is None:
-                host = value.decode("latin-1")
-            elif name == b"origin" and origin is None:
-                origin = value.decode("latin-1")
+            if name == b"host":
+                if host is None:
+                    host = value
+            elif name == b"origin":
+                if origin is None:
+                    origin = value
             elif name == b"sec-fetch-site":
-                fetch_site = value.decode("latin-1")
+                fetch_site = value
+        sent = (host, origin, fetch_site)
+        if sent in self._passed:
+            return None
+        refused = self._judged(*(None if v is None else v.decode("latin-1") for v in sent))
+        if refused is None and len(self._passed) < _PASSED:
+            self._passed.add(sent)
+        return refused
+
+    def _judged(self, host: str | None, origin: str | None, fetch_site: str | None
+                ) -> OpenResponsesError | None:
         own = authority(host) if host is not None else None
         if host is not None and (own is None or not self.named(own[0])):
             return _forbidden(
                 "This server answers only requests addressed to a loopback name (localhost, "
                 "127.0.0.1, [::1]), an IP address, a name of one label or an --allowed-host "
-                "name (a page that "
-                "reached it through DNS could read its answers); send the request to one of "
-                "those, or start the server with --allowed-host NAME.", "host",
+                "name (a page that reached it through DNS could read its answers); send the "
+                "request to one of those, or start the server with --allowed-host NAME.", "host",
                 "host_not_allowed")
         if origin is not None and not self._local_origin(origin, own):
             return _forbidden(
