@@ -49,7 +49,7 @@ def test_a_new_contents_records_are_whole() -> None:
             _as_init_makes_it(reply)
             assert type(reply.summary) is Sent and len(reply.summary.types) \
                 == len(reply.summary.numbers)
-            template = list(engine.cache._templates.values())[-1]
+            template = engine.cache._templates.entries()[-1][1]
             assert isinstance(template, StreamTemplate)
             assert all(hasattr(template, name) for name in StreamTemplate.__slots__)
             assert template.summary is reply.summary
