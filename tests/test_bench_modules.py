@@ -24,5 +24,5 @@ def test_a_new_create_runs_the_front_and_the_engine_and_only_files_of_ormock() -
     for path in paths:
         assert path.startswith("ormock/") and path.endswith(".py"), path
         assert (ROOT / path).is_file(), path
-    assert {"ormock/server/front.py", "ormock/server/corked.py", "ormock/engine/core.py",
+    assert {"ormock/server/front.py", "ormock/server/http_protocol.py", "ormock/engine/core.py",
             "ormock/engine/building.py", "ormock/engine/writer.py"} <= set(paths)

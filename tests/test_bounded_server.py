@@ -12,7 +12,7 @@ import pytest
 from ormock import OrmockServer
 from ormock.engine.limits import Limits
 from ormock.protocol.request import ResponseRequest
-from ormock.server import app, parsed
+from ormock.server import app, create_bodies
 
 
 def _body(n: int) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def test_the_stream_cache_keeps_its_size_of_distinct_contents() -> None:
 
 
 def test_the_parsed_bodies_keep_the_newest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsed, "KEPT", 3)
+    monkeypatch.setattr(create_bodies, "KEPT", 3)
     parses: list[Any] = []
     real = app.parse_request
 

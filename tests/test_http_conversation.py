@@ -1,6 +1,6 @@
 """The server's HTTP/1.1 conversation: keep-alive, pipelining, ``Expect: 100-continue``,
 HTTP/1.0, chunked bodies, errors, idempotent replays, paced streams and resets, over a raw
-socket. ``ormock.server.corked`` (a response's head written with its first body bytes) writes
+socket. ``ormock.server.http_protocol`` (a response's head written with its first body bytes) writes
 the bytes uvicorn's own protocol writes: the same conversation against a server on each,
 compared byte for byte, the date aside."""
 

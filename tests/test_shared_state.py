@@ -22,7 +22,7 @@ from ormock.cassette.fileformat import dump_cassette, parse_cassette
 from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Body, Cassette, Interaction, RecordedRequest, RecordedResponse
 from ormock.engine.limits import Limits
-from ormock.engine.shared import StoreCounters
+from ormock.engine.shared_counters import StoreCounters
 from ormock.engine.store import SqliteBackend, open_backend
 from ormock.faults import HttpError
 from ormock.faults.chaos import Chaos

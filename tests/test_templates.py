@@ -15,7 +15,7 @@ from faker import Faker
 
 from ormock import Engine, OrmockServer, Reply
 from ormock.scenario import ScenarioError, load_scenario, templates
-from ormock.scenario.fakes import Draws, Lorem, Prose
+from ormock.scenario.generated_text import Draws, Lorem, Prose
 from ormock.scenario.templates import TemplateError, compile_template, has_template
 
 Json = dict[str, Any]

@@ -20,7 +20,7 @@ from ormock.protocol.request import parse_request
 from ormock.protocol.sse import delta_frames, encode_json
 from ormock.protocol.text_cuts import DeltaFormat, plain, tokens
 from ormock.protocol.tokens import chunker, count_tokens
-from ormock.scenario.fakes import Prose
+from ormock.scenario.generated_text import Prose
 
 WORD = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
 TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x2030), max_size=40)

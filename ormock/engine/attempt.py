@@ -1,7 +1,7 @@
 """One attempt at answering an HTTP create on a shared store, and what a failed one must undo.
 
 The create route (``ormock.server.app``) answers a request on a warm worker without reading the
-admin stamp first: its writes are held (``ormock.engine.store.held``) and made in one call,
+admin stamp first: its writes are held (``ormock.engine.store.batched``) and made in one call,
 guarded by the stamp this worker applied, just before the first byte goes out. When the guard
 fails (``Stale``: another process changed the admin state, reset or dropped the namespace
 since), nothing was written or sent; the route pulls the change in and answers again, and the
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ormock.engine.journal import JournalEntry
-from ormock.engine.store.held import Held, Holding, Stale, active, holding
+from ormock.engine.store.batched import Held, Holding, Stale, active, holding
 
 if TYPE_CHECKING:
     from ormock.engine.core import Engine

@@ -36,7 +36,7 @@ from ormock.protocol.stream import build_events, build_final, build_frames
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Pacing, Transport
 from ormock.scenario import Selection
-from ormock.scenario.fakes import Draws
+from ormock.scenario.generated_text import Draws
 
 if TYPE_CHECKING:
     from ormock.engine.core import Engine

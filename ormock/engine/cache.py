@@ -19,8 +19,8 @@ from typing import Any
 
 from ormock.engine.bounded import Bounded
 from ormock.engine.journal import Sent
+from ormock.protocol.frozen import made
 from ormock.protocol.ids import IdFactory
-from ormock.protocol.records import made
 from ormock.protocol.reply import Reply
 
 __all__ = ["RecordingIds", "Same", "StreamCache", "StreamTemplate", "issued_reply"]

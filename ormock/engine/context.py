@@ -3,7 +3,7 @@ inputs and outputs, then the new input), and its tokens, counted once per item a
 
 from __future__ import annotations
 
-from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
+from ormock.engine.store.responses import ResponseStore, Stored, check_call_outputs
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.request import item_tokens as compaction_tokens

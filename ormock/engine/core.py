@@ -37,11 +37,11 @@ from ormock.engine.replays import (
     replay,
 )
 from ormock.engine.settings import Settings, settings_from
-from ormock.engine.shared import StoreCounters, cassette_tag
+from ormock.engine.shared_admin import PRELOADED, Sync, token
+from ormock.engine.shared_counters import StoreCounters, cassette_tag
 from ormock.engine.stateful import Background, Claim, writing, written
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
-from ormock.engine.store.held import Holding
-from ormock.engine.sync import PRELOADED, Sync, token
+from ormock.engine.store.batched import Holding
 from ormock.faults import Fault, parse_fault
 from ormock.faults.chaos import Chaos
 from ormock.protocol.ids import Clock, IdFactory
@@ -59,7 +59,7 @@ from ormock.scenario import (
     load_scenario,
 )
 from ormock.scenario.counters import Counters, LocalCounters
-from ormock.scenario.fakes import FAKER_LOCK, shared_faker
+from ormock.scenario.generated_text import FAKER_LOCK, shared_faker
 
 __all__ = ["Engine"]
 
@@ -75,7 +75,8 @@ class Engine:
         ``backend``: where its responses are stored (a server gives each namespace's engine
         its keyspace of one backend); by default the one ``settings.store`` names. ``shared``:
         other processes serve this namespace from the same backend (``--workers``, replicas):
-        the counts, the admin state and the journal go through it (``ormock.engine.sync``)."""
+        the counts, the admin state and the journal go through it
+        (``ormock.engine.shared_admin``)."""
         self.settings = settings = settings_from(settings, overrides)
         limits = settings.limits
         self.backend = backend if backend is not None else open_backend(settings.store, limits)

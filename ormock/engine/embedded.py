@@ -17,6 +17,7 @@ import re
 from faker import Faker
 
 from ormock.engine.schema_values import value_for
+from ormock.protocol.frozen import made
 from ormock.protocol.plan import (
     FunctionCallPlan,
     ItemPlan,
@@ -25,11 +26,10 @@ from ormock.protocol.plan import (
     ReplyPlan,
     TextPart,
 )
-from ormock.protocol.records import made
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.tokens import count_tokens, split_tokens
 from ormock.protocol.types import Json
-from ormock.scenario.fakes import Prose
+from ormock.scenario.generated_text import Prose
 
 __all__ = ["default_plan"]
 
@@ -157,7 +157,7 @@ def default_plan(
         text = "".join(split_tokens(text)[: max(budget - used, 0)])
         items.append(MessagePlan(parts=(TextPart(text),)))
         return ReplyPlan(items=items, status="incomplete", incomplete_reason="max_output_tokens")
-    # made without the frozen dataclasses' __init__ (ormock.protocol.records): every new
+    # made without the frozen dataclasses' __init__ (ormock.protocol.frozen): every new
     # request to the embedded default plans one
     items.append(made(MessagePlan, parts=(made(TextPart, text=text, annotations=(), cut=cut),),
                       role="assistant", phase=None, id=None))

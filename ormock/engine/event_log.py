@@ -29,7 +29,7 @@ import json
 from collections.abc import Iterable
 
 from ormock.engine.store.base import LOG_END
-from ormock.engine.store.memory import ResponseStore
+from ormock.engine.store.responses import ResponseStore
 from ormock.protocol import events as ev
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json

@@ -1,6 +1,6 @@
 """Which faults may strike a reply, and striking them: a step's own, the engine's, a chaos draw;
 with a shared store (``engine.sync``), each one's count and draws named by its place, so every
-worker counts and draws alike (``ormock.engine.shared``)."""
+worker counts and draws alike (``ormock.engine.shared_counters``)."""
 
 from __future__ import annotations
 

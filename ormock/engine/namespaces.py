@@ -22,9 +22,9 @@ from ormock.engine.bounded import Bounded
 from ormock.engine.core import Engine
 from ormock.engine.feed import Feed
 from ormock.engine.settings import Settings, settings_from
+from ormock.engine.shared_admin import Sync
 from ormock.engine.stateful import Background
 from ormock.engine.store import StoreBackend, open_backend
-from ormock.engine.sync import Sync
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.profile import Profile, get_profile
 from ormock.scenario import find_scenario

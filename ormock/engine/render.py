@@ -13,7 +13,7 @@ import json
 
 from ormock.engine.journal import raw_ended
 from ormock.protocol.events import TERMINAL_EVENTS
-from ormock.protocol.records import made
+from ormock.protocol.frozen import made
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json

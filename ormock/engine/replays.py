@@ -2,7 +2,7 @@
 
 Each engine (each namespace) has its own ``Replays``: one ``Player`` per cassette, so the
 positions of one test never move another's; on a shared store its plays are claims every worker
-and replica makes together (``Player.claims``, ``ormock.engine.shared``). A request under
+and replica makes together (``Player.claims``, ``ormock.engine.shared_counters``). A request under
 ``/v1`` is tried against them before anything else (``Engine.replay``): the first cassette with
 an unused matching interaction answers, with the recorded status, headers, bytes and pauses
 (divided by the engine's ``speed``; a vcrpy cassette, which has no timing, unpaced). Faults and

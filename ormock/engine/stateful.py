@@ -22,7 +22,7 @@ from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
 from ormock.engine.journal import JournalEntry
-from ormock.engine.store.memory import ResponseStore, Stored
+from ormock.engine.store.responses import ResponseStore, Stored
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import encode_json

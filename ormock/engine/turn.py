@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ormock.engine.journal import JournalEntry
-from ormock.engine.store.memory import ResponseStore, Stored
+from ormock.engine.store.responses import ResponseStore, Stored
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.profile import Profile

@@ -2,11 +2,12 @@
 one small interface, so that the same selection code runs in one process or across many.
 
 ``LocalCounters`` is a dict (the memory store: one process, under the engine's lock, as fast as
-before); ``ormock.engine.shared.StoreCounters`` keeps each count in the store through its
+before); ``ormock.engine.shared_counters.StoreCounters`` keeps each count in the store through its
 atomic ``incr``, so that every worker and replica on one SQLite file or one Redis counts
 together: of N racing requests each gets a different number, and the k-th one is k.
 A count is named by a key ``(tag, what, index)``: ``tag`` says whose it is (a scenario's name
-in memory; across processes its content hash and when it was loaded, ``ormock.engine.sync``),
+in memory; across processes its content hash and when it was loaded,
+``ormock.engine.shared_admin``),
 ``what`` which count (``uses``, ``reached``, ``fault``, ``chaos``, a cassette's ``played``).
 Beside the counts, ``note`` keeps a value (the response a step produced, for ``step:N``).
 """

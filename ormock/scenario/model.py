@@ -18,7 +18,7 @@ from ormock.protocol.ids import IdFactory
 from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.response import new_response
 from ormock.protocol.types import Json
-from ormock.scenario.fakes import FAKER_LOCK, Draws, shared_faker
+from ormock.scenario.generated_text import FAKER_LOCK, Draws, shared_faker
 from ormock.scenario.matching import Check, compile_check
 from ormock.scenario.replies import StepReply, compile_reply
 from ormock.scenario.schema import validate

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ormock.protocol.frozen import made
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.plan import (
     FunctionCallPlan,
@@ -25,14 +26,13 @@ from ormock.protocol.plan import (
     TextPart,
     VendorItemPlan,
 )
-from ormock.protocol.records import made
 from ormock.protocol.response import usage_object
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import chunker
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Frame, Pacing
-from ormock.scenario.fakes import Draws
+from ormock.scenario.generated_text import Draws
 from ormock.scenario.templates import Template, TemplateError, compile_template, has_template
 
 __all__ = ["StepReply", "compile_reply"]
@@ -180,7 +180,7 @@ def _maker(spec: Any) -> ItemMaker:
 
         def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
             text, cut = template.render_cut(draws, request)
-            # made without the frozen dataclasses' __init__ (ormock.protocol.records), as
+            # made without the frozen dataclasses' __init__ (ormock.protocol.frozen), as
             # every reply makes one: every field it sets, in order
             return made(MessagePlan, parts=(made(TextPart, text=text, annotations=(), cut=cut),),
                         role="assistant", phase=None, id=None)
@@ -230,7 +230,7 @@ class StepReply:
             makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
         each = makers[1]
         # a ReplyPlan's fields, as ``ReplyPlan(...)`` sets them, without its __init__
-        # (ormock.protocol.records): every reply makes one
+        # (ormock.protocol.frozen): every reply makes one
         return made(ReplyPlan, items=[each[0](faker, request)] if len(each) == 1
                     else [make(faker, request) for make in each],
                     status=self.status, incomplete_reason=self.incomplete_reason,

@@ -49,7 +49,7 @@ _Missed = tuple[Scenario, Step, list[str]]  # a Miss, before it is one
 class ScenarioSet:
     scenarios: list[Scenario] = field(default_factory=list)
     # how often each step was used and how many requests reached each nth step: in this
-    # process, or in a store every worker shares (``ormock.engine.shared``)
+    # process, or in a store every worker shares (``ormock.engine.shared_counters``)
     counters: Counters = field(default_factory=LocalCounters)
     produced: dict[tuple[str, int], str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)  # whose counts: name -> tag (the name)
@@ -59,7 +59,8 @@ class ScenarioSet:
 
     def add(self, scenario: Scenario, tag: str | None = None) -> None:
         """Load a scenario; one with the same name is replaced (its counters start over).
-        ``tag`` names its counts (by default its name; shared ones: ``ormock.engine.sync``)."""
+        ``tag`` names its counts (by default its name; shared ones:
+        ``ormock.engine.shared_admin``)."""
         self.remove(scenario.name)
         self.scenarios.append(scenario)
         if tag is not None:

@@ -2,12 +2,12 @@
 
 A deliberately small language, compiled at load time so mistakes are found early: an expression
 is ``faker.<provider>`` with optional literal arguments, or ``request.<field>`` (and
-``request.extensions.<key>...``, the extension fields in effect). Nothing is
-evaluated with ``eval``. Each reply draws from its own seed (``fakes.Draws``: the lorem providers
-from Faker's word list by SHAKE-128, any other from Faker seeded when first called), so the same
-scenario seed gives the same bytes. A template is compiled once into one function of the
-reply's draws and request (``Template.render``): its literal text joined around its calls, and
-a lorem call bound to ``Lorem``'s own method with its arguments in that method's order.
+``request.extensions.<key>...``, the extension fields in effect). Nothing is evaluated with
+``eval``. Each reply draws from its own seed (``generated_text.Draws``: the lorem providers from
+Faker's word list by SHAKE-128, any other from Faker seeded when first called), so the same
+scenario seed gives the same bytes. A template is compiled once into one function of the reply's
+draws and request (``Template.render``): its literal text joined around its calls, and a lorem
+call bound to ``Lorem``'s own method with its arguments in that method's order.
 
 Only the providers of ``ALLOWED_PROVIDERS`` may be called, and their arguments are bounded
 (numbers, string lengths, list items), as is the text Faker draws for one template.
@@ -26,7 +26,7 @@ from typing import Any
 from faker import Faker
 
 from ormock.protocol.text_cuts import plain, tokens
-from ormock.scenario.fakes import FAKER_LOCK, LOREM_PROVIDERS, Draws, Lorem, shared_faker
+from ormock.scenario.generated_text import FAKER_LOCK, LOREM_PROVIDERS, Draws, Lorem, shared_faker
 
 __all__ = ["ALLOWED_PROVIDERS", "Template", "TemplateError", "compile_template", "has_template"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.types import Json
-from ormock.scenario.fakes import FAKER_LOCK, Draws, shared_faker
+from ormock.scenario.generated_text import FAKER_LOCK, Draws, shared_faker
 from ormock.scenario.model import load_scenario
 from ormock.scenario.source import ScenarioError
 from ormock.scenario.templates import has_template

@@ -50,11 +50,11 @@ from ormock.server.body import (
 )
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
+from ormock.server.create_answer import Prepared, body_again, prepare
+from ormock.server.create_bodies import ParsedBodies
 from ormock.server.front import Front, bug_error, create_namespace
 from ormock.server.inspector import inspector_routes
-from ormock.server.parsed import ParsedBodies
 from ormock.server.perimeter import Perimeter
-from ormock.server.prepared import Prepared, body_again, prepare
 from ormock.server.profile_errors import ProfileErrors
 from ormock.server.replay import ReplayRoute
 from ormock.server.responses_api import response_routes, send_replay

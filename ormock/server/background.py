@@ -35,7 +35,7 @@ from ormock.engine.event_log import (
 )
 from ormock.engine.journal import JournalEntry, summarize, wrote
 from ormock.engine.stateful import Background, Claim, Generating
-from ormock.engine.store.memory import ResponseStore
+from ormock.engine.store.responses import ResponseStore
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.reply import Reply

@@ -34,10 +34,10 @@ from ormock.engine.namespaces import Namespaces
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.secrets import mask_json
 from ormock.protocol.sse import encode_json
+from ormock.server.answer_frames import kept_frames
 from ormock.server.exchange import exchange, summary
 from ormock.server.export import export_entry
 from ormock.server.guard import refusal
-from ormock.server.kept import kept_frames
 from ormock.server.perimeter import address
 
 __all__ = ["CSP", "inspector_routes"]

@@ -35,7 +35,7 @@ from ormock.engine.stateful import (
     not_found,
     owner_of,
 )
-from ormock.engine.store.memory import Stored
+from ormock.engine.store.responses import Stored
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Send

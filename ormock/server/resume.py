@@ -28,7 +28,7 @@ from starlette.responses import Response
 from ormock.engine.event_log import LOG_END, RUNNING, alive, decode, reap, start_of
 from ormock.engine.stateful import Background
 from ormock.engine.store.base import LogEntries
-from ormock.engine.store.memory import ResponseStore, Stored
+from ormock.engine.store.responses import ResponseStore, Stored
 from ormock.engine.writer import Tally
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import TERMINAL_EVENTS

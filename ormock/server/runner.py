@@ -15,7 +15,7 @@ import uvicorn
 from ormock.engine.core import Engine
 from ormock.engine.settings import Settings
 from ormock.server.assembly import assemble
-from ormock.server.corked import CorkedProtocol
+from ormock.server.http_protocol import CorkedProtocol
 from ormock.server.threaded import ThreadedServer, bound_socket
 
 __all__ = ["OrmockServer"]
@@ -32,7 +32,7 @@ def best_loop() -> str:
 
 def uvicorn_config(app: Any, *, log_level: str, access_log: bool, **where: Any) -> uvicorn.Config:
     """How ``OrmockServer`` and ``ormock serve`` run under uvicorn: its HTTP protocol writing a
-    response's head with its first body bytes (``ormock.server.corked``). Proxy headers are
+    response's head with its first body bytes (``ormock.server.http_protocol``). Proxy headers are
     never read (whatever ``FORWARDED_ALLOW_IPS`` says): an ``X-Forwarded-For: 127.0.0.1`` must
     not pass a remote client off as loopback to the admin API."""
     return uvicorn.Config(app, log_level=log_level, access_log=access_log, loop=best_loop(),

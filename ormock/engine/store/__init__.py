@@ -1,8 +1,8 @@
 """Everything stateful goes through one small protocol (``base.StoreBackend``: get, put,
-compare-and-set, cursor pages, expiry) with three backends: in memory (``memory_backend``, the
+compare-and-set, cursor pages, expiry) with three backends: in memory (``memory``, the
 default), one SQLite file across restarts (``sqlite``) and Redis, shared by every worker and
 replica on it (``redis_backend``; the ``redis`` package, ``pip install 'ormock[redis]'``).
-``ResponseStore`` (``memory``) is the typed view of stored responses over a backend;
+``ResponseStore`` (``responses``) is the typed view of stored responses over a backend;
 ``open_backend`` makes the one a ``store`` setting names."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from ormock.engine.limits import Limits
 from ormock.engine.store.base import StoreBackend, StoreError, StoreUnavailable, shown
-from ormock.engine.store.memory import ResponseStore, Stored, check_call_outputs
-from ormock.engine.store.memory_backend import MemoryBackend
+from ormock.engine.store.memory import MemoryBackend
+from ormock.engine.store.responses import ResponseStore, Stored, check_call_outputs
 from ormock.engine.store.sqlite import SqliteBackend
 
 __all__ = ["MemoryBackend", "ResponseStore", "SqliteBackend", "StoreBackend", "StoreError",

@@ -160,7 +160,7 @@ def check_args(kind: str, *, limit: int = 0, ttl: float | None = None) -> None:
 
 class Checked(tuple[Write, ...]):
     """Writes for ``put_many`` whose arguments were checked already, each as it was made (a
-    request's held writes: ``ormock.engine.store.held``): ``check_writes`` passes over them."""
+    request's held writes: ``ormock.engine.store.batched``): ``check_writes`` passes over them."""
 
     __slots__ = ()
 

@@ -1,412 +1,299 @@
-"""Stored responses: what ``previous_response_id`` continues and ``GET /v1/responses/{id}``
-returns, kept per engine namespace (and, for ``store: false`` in WebSocket mode, per
-connection), as bytes in a ``StoreBackend`` (memory, or an SQLite file)."""
+"""The in-memory store backend: the default, and a WebSocket connection's own cache. Bounded per
+namespace and kind (``max_keys``, ``max_bytes`` of values: past them the least recently written
+go, the newest stays), thread-safe (one lock), expiry by an injectable clock."""
 
 from __future__ import annotations
 
-import builtins
-import json
+import bisect
+import heapq
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ormock.engine.bounded import Bounded
-from ormock.engine.store.base import StoreBackend
-from ormock.engine.store.memory_backend import MemoryBackend
-from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.sse import encode_json, encode_str
-from ormock.protocol.types import Json
+from ormock.engine.store.base import (
+    LOG_END,
+    AppendsToLogs,
+    Clock,
+    Guard,
+    LogEntries,
+    LogEntry,
+    StoreBackend,
+    Write,
+    check_args,
+    check_log,
+    check_writes,
+    counted,
+)
 
-__all__ = ["ResponseStore", "Stored", "check_call_outputs"]
-
-
-_KIND = "response"
-_META = "meta"  # the store's own bookkeeping (how many engines started on it)
-_TOMBSTONE = "tombstone"  # a deleted response: it answers 404, its children still resolve it
-
-
-class Stored:
-    """A stored response, the input it answered and its parent: its context (everything the
-    model saw: the ancestors' inputs and outputs, then its own input) is rebuilt from the chain
-    when asked for, so a chain of n turns holds n inputs, not n copies of the context.
-
-    In a store it is bytes (``encode``/``decode``): one JSON line (the parent's id, its own
-    input, its context's tokens, and the context before it when the parent lives in another
-    store), then the Response JSON as it was sent. A decoded one reads its parent from its
-    store when first asked, and parses its Response only if something asks for it.
-    ``context_tokens``: the tokens of the context, counted once; ``chain_tokens``: those of
-    context and output, which a continuation starts from (counted when first continued).
-    ``size``: the bytes it holds in a store. ``owner``: the sha256 of the API key that created
-    it (None: a request without one); only that key sees it (``ResponseStore.visible``).
-    ``extensions``: the request's extension fields in effect (its own over its parent's,
-    ``inherit_extensions``), kept whole so that a continuation needs no ancestor to know them;
-    a header without the key (an older record) holds none."""
-
-    __slots__ = ("_encoded", "_parent", "_raw", "_response", "_store", "chain_tokens",
-                 "context_tokens", "deleted", "extensions", "id", "input", "owner", "parent_id",
-                 "prior")
-
-    def __init__(self, response: Json | None, new_input: list[Json],
-                 parent: Stored | None = None, *, raw: bytes | None = None,
-                 context_tokens: int = 0, owner: str | None = None,
-                 extensions: Json | None = None) -> None:
-        self._response = response
-        self._raw = raw
-        self._parent = parent
-        self._store: ResponseStore | None = None  # the store it was read from or kept in
-        self._encoded: bytes | None = None
-        self.id: str | None = None  # known once kept or read
-        self.parent_id: str | None = None if parent is None else parent.response_id
-        self.prior: list[Json] | None = None  # the context before it, held when not linked
-        self.input = new_input
-        self.context_tokens = context_tokens
-        self.chain_tokens: int | None = None
-        self.owner = owner
-        self.extensions: Json = extensions or {}
-        self.deleted = False  # buried (``ResponseStore.bury``): kept for its children only
-
-    @property
-    def response_id(self) -> str:
-        return self.id if self.id is not None else str(self.response["id"])
-
-    @property
-    def parent(self) -> Stored | None:
-        """The response it continues, read from its store when first asked; an ancestor the
-        store no longer holds (past its caps, the oldest go) is a 400."""
-        if self._parent is None and self.parent_id is not None:
-            # never kept on the object: a stored response does not hold its chain alive
-            found = self._store.get(self.parent_id) if self._store is not None else None
-            if found is None:
-                limit = f" at most {self._store.limit}," if self._store is not None else ""
-                raise OpenResponsesError(
-                    f"Response {self.parent_id!r}, an earlier turn of this chain (the parent "
-                    f"of {self.id or 'a stored response'!r}), is no longer stored (the store keeps"
-                    f"{limit} the oldest go first), so the chain's context cannot be rebuilt.",
-                    type="invalid_request", code="previous_response_not_found",
-                    param="previous_response_id",
-                )
-            return found
-        return self._parent
-
-    def chain(self) -> list[Stored]:
-        """This response and its ancestors, newest first, up to the first that keeps the
-        context before it (``prior``) or has no parent."""
-        chain: list[Stored] = []
-        node: Stored | None = self
-        while node is not None:
-            chain.append(node)
-            if node.prior is not None:
-                break
-            node = node.parent
-        return chain
-
-    @property
-    def context(self) -> list[Json]:
-        """The ancestors' inputs and outputs, oldest first, then its own input."""
-        chain = self.chain()
-        items: list[Json] = list(chain[-1].prior or [])
-        for node in reversed(chain[1:]):
-            items += node.input
-            items += node.response["output"]
-        items += self.input
-        return items
-
-    @property
-    def response(self) -> Json:
-        if self._response is None:
-            assert self._raw is not None
-            self._response = json.loads(self._raw)
-        return self._response
-
-    @property
-    def raw(self) -> bytes:
-        if self._raw is None:
-            self._raw = encode_json(self.response).encode()
-        return self._raw
-
-    @property
-    def size(self) -> int:
-        return len(self.encode())
-
-    def encode(self) -> bytes:
-        """Its bytes in a store: a JSON header line, then the Response JSON."""
-        if self._encoded is None:
-            # compact JSON holds no raw line break: the first one ends the header
-            raw = self._raw if self._raw is not None else self.raw  # (no property call)
-            self._encoded = (self.header() + "\n").encode() + raw  # one copy of raw
-        return self._encoded
-
-    def header(self) -> str:
-        """Its header line: ``encode_json`` of ``{"parent", "input", "context_tokens"}``, then
-        ``prior``, ``owner``, ``extensions`` and ``deleted`` when set, written key by key (the
-        whole dict's text, tests/test_store.py holds it, without the encoder's walk)."""
-        tokens = self.context_tokens
-        parts = ['{"parent":', "null" if self.parent_id is None else encode_json(self.parent_id),
-                 ',"input":', _input_json(self.input), ',"context_tokens":',
-                 repr(tokens) if type(tokens) is int else encode_json(tokens)]
-        if self.prior is not None:
-            parts += (',"prior":', encode_json(self.prior))
-        if self.owner is not None:
-            parts += (',"owner":', encode_json(self.owner))
-        if self.extensions:
-            parts += (',"extensions":', encode_json(self.extensions))
-        if self.deleted:
-            parts.append(',"deleted":true')
-        parts.append("}")
-        return "".join(parts)
-
-    @classmethod
-    def decode(cls, value: bytes, response_id: str | None = None,
-               store: ResponseStore | None = None) -> Stored:
-        """A stored response from its bytes; its parent is read from ``store`` when asked."""
-        head, _, raw = value.partition(b"\n")
-        header = json.loads(head)
-        stored = cls(None, header["input"], raw=raw,
-                     context_tokens=int(header.get("context_tokens", 0)),
-                     owner=header.get("owner"), extensions=header.get("extensions"))
-        stored.parent_id, stored.prior = header.get("parent"), header.get("prior")
-        stored.deleted = bool(header.get("deleted", False))
-        stored.id, stored._store, stored._encoded = response_id, store, value
-        return stored
+__all__ = ["MemoryBackend"]
 
 
-_INPUTS: dict[int, tuple[list[Json], str]] = {}  # id -> (the list, held; its JSON)
+# one namespace's keys of one kind, least recently written first: key -> (value, expires_at);
+# a write is a use of its key, a read is not
+_Kind = Bounded[str, tuple[bytes, float | None]]
+_EMPTY: _Kind = Bounded(1)  # never written to
+_EXPIRING_ROOM = 1024
 
 
-def _input_json(items: list[Json]) -> str:
-    """``encode_json(items)``, remembered by the list's identity among the newest 256: a
-    repeated request is the same parsed request (the server remembers the bodies it read), so
-    its input is encoded once, not with every response it is stored with (plain dict steps,
-    atomic: shared by every store and thread). The input most requests send, one message of
-    text (``"input": "..."``, as ``parse_request`` makes it), is written key by key: the
-    same text (tests/test_store.py holds it) without the encoder's walk."""
-    if len(items) == 1:
-        item = items[0]
-        if item.__class__ is dict and len(item) == 3:
-            first, second, third = item
-            if first == "type" and second == "role" and third == "content":
-                kind, role, content = item.values()
-                if (kind == "message" and kind.__class__ is str and role.__class__ is str
-                        and content.__class__ is str):
-                    return ('[{"type":"message","role":'
-                            + ('"user"' if role == "user" else encode_str(role))
-                            + ',"content":' + encode_str(content) + "}]")
-    found = _INPUTS.get(id(items))
-    if found is not None and found[0] is items:
-        return found[1]
-    if len(_INPUTS) >= 256:
-        _INPUTS.clear()
-    kept = _INPUTS[id(items)] = (items, encode_json(items))
-    return kept[1]
+class _Memory:
+    """The storage a backend and its ``scoped`` views share."""
+
+    def __init__(self, max_keys: int, max_bytes: int, clock: Clock) -> None:
+        self.max_keys, self.max_bytes, self.clock = max_keys, max_bytes, clock
+        self.lock = threading.Lock()
+        self.kinds: dict[tuple[str, str], _Kind] = {}
+        self.expiring: list[tuple[float, str, str, str]] = []  # a heap: (at, namespace, kind, key)
+        # past this many, the heap is rebuilt from the live keys (a rewritten or dropped key
+        # leaves its entry behind until its time comes)
+        self.expiring_room = _EXPIRING_ROOM
+        # per namespace, its logs, least recently appended to first (a read is no use of one)
+        self.logs: dict[str, Bounded[str, _Log]] = {}
+        self.appended = threading.Condition(self.lock)  # notified on every append (log_wait)
 
 
-class ResponseStore:
-    """Stored responses by id, oldest first, as bytes in a ``StoreBackend`` (kind
-    ``"response"``); past ``limit`` responses or ``max_bytes`` (their encoded size), the oldest
-    go. Without a backend, a memory one of its own with those caps.
+class MemoryBackend(AppendsToLogs, StoreBackend):
+    """``StoreBackend`` in a dict per namespace and kind."""
 
-    The responses read most recently are kept decoded too (at most ``limit`` of them, and
-    ``DECODED_BYTES`` of their bytes), so that a long chain is not parsed again at every turn;
-    one is used only while the backend still holds the very bytes it was decoded from.
-    ``ttl``: the seconds a response (and its tombstone) is kept after its last write."""
+    def __init__(self, *, max_keys: int = 2000, max_bytes: int = 128 * 1024 * 1024,
+                 clock: Clock = time.time, namespace: str = "",
+                 _shared: _Memory | None = None) -> None:
+        self.namespace = namespace
+        self._m = _shared or _Memory(max_keys, max_bytes, clock)
 
-    DECODED_BYTES = 32 * 1024 * 1024
+    def scoped(self, namespace: str) -> MemoryBackend:
+        return MemoryBackend(namespace=namespace, _shared=self._m)
 
-    def __init__(self, limit: int = 2000, max_bytes: int = 128 * 1024 * 1024, *,
-                 backend: StoreBackend | None = None, ttl: float | None = None) -> None:
-        self.limit = limit
-        self.ttl = ttl
-        self.max_bytes = max_bytes
-        self.backend: StoreBackend = backend if backend is not None else MemoryBackend(
-            max_keys=limit, max_bytes=max_bytes)
-        # each one's bytes are those it was decoded from (``encode`` gives them back, kept)
-        self._decoded: Bounded[str, Stored] = Bounded(limit, self.DECODED_BYTES,
-                                                      lambda stored: len(stored.encode()))
-        self._lock = threading.Lock()  # of the decoded ones (the backend has its own)
-        # the ids of its responses still being written (``ormock.engine.stateful.Generating``)
-        self.generating: set[str] = set()
+    # -- reads ----------------------------------------------------------------------------------
+    def get(self, kind: str, key: str) -> bytes | None:
+        check_args(kind)
+        with self._m.lock:
+            self._expire()
+            found = self._find(kind).peek(key)
+            return None if found is None else found[0]
 
-    def keep(self, response_id: str, stored: Stored) -> None:
-        """Store a response; a parent that lives elsewhere (another store, or none) is not
-        linked to: the context before it is kept with it instead."""
-        parent = stored._parent
-        if parent is not None and parent._store is not self and stored.prior is None:
-            stored.prior = parent.context + parent.response["output"]
-            stored.parent_id, stored._encoded = None, None
-        stored.id = response_id
-        value = stored.encode()
-        self.backend.put(_KIND, response_id, value, self.ttl)
-        stored._store = self
-        if stored.parent_id is not None:
-            stored._parent = None  # read through the store from now on
-        self._remember(response_id, stored, len(value))
+    def list(self, kind: str, prefix: str = "", after: str | None = None, limit: int = 100,
+             reverse: bool = False) -> list[tuple[str, bytes]]:
+        check_args(kind, limit=limit)
+        with self._m.lock:
+            self._expire()
+            entries = self._find(kind)
+            if after is not None and after not in entries:
+                return []
+            keys = reversed(entries) if reverse else iter(entries)
+            if after is not None:
+                for key in keys:
+                    if key == after:
+                        break
+            page: list[tuple[str, bytes]] = []
+            for key in keys:
+                if len(page) >= limit:
+                    break
+                found = entries.peek(key) if key.startswith(prefix) else None
+                if found is not None:
+                    page.append((key, found[0]))
+            return page
 
-    def get(self, response_id: str, default: Stored | None = None) -> Stored | None:
-        value = self.backend.get(_KIND, response_id)
-        if value is None:
-            return default
-        with self._lock:
-            found = self._decoded.get(response_id)  # a use: the most recent now
-            if found is not None and (found._encoded is value or found._encoded == value):
-                return found
-        stored = Stored.decode(value, response_id, self)
-        self._remember(response_id, stored, len(value))
-        return stored
+    # -- writes ---------------------------------------------------------------------------------
+    def put(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        if not kind or (ttl is not None and not ttl > 0):  # ``check_args``' faults, tested here
+            check_args(kind, ttl=ttl)
+        m = self._m
+        lock = m.lock
+        lock.acquire()  # spelled out, not ``with``: every store write takes this lock
+        try:
+            # one reading of the clock for the expiry and the write (only when either needs it)
+            now = m.clock() if m.expiring or ttl is not None else 0.0
+            if m.expiring and m.expiring[0][0] <= now:
+                self._expire(now)
+            self._write(kind, key, value, ttl, now)
+        finally:
+            lock.release()
 
-    def visible(self, response_id: str, owner: str | None) -> Stored | None:
-        """The response as its owner sees it: None when absent, deleted (``bury``), or
-        created with another API key (``owner``: the sha256 of the caller's key)."""
-        if self.buried(response_id):
-            return None
-        found = self.get(response_id)
-        if found is None or found.deleted or found.owner != owner:
-            return None
-        return found
+    def put_many(self, writes: Sequence[Write], guard: Guard | None = None) -> bool:
+        check_writes(writes, guard)
+        with self._m.lock:
+            self._expire()
+            if guard is not None:
+                found = self._find(guard[0]).peek(guard[1])
+                if (found[0] if found is not None else None) != guard[2]:
+                    return False
+            for kind, key, value, ttl in writes:
+                self._write(kind, key, value, ttl)
+            return True
 
-    def bury(self, response_id: str) -> None:
-        """Delete a response for its clients, leaving a tombstone (kind ``"tombstone"``): the
-        id answers 404 from now on and cannot be continued, while the record stays for the
-        children that already continue it (their context is rebuilt through it). The record
-        is marked too, so that it stays buried should the caps drop its tombstone first."""
-        self.backend.put(_TOMBSTONE, response_id, b"", ttl=self.ttl)
-        while True:
-            value = self.backend.get(_KIND, response_id)
-            if value is None:
-                return
-            marked = Stored.decode(value, response_id, self)
-            if marked.deleted:
-                return
-            marked.deleted, marked._encoded = True, None
-            if self._rewrite(response_id, value, marked.encode()):
-                return
+    def compare_and_set(self, kind: str, key: str, expected: bytes | None, value: bytes,
+                        ttl: float | None = None) -> bool:
+        check_args(kind, ttl=ttl)
+        with self._m.lock:
+            self._expire()
+            found = self._find(kind).peek(key)
+            if (found[0] if found is not None else None) != expected:
+                return False
+            self._write(kind, key, value, ttl)
+            return True
 
-    def buried(self, response_id: str) -> bool:
-        return self.backend.get(_TOMBSTONE, response_id) is not None
+    def incr(self, kind: str, key: str, amount: int = 1) -> int:
+        check_args(kind)
+        with self._m.lock:
+            self._expire()
+            found = self._find(kind).peek(key)
+            value = counted(found[0] if found is not None else None, key, amount)
+            self._write(kind, key, str(value).encode(), None)
+            return value
 
-    def update(self, response_id: str, response: Json) -> bool:
-        """Replace the Response JSON of a stored response (its header, so its chain and owner,
-        kept): whether it was still stored. Atomic against another update of it."""
-        return self.change(response_id, lambda _: response) is not None
-
-    def change(self, response_id: str, change: Callable[[Json], Json | None]) -> Json | None:
-        """Replace the Response JSON with ``change(current)`` unless that is None (leave it),
-        atomically (compare-and-set: of racing changes, each sees the one before it): the
-        Response stored now, or None when the response is not stored."""
-        while True:
-            old = self.backend.get(_KIND, response_id)
-            if old is None:
-                return None
-            head, _, raw = old.partition(b"\n")
-            current: Json = json.loads(raw)
-            new = change(current)
-            if new is None:
-                return current
-            if self._rewrite(response_id, old, head + b"\n" + encode_json(new).encode()):
-                return new
-
-    def _rewrite(self, response_id: str, old: builtins.bytes, new: builtins.bytes) -> bool:
-        """Replace a record if it still is ``old`` (it becomes the newest of the kind)."""
-        if not self.backend.compare_and_set(_KIND, response_id, old, new, ttl=self.ttl):
-            return False
-        self._forget(response_id)
-        return True
-
-    def _remember(self, response_id: str, stored: Stored, size: int) -> None:
-        """Keep ``stored`` (``size``: its bytes in the backend) decoded."""
-        with self._lock:
-            if size > self.DECODED_BYTES:
-                self._decoded.pop(response_id, None)
-            else:
-                self._decoded[response_id] = stored
-
-    def pop(self, response_id: str, default: Any = None) -> Any:
-        found = self.get(response_id)
-        self._forget(response_id)
-        if found is None or not self.backend.delete(_KIND, response_id):
-            return default
-        return found
-
-    def _forget(self, response_id: str) -> None:
-        with self._lock:
-            self._decoded.pop(response_id, None)
-
-    def start(self) -> int:
-        """Count a start of an engine on this store: how many came before since it was last
-        cleared (0 on a fresh store, 1 after a restart on the same file, ...)."""
-        while True:
-            found = self.backend.get(_META, "starts")
-            before = int(found) if found is not None else 0
-            if self.backend.compare_and_set(_META, "starts", found, str(before + 1).encode()):
-                return before
+    def delete(self, kind: str, key: str) -> bool:
+        check_args(kind)
+        with self._m.lock:
+            self._expire()
+            return self._remove(self._find(kind), key)
 
     def clear(self) -> None:
-        """Forget every stored response of this namespace (and its other kinds' keys)."""
-        self.backend.clear()
-        with self._lock:
-            self._decoded.clear()
+        with self._m.lock:
+            for where in [w for w in self._m.kinds if w[0] == self.namespace]:
+                del self._m.kinds[where]
+            self._m.logs.pop(self.namespace, None)
 
-    def __getitem__(self, response_id: str) -> Stored:
-        found = self.get(response_id)
+    def close(self) -> None:
+        with self._m.lock:
+            self._m.kinds.clear()
+            self._m.expiring.clear()
+            self._m.logs.clear()
+
+    # -- under the lock -------------------------------------------------------------------------
+    def _find(self, kind: str) -> _Kind:
+        """The keys of a kind, for reading (an unknown kind reads as empty, and stays unmade)."""
+        return self._m.kinds.get((self.namespace, kind), _EMPTY)
+
+    def _kind(self, kind: str) -> _Kind:
+        where = (self.namespace, kind)
+        found = self._m.kinds.get(where)
         if found is None:
-            raise KeyError(response_id)
+            found = self._m.kinds[where] = Bounded(self._m.max_keys, self._m.max_bytes, _size)
         return found
 
-    def __contains__(self, response_id: object) -> bool:
-        return isinstance(response_id, str) and self.backend.get(_KIND, response_id) is not None
+    def _write(self, kind: str, key: str, value: bytes, ttl: float | None,
+               now: float | None = None) -> None:
+        """Write a key (the newest of its kind); ``now``: the clock read already, when
+        given."""
+        if value.__class__ is not bytes and not isinstance(value, bytes):
+            raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
+        m = self._m
+        keys = m.kinds.get((self.namespace, kind)) or self._kind(kind)
+        if ttl is None:
+            keys[key] = (value, None)
+        else:
+            expires = (m.clock() if now is None else now) + ttl
+            keys[key] = (value, expires)
+            expiring = m.expiring
+            heapq.heappush(expiring, (expires, self.namespace, kind, key))
+            if len(expiring) > m.expiring_room:
+                self._compact()
 
-    def items(self) -> Iterator[tuple[str, Stored]]:
-        """Every stored response, oldest first (page by page)."""
-        for key, value in self._pages():
-            yield key, Stored.decode(value, key, self)
+    @staticmethod
+    def _remove(keys: _Kind, key: str) -> bool:
+        return keys.pop(key, None) is not None
 
-    def __iter__(self) -> Iterator[str]:
-        return (key for key, _ in self._pages())
+    def _compact(self) -> None:
+        """The expiry heap rebuilt from the keys that still expire (amortised: the room is
+        four times what is live, so a rebuild comes after three times as many writes)."""
+        m = self._m
+        m.expiring = [(entry[1], namespace, kind, key)
+                      for (namespace, kind), keys in m.kinds.items()
+                      for key, entry in keys.entries() if entry[1] is not None]
+        heapq.heapify(m.expiring)
+        m.expiring_room = max(_EXPIRING_ROOM, 4 * len(m.expiring))
 
-    def keys(self) -> set[str]:
-        """The ids it holds."""
-        return set(self)
+    def _expire(self, now: float | None = None) -> None:
+        """Drop every key whose time has passed (in every namespace: they share the heap);
+        ``now``: the clock read already, when given."""
+        m = self._m
+        if not m.expiring:
+            return
+        if now is None:
+            now = m.clock()
+        while m.expiring and m.expiring[0][0] <= now:
+            at, namespace, kind, key = heapq.heappop(m.expiring)
+            keys = m.kinds.get((namespace, kind))
+            found = keys.peek(key) if keys is not None else None
+            if keys is not None and found is not None and found[1] == at:  # not rewritten
+                self._remove(keys, key)
 
-    def values(self) -> Iterator[Stored]:
-        return (stored for _, stored in self.items())
+    # -- event logs -----------------------------------------------------------------------------
+    def log_read(self, log: str, start: int = 0, limit: int = 100) -> LogEntries:
+        check_log(log, limit=limit)
+        with self._m.lock:
+            return self._log_entries(log, start, limit)
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self._pages())
+    def log_wait(self, log: str, start: int, timeout: float, limit: int = 100
+                 ) -> LogEntries:
+        check_log(log, limit=limit)
+        deadline = time.monotonic() + max(0.0, timeout)
+        with self._m.appended:
+            while True:
+                found = self._log_entries(log, start, limit)
+                left = deadline - time.monotonic()
+                if found or left <= 0:
+                    return found
+                self._m.appended.wait(left)
 
-    @property
-    def bytes(self) -> int:
-        """The bytes its responses take in the backend."""
-        return sum(len(value) for _, value in self._pages())
+    def _log_add(self, log: str, number: int, value: bytes, ttl: float | None) -> bool:
+        if not isinstance(value, bytes):
+            raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
+        m = self._m
+        with m.appended:
+            logs = m.logs.get(self.namespace)
+            if logs is None:
+                logs = m.logs[self.namespace] = Bounded(m.max_keys, m.max_bytes,
+                                                        _log_size)
+            found = self._live_log(log)
+            if found is None:
+                found = _Log()
+            if found.entries and found.entries[-1][0] == LOG_END:
+                return False
+            if found.entries and number <= found.entries[-1][0]:
+                raise ValueError(f"log {log!r}: entry {number} is not above the last one, "
+                                 f"{found.entries[-1][0]}")
+            found.entries.append((number, value))
+            found.bytes += len(value)
+            found.expires = None if ttl is None else m.clock() + ttl
+            logs[log] = found  # appended to most recently: the last to go, at its new size
+            m.appended.notify_all()
+            return True
 
-    def _pages(self) -> Iterator[tuple[str, builtins.bytes]]:
-        after: str | None = None
-        while True:
-            page = self.backend.list(_KIND, after=after, limit=500)
-            yield from page
-            if len(page) < 500:
-                return
-            after = page[-1][0]
+    def _live_log(self, log: str) -> _Log | None:
+        """The log, unless absent or past its expiry (then dropped); under the lock."""
+        logs = self._m.logs.get(self.namespace)
+        found = logs.peek(log) if logs is not None else None
+        if logs is not None and found is not None and found.expires is not None \
+                and found.expires <= self._m.clock():
+            del logs[log]
+            return None
+        return found
+
+    def _log_entries(self, log: str, start: int, limit: int) -> LogEntries:
+        found = self._live_log(log)
+        if found is None:
+            return []
+        at = bisect.bisect_left(found.entries, start, key=lambda entry: entry[0])
+        return found.entries[at:at + limit]
 
 
-def check_call_outputs(context: list[Json], new_input: list[Json]) -> None:
-    """A continuation's tool outputs must answer calls the chain made, and all the calls of
-    the previous response that are still open must be answered at once."""
-    calls = {i.get("call_id") for i in context if i.get("type") == "function_call"}
-    answered = {i.get("call_id") for i in context if i.get("type") == "function_call_output"}
-    given = [(n, i) for n, i in enumerate(new_input) if i.get("type") == "function_call_output"]
-    for index, item in given:
-        if item.get("call_id") not in calls:
-            raise OpenResponsesError(
-                f"No tool call found for function call output with call_id "
-                f"{item.get('call_id')!r}: the previous responses made calls "
-                f"{', '.join(sorted(map(str, calls - answered))) or '(none)'}.",
-                code="invalid_value",
-                param=f"input[{index}].call_id",
-            )
-    pending = calls - answered - {i.get("call_id") for _, i in given}
-    if given and pending:
-        raise OpenResponsesError(
-            f"No tool output found for function call {sorted(map(str, pending))[0]!r}: answer "
-            "every pending function call of the previous response in one request.",
-            code="missing_tool_output",
-            param="input",
-        )
+@dataclass
+class _Log:
+    """One event log: its entries in order, their bytes, when it expires."""
+
+    entries: list[LogEntry] = field(default_factory=list)
+    bytes: int = 0
+    expires: float | None = None
+
+
+
+def _size(entry: tuple[bytes, float | None]) -> int:
+    """A key's bytes: its value's."""
+    return len(entry[0])
+
+
+def _log_size(log: _Log) -> int:
+    return log.bytes

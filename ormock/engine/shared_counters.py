@@ -2,7 +2,7 @@
 of ``ormock.scenario.counters`` (step uses, ``nth`` arrivals, fault triggers, chaos draws) in
 the store (kind ``counter``) through its atomic ``incr`` (and the response a step produced, for
 ``step:N``, kind ``noted``); cassettes' plays are such counts too (``Player.claims``), and the
-cassettes a namespace replays are part of its admin state (``ormock.engine.sync``):
+cassettes a namespace replays are part of its admin state (``ormock.engine.shared_admin``):
 ``cassettes_state`` writes them, ``apply_cassettes`` takes them in on every other worker."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Frozen dataclasses made without their ``__init__`` (``ormock.protocol.records.made``): each
+"""Frozen dataclasses made without their ``__init__`` (``ormock.protocol.frozen.made``): each
 use gives every field, and the instance ``__init__`` would have made; and the plain records a
 new content makes (its journal summary, a named tuple; the stream cache's template, a class with
 slots) whole."""
@@ -12,8 +12,8 @@ from ormock.engine.cache import StreamTemplate
 from ormock.engine.core import Engine
 from ormock.engine.embedded import default_plan
 from ormock.engine.journal import Sent
+from ormock.protocol.frozen import made
 from ormock.protocol.plan import MessagePlan
-from ormock.protocol.records import made
 from ormock.protocol.reply import Reply
 from ormock.protocol.request import parse_request
 from ormock.protocol.wire import Frame
@@ -70,7 +70,7 @@ def test_a_scenario_steps_plan_is_whole() -> None:
     """A step's plan and its one templated message (``StepReply.plan``), made without their
     ``__init__``: what ``__init__`` makes."""
     from ormock.scenario.catalogue import find_named
-    from ormock.scenario.fakes import Draws
+    from ormock.scenario.generated_text import Draws
 
     engine = Engine(seed=2)
     plan = find_named("text").steps[0].reply.plan(Draws(engine.faker, 7), {})

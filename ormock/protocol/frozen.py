@@ -5,7 +5,7 @@ A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``
 (the way ``render`` makes its frames and wires, and the stream cache its replies): the same
 instance, made with less work, because every create makes several (``bench/README.md``, "Past
 findings that explain the design"). The caller gives every field ``__init__`` sets (defaults
-included); tests/test_records.py holds each use to what ``__init__`` makes.
+included); tests/test_frozen.py holds each use to what ``__init__`` makes.
 """
 
 from __future__ import annotations

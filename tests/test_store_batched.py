@@ -1,5 +1,5 @@
-"""``ormock.engine.store.held``: while a ``Held`` is active, a ``Holding`` backend keeps puts back
-(reads of them see them), sends them before any other write (so the store sees the writes in
+"""``ormock.engine.store.batched``: while a ``Held`` is active, a ``Holding`` backend keeps puts
+back (reads of them see them), sends them before any other write (so the store sees the writes in
 order), and makes them in one guarded ``put_many``; a failing guard writes nothing and raises
 ``Stale``; outside the context, or in another thread, every call goes straight through."""
 
@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from ormock.engine.store import MemoryBackend
-from ormock.engine.store.held import Held, Holding, Stale, holding
+from ormock.engine.store.batched import Held, Holding, Stale, holding
 
 
 def _pair() -> tuple[MemoryBackend, Holding]:

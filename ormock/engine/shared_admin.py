@@ -12,13 +12,12 @@ writes the state before the stamp, so a process that sees a new stamp reads
 a state at least as new, and an admin call returns only once both are written: what it changed
 is in effect on every worker for the next request any of them serves.
 
-The counts (``ormock.engine.shared``) are tagged by whose they are: a scenario by its content
-hash and when it was loaded (``0`` for the ``--scenario`` files every replica starts with, so a
-replica that starts later joins their counts; a fresh token for one loaded through the admin API,
-so a reload starts them over for all), the faults and chaos by the change that set them. A reset
-clears the namespace's keys (counts included) and starts a new epoch, which every process sees
-and resets its own part for (ids, cache, the request-named scenarios).
-"""
+The counts (``ormock.engine.shared_counters``) are tagged by whose they are: a scenario by its
+content hash and when it was loaded (``0`` for the ``--scenario`` files every replica starts
+with, so a replica that starts later joins their counts; a fresh token for one loaded through
+the admin API, so a reload starts them over for all), the faults and chaos by the change that
+set them. A reset clears the namespace's keys (counts included) and starts a new epoch, which
+every process sees and resets its own part for (ids, cache, the request-named scenarios). """
 
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ormock.engine.shared import PRELOADED, apply_cassettes, cassettes_state
+from ormock.engine.shared_counters import PRELOADED, apply_cassettes, cassettes_state
 from ormock.engine.store.base import Guard, StoreBackend
 from ormock.faults import parse_fault
 from ormock.faults.chaos import Chaos
@@ -89,7 +88,7 @@ class Sync:
     # -- reading --------------------------------------------------------------------------------
     def guard(self) -> Guard | None:
         """The condition of a commit made without reading the stamp first (``put_many``'s
-        guard, ``ormock.engine.store.held``): the stamp is still the one applied last. None
+        guard, ``ormock.engine.store.batched``): the stamp is still the one applied last. None
         before any was applied."""
         return None if self.stamp is None else (_KIND, _STAMP, self.stamp.encode())
 

@@ -1,10 +1,10 @@
-"""``ormock.server.prepared.prepare``: what a create's answer is, before its first byte."""
+"""``ormock.server.create_answer.prepare``: what a create's answer is, before its first byte."""
 
 from __future__ import annotations
 
 from ormock.engine.core import Engine
 from ormock.protocol.request import parse_request
-from ormock.server.prepared import Prepared, prepare
+from ormock.server.create_answer import Prepared, prepare
 
 
 def test_a_reply_prepared_is_the_one_its_init_makes() -> None:

@@ -1,5 +1,5 @@
-"""``ormock.server.corked``: a response's head goes out with its first body bytes, and nothing
-waits longer than the step of the loop that wrote it."""
+"""``ormock.server.http_protocol``: a response's head goes out with its first body bytes, and
+nothing waits longer than the step of the loop that wrote it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from ormock import OrmockServer
-from ormock.server import corked
-from ormock.server.corked import Corked
+from ormock.server import http_protocol
+from ormock.server.http_protocol import Corked
 
 
 class _Socket:
@@ -80,7 +80,7 @@ def test_a_lone_write_goes_out_at_the_end_of_its_step() -> None:
 
 def test_a_large_body_is_written_after_the_head_not_copied_onto_it() -> None:
     transport, socket, loop = _corked()
-    body = b"x" * (corked._JOINED + 1)
+    body = b"x" * (http_protocol._JOINED + 1)
     transport.write(b"head")
     transport.write(body)
     assert socket.writes == [b"head", body]
