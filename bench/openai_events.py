@@ -3,7 +3,7 @@
 The vocabulary is read from the installed openai SDK (``openai.types.responses.
 ResponseStreamEvent``, a discriminated union of pydantic models: each member's ``type``
 Literal), so it is never a hand-kept list. The SDK is a test-only dependency; ormock
-reads the generated file at run time. ``tests/test_checker.py`` regenerates it and fails when
+reads the generated file at run time. ``tests/test_checker_openai.py`` regenerates it and fails when
 the committed file differs.
 
     python bench/openai_events.py            # rewrite the file

@@ -11,14 +11,8 @@ from typing import Any
 import pytest
 
 from ormock import RawReply
-from ormock.engine.journal import (
-    JournalEntry,
-    final_response,
-    masked,
-    opened,
-    raw_ended,
-    summarize,
-)
+from ormock.engine.entry_answer import final_response, raw_ended
+from ormock.engine.journal import JournalEntry, masked, opened, summarize
 from ormock.protocol.secrets import MASK
 
 Json = dict[str, Any]

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from stores import RedisServer
 
 from ormock import Engine
-from ormock.engine.journal import JournalEntry, Sent, wrote
+from ormock.engine.entry_answer import wrote
+from ormock.engine.journal import JournalEntry, Sent
 from ormock.engine.journal_sink import SharedJournal, decoded
 from ormock.engine.render import render
 from ormock.engine.store import MemoryBackend, StoreUnavailable

@@ -14,7 +14,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from ormock import OrmockServer
 from ormock.engine.core import Engine
-from ormock.engine.journal import wrote
+from ormock.engine.entry_answer import wrote
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
 from ormock.protocol.reply import Reply

@@ -21,8 +21,9 @@ from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
+from ormock.engine.entry_answer import final_response
 from ormock.engine.faulting import fault_reply, faults_for
-from ormock.engine.journal import JournalEntry, Sent, final_response, summarize
+from ormock.engine.journal import JournalEntry, Sent, summarize
 from ormock.engine.stateful import owner_of
 from ormock.engine.store import ResponseStore, Stored
 from ormock.engine.turn import Turn, background_check, socket_check

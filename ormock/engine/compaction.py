@@ -20,7 +20,8 @@ from typing import Any
 
 from ormock.engine.context import context_of, context_tokens, input_tokens
 from ormock.engine.core import Engine
-from ormock.engine.journal import JournalEntry, answering
+from ormock.engine.entry_answer import answering
+from ormock.engine.journal import JournalEntry
 from ormock.engine.stateful import owner_of
 from ormock.protocol.compaction import content_tokens, pack, unpack
 from ormock.protocol.request import item_text, parse_compact

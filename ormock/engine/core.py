@@ -24,8 +24,9 @@ from ormock.engine import attempt, building
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.compiled import Compiled
+from ormock.engine.entry_answer import failed, record
 from ormock.engine.feed import Feed
-from ormock.engine.journal import Journal, JournalEntry, failed, opened, record
+from ormock.engine.journal import Journal, JournalEntry, opened
 from ormock.engine.journal_sink import JournalSink, SharedJournal, written_at_once
 from ormock.engine.replays import (
     Forward,

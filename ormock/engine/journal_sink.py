@@ -17,7 +17,8 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ormock.engine.journal import FIELDS, JournalEntry, Sent, events_of, fields_of, wrote
+from ormock.engine.entry_answer import wrote
+from ormock.engine.journal import FIELDS, JournalEntry, Sent, events_of, fields_of
 from ormock.engine.store.base import StoreBackend, StoreUnavailable
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json

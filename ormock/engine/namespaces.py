@@ -187,7 +187,7 @@ class Namespaces:
                          ) -> tuple[Engine, bool]:
         """``serve``, but for a warm engine on a shared store (``lazily``) without reading the
         admin stamp first: the engine, and whether it is unverified (the caller then checks
-        the stamp in its commit, ``Engine.hold``, and pulls on ``Stale``: ``pull``)."""
+        the stamp in its commit, ``attempt.hold``, and pulls on ``Stale``: ``pull``)."""
         if name and name not in self._engines:
             mark = self._registry.get("namespace", name) if self._registry else None
             if mark != _OPEN:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from ormock.engine.journal import raw_ended
+from ormock.engine.entry_answer import raw_ended
 from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.frozen import made
 from ormock.protocol.reply import RawReply, Reply

@@ -30,8 +30,9 @@ from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Cassette, Interaction, RecordedResponse
 from ormock.cassette.replay import answer_frames, header_pairs
 from ormock.cassette.shape import load
+from ormock.engine.entry_answer import answering, final_response, record
 from ormock.engine.faulting import fault_reply, faults_for
-from ormock.engine.journal import JournalEntry, answering, final_response, record, summarize
+from ormock.engine.journal import JournalEntry, summarize
 from ormock.engine.render import render
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.reply import Reply

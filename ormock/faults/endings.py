@@ -37,7 +37,7 @@ def body_end(events: list[Json]) -> int:
 
 def last_snapshot(events: list[Json]) -> Json:
     """The last Response snapshot the events carry (``ValueError`` when there is none; compare
-    ``ormock.engine.journal.final_response``, which answers None)."""
+    ``ormock.engine.entry_answer.final_response``, which answers None)."""
     for event in reversed(events):
         if isinstance(event.get("response"), dict):
             response: Json = event["response"]

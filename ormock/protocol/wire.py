@@ -1,4 +1,4 @@
-"""What goes on the wire: frames, pacing, the ``Wire`` of one answer, and the HTTP writer.
+"""What goes on the wire: frames, pacing, the ``Wire`` of one answer, and what was written.
 
 A frame is bytes to write after a delay, or an action (close, reset, stall). A ``Wire`` is one
 answer as a transport writes it: its kind (an SSE stream, a JSON body, a WebSocket turn), status,

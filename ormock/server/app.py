@@ -23,7 +23,8 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRo
 
 from ormock.engine.attempt import Stale, forget, hold, holding
 from ormock.engine.core import Engine
-from ormock.engine.journal import JournalEntry, wrote
+from ormock.engine.entry_answer import wrote
+from ormock.engine.journal import JournalEntry
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import at_once, at_once_messages, send_wire

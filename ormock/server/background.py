@@ -23,6 +23,7 @@ import asyncio
 import time
 
 from ormock.engine.core import Engine
+from ormock.engine.entry_answer import wrote
 from ormock.engine.event_log import (
     BEAT,
     RUNNING,
@@ -33,7 +34,7 @@ from ormock.engine.event_log import (
     close,
     entry_numbers,
 )
-from ormock.engine.journal import JournalEntry, summarize, wrote
+from ormock.engine.journal import JournalEntry, summarize
 from ormock.engine.stateful import Background, Claim, Generating
 from ormock.engine.store.responses import ResponseStore
 from ormock.protocol.checker import ProtocolError

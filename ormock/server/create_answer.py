@@ -9,7 +9,8 @@ from typing import Any
 
 from ormock.engine.attempt import Held, Stale, commit
 from ormock.engine.core import Engine
-from ormock.engine.journal import JournalEntry, unfoldable
+from ormock.engine.entry_answer import unfoldable
+from ormock.engine.journal import JournalEntry
 from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.render import render
 from ormock.engine.stateful import Claim, IdempotencyRecord

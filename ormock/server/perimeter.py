@@ -97,7 +97,8 @@ def _forbidden(message: str, param: str, code: str) -> OpenResponsesError:
 
 
 class Perimeter:
-    """Pure ASGI middleware, outermost: HTTP and WebSocket requests that a foreign web page
+    """Pure ASGI middleware, in front of every route (behind the front's request id and header
+    cap, ``ormock.server.front``): HTTP and WebSocket requests that a foreign web page
     made are refused before ``app`` sees them (``refusal`` says why). ``allowed_hosts``: the
     names (``--allowed-host``) this server answers to besides loopback names and addresses."""
 

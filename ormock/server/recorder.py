@@ -179,8 +179,9 @@ class RecorderServer(ThreadedServer):
             raise
         self.host = host
         self.port: int = self._socket.getsockname()[1]
-        # as ``ormock serve`` runs (runner.uvicorn_config), with the lifespan on (the upstream
-        # client's) and no Date or Server header of uvicorn's beside the upstream's
+        # uvicorn's own protocol (no front: every request is relayed as it came), behind the
+        # perimeter, with the lifespan on (the upstream client's) and no Date or Server header
+        # of uvicorn's beside the upstream's
         config = uvicorn.Config(Perimeter(self.app, allowed_hosts), log_level=log_level,
                                 access_log=False,
                                 loop=best_loop(), lifespan="on", proxy_headers=False,

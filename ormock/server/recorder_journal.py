@@ -11,8 +11,9 @@ from typing import Any
 from starlette.applications import Starlette
 
 from ormock.cassette.model import Interaction
+from ormock.engine.entry_answer import final_response
 from ormock.engine.feed import SentFrames
-from ormock.engine.journal import JournalEntry, final_response, summarize
+from ormock.engine.journal import JournalEntry, summarize
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import recorded_events, recorded_wire
 from ormock.protocol.depth import loads

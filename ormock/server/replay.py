@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound
 
 from ormock.cassette.matching import request_body
 from ormock.engine.core import Engine
-from ormock.engine.journal import wrote
+from ormock.engine.entry_answer import wrote
 from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import Forward

@@ -36,7 +36,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from ormock.cassette.matching import CassetteMiss
 from ormock.engine.core import Engine
-from ormock.engine.journal import JournalEntry, wrote
+from ormock.engine.entry_answer import wrote
+from ormock.engine.journal import JournalEntry
 from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket

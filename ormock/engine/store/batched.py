@@ -9,7 +9,7 @@ sending it; a ``get`` of a held key reads the held value. Every other write (a c
 a claim's ``compare_and_set``, a delete, a log append, a ``list`` that must see the held ones)
 first sends what is held, so the store sees the writes in the order they were made.
 
-The guard: a ``Held`` made with one (the admin stamp this worker applied, ``Engine.hold``)
+The guard: a ``Held`` made with one (the admin stamp this worker applied, ``attempt.hold``)
 sends its first batch only if the stamp is still that value, in the same call. If it is not
 (another process changed the admin state, reset or dropped the namespace since), nothing is
 written and ``Stale`` is raised: the create route takes the change in and answers the request
