@@ -236,13 +236,30 @@ def events_of(types: Sequence[Any], numbers: Sequence[Any], delays: Sequence[flo
 ENTRY_FIELDS = 512  # what an entry's own fields are counted as, in bytes, roughly
 _EVENT = 24  # what one event sent is counted as: its type's, number's and delay's places
 _COUNTED = "_ormock_counted"  # the attribute an entry keeps the size its journal counted in
+_REQUEST = "_ormock_request_size"  # the attribute an entry keeps its ``request_size`` in
 
 
 def entry_size(entry: JournalEntry) -> int:
     """What an entry keeps, in bytes, roughly: its request (the body as read, its path, every
-    header's name and value), its answer (the reply's headers, the error, the faults and where
-    they struck, the events sent and the output ids) and its own fields."""
-    size = ENTRY_FIELDS + entry.size + len(entry.path) + _text_pairs(entry.headers)
+    header's name and value; ``request_size``), its answer (``answer_size``) and its own
+    fields."""
+    return request_size(entry) + answer_size(entry)
+
+
+def request_size(entry: JournalEntry) -> int:
+    """An entry's request and its own fields, in bytes, roughly (what its answer never
+    changes, counted once: kept on the entry)."""
+    size: int | None = entry.__dict__.get(_REQUEST)
+    if size is None:
+        size = entry.__dict__[_REQUEST] = (ENTRY_FIELDS + entry.size + len(entry.path)
+                                           + _text_pairs(entry.headers))
+    return size
+
+
+def answer_size(entry: JournalEntry) -> int:
+    """An entry's answer, in bytes, roughly: the reply's headers, the error, the faults and
+    where they struck, the events sent and the output ids."""
+    size = 0
     if entry.reply_headers:
         size += _text_pairs(entry.reply_headers)
     if entry.error:
