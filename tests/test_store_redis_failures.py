@@ -144,8 +144,8 @@ def test_a_redis_gone_before_the_first_request_is_a_503_too(
 
 def test_the_app_under_any_asgi_server_answers_the_503_too(
         doomed: tuple[RedisServer, str]) -> None:
-    """Without the direct path (the app under another ASGI server: Starlette's test client),
-    a create is routed in ``Front.__call__``: the same answer."""
+    """The app under another ASGI server (Starlette's test client) gives a create the same
+    answer as uvicorn does."""
     running, url = doomed
     with OrmockServer(seed=0, store=url) as server, TestClient(
             server.app, raise_server_exceptions=False) as client:
