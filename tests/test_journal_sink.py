@@ -152,7 +152,7 @@ def test_another_replica_serves_the_journal_as_the_entries_to_dict(
                           timeout=30).status_code == 400
         got = httpx.get(f"{other.url}/_ormock/journal", timeout=30).json()["data"]
         entries = list(serving.namespaces.serve("").journal)
-    expected = [json.loads(json.dumps(summary(entry.to_dict()))) for entry in entries]
+    expected = [json.loads(json.dumps(summary(entry))) for entry in entries]
     assert [entry["status"] for entry in got] == [200, 200, 400]
     assert got == expected
     assert [list(entry) for entry in got] == [list(entry) for entry in expected]

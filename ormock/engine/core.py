@@ -298,11 +298,12 @@ class Engine:
         if self.sink is not None:
             self.sink.publish(entry, wait)
 
-    def journal_view(self) -> list[JournalEntry] | list[dict[str, Any]]:
+    def journal_view(self) -> list[JournalEntry]:
         """The journal as ``GET /_ormock/journal`` and the verdict read it: this engine's
-        entries, or with a shared store those of every process (as dicts)."""
+        entries, or with a shared store those of every process (read back from the store)."""
         if self.sink is not None:
-            return self.sink.read(self.limits.journal_entries)
+            return [JournalEntry.from_dict(data)
+                    for data in self.sink.read(self.limits.journal_entries)]
         return list(self.journal)
 
     def elapsed(self) -> float:

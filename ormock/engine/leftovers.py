@@ -39,14 +39,11 @@ def leftovers(engine: Engine) -> Json:
             "not_recorded": list(engine.replays.not_recorded), "errors": list(engine.errors)}
 
 
-def _unfoldable(engine: Engine, entry: JournalEntry | Mapping[str, Any]) -> str | None:
+def _unfoldable(engine: Engine, entry: JournalEntry) -> str | None:
     """A literal step's events must fold into a Response for a JSON (non-streaming) reply:
     otherwise the client got a 500 ``unfoldable_reply`` (the journal entry says so), which the
     test should hear of."""
-    def value(name: str) -> Any:
-        return entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name)
-
-    error, name, number = value("error"), value("scenario"), value("step")
+    error, name, number = entry.error, entry.scenario, entry.step
     if name is None or not isinstance(number, int) or not isinstance(error, Mapping) or \
             error.get("code") != "unfoldable_reply":
         return None

@@ -29,13 +29,11 @@ __all__ = ["api_path", "curl", "exchange", "summary"]
 _URL_SAFE = "/:@!$&'()*+,;="
 
 
-def summary(entry: JournalEntry | dict[str, Any]) -> dict[str, Any]:
-    """The entry as ``GET /_ormock/journal`` gives it, masked for a page (an entry another
-    worker served comes from the shared journal as its ``to_dict``)."""
-    data = dict(entry) if isinstance(entry, dict) else entry.to_dict()
-    # what answered it, of an entry another worker served too (read back from its fields)
-    data["answered_by"] = (JournalEntry.from_dict(entry) if isinstance(entry, dict)
-                           else entry).answered_by
+def summary(entry: JournalEntry) -> dict[str, Any]:
+    """The entry as ``GET /_ormock/journal`` gives it, masked for a page, with what answered
+    it."""
+    data = entry.to_dict()
+    data["answered_by"] = entry.answered_by
     data["body"] = mask_json(data.get("body"))
     if data.get("error"):
         data["error"] = mask_json(data["error"])
