@@ -60,7 +60,7 @@ def test_the_entry_is_shared_whole_before_the_last_write(
 
     asyncio.run(server.app(_scope(), receive, send))
     assert len(seen) == 1
-    entries = [e for e in seen[0] if isinstance(e, dict)]
+    entries = [e.to_dict() for e in seen[0]]
     assert len(entries) == 1, seen
     entry = entries[0]
     assert entry["status"] == status[0]
@@ -69,7 +69,7 @@ def test_the_entry_is_shared_whole_before_the_last_write(
         assert entry["sent_bytes"] == len(sent)
         assert entry["finished_at"] is not None
     # and what the store keeps once the answer is over is the same entry
-    after = [e for e in other.namespaces.serve("").journal_view() if isinstance(e, dict)]
+    after = [e.to_dict() for e in other.namespaces.serve("").journal_view()]
     assert [(e["status"], e.get("ended"), e.get("sent_bytes")) for e in after] == \
         [(entry["status"], entry.get("ended"), entry.get("sent_bytes"))]
 
@@ -102,7 +102,7 @@ def test_a_websocket_turns_entry_is_shared_whole_before_its_last_frame(
     del scope["method"]
     asyncio.run(server.app(scope, receive, send))
     assert len(seen) == 1
-    entries = [e for e in seen[0] if isinstance(e, dict)]
+    entries = [e.to_dict() for e in seen[0]]
     assert len(entries) == 1, seen
     assert entries[0]["ended"] in ("whole", "complete")
     assert entries[0]["sent_bytes"] == sum(len(text.encode()) for text in texts)
