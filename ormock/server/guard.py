@@ -13,7 +13,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from ormock.protocol.errors import OpenResponsesError
-from ormock.server.perimeter import address, authority, cross_site, is_loopback
+from ormock.server.perimeter import address, authority, cross_site, forbidden, is_loopback
 
 __all__ = ["refusal"]
 
@@ -23,8 +23,7 @@ _READS = frozenset({"GET", "HEAD"})
 
 
 def _forbidden(message: str, param: str | None = None) -> OpenResponsesError:
-    return OpenResponsesError(message, type="permission_denied", code="admin_forbidden",
-                              param=param, status=403)
+    return forbidden(message, param, "admin_forbidden")
 
 
 def _allowed(request: Request, hosts: frozenset[str]) -> bool:

@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from ormock.protocol.errors import OpenResponsesError
 from ormock.server.asgi import App, Receive, Scope, Send
 
-__all__ = ["Perimeter", "address", "authority", "cross_site", "is_admin_path", "is_loopback",
-           "is_loopback_name"]
+__all__ = ["Perimeter", "address", "authority", "cross_site", "forbidden", "is_admin_path",
+           "is_loopback", "is_loopback_name"]
 
 
 def address(text: str) -> str:
@@ -91,7 +91,9 @@ def cross_site(origin: str | None, fetch_site: str | None) -> bool:
 _PASSED = 256  # header combinations remembered as let in
 
 
-def _forbidden(message: str, param: str, code: str) -> OpenResponsesError:
+def forbidden(message: str, param: str | None, code: str) -> OpenResponsesError:
+    """The 403 of a request refused for where it came from (``param``: the header that
+    says so), as the perimeter and the admin guard answer it."""
     return OpenResponsesError(message, type="permission_denied", code=code, param=param,
                               status=403)
 
@@ -140,20 +142,20 @@ class Perimeter:
                 ) -> OpenResponsesError | None:
         own = authority(host) if host is not None else None
         if host is not None and (own is None or not self.named(own[0])):
-            return _forbidden(
+            return forbidden(
                 "This server answers only requests addressed to a loopback name (localhost, "
                 "127.0.0.1, [::1]), an IP address, a name of one label or an --allowed-host "
                 "name (a page that reached it through DNS could read its answers); send the "
                 "request to one of those, or start the server with --allowed-host NAME.", "host",
                 "host_not_allowed")
         if origin is not None and not self._local_origin(origin, own):
-            return _forbidden(
+            return forbidden(
                 "This server does not answer web pages of other machines' origins; send the "
                 "request without an Origin header (from a test, a script, curl), from a page "
                 "on localhost, or start the server with --allowed-host NAME.", "origin",
                 "origin_not_allowed")
         if cross_site(origin, fetch_site):
-            return _forbidden(
+            return forbidden(
                 "This server does not answer requests another web site made (Sec-Fetch-Site: "
                 "cross-site); send the request from a test, a script or curl.",
                 "sec-fetch-site", "cross_site_request")
