@@ -14,19 +14,15 @@ import json
 import re
 import shlex
 from typing import Any
-from urllib.parse import quote
 
 from ormock.engine.feed import SentFrames
 from ormock.engine.journal import JournalEntry
 from ormock.protocol.checker import check_stream
 from ormock.protocol.secrets import MASK, mask_json, mask_text
 from ormock.protocol.sse import parse_sse
+from ormock.server.relay import escaped_path
 
 __all__ = ["api_path", "curl", "exchange", "summary"]
-
-# what a path keeps unescaped in the curl URL: RFC 3986's path characters (a ``?`` or ``#`` the
-# request had in its path, decoded, goes back escaped, not as a query or fragment)
-_URL_SAFE = "/:@!$&'()*+,;="
 
 
 def summary(entry: JournalEntry) -> dict[str, Any]:
@@ -129,7 +125,7 @@ def curl(entry: JournalEntry, base: str) -> str:
     header name or a value from a request is text, never a command); secret headers as
     ``$OPENAI_API_KEY``-like variables, the only thing the shell expands."""
     prefix = f"/{entry.namespace}" if entry.namespace else ""
-    url = base.rstrip("/") + quote(prefix + api_path(entry), safe=_URL_SAFE)
+    url = base.rstrip("/") + escaped_path(prefix + api_path(entry))
     words = ["curl", "-sS", "-N", shlex.quote(url)]
     for name, value in entry.headers.items():
         lowered = name.lower()

@@ -52,7 +52,7 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.recorder_file import public_url
 
-__all__ = ["Log", "Relay", "check_upstream", "relayed_path", "upstream_target"]
+__all__ = ["Log", "Relay", "check_upstream", "escaped_path", "relayed_path", "upstream_target"]
 
 Log = Callable[[str], None]
 
@@ -88,9 +88,15 @@ def relayed_path(scope: Scope, prefix: str = "") -> str:
         raise _bad_path(f"The path {path[:200]!r} has a '.' or '..' segment (escaped or not), "
                         "which could reach past the upstream's base URL; send the path "
                         "without it.")
-    raw = scope.get("raw_path") or quote(path, safe="/:@!$&'()*+,;=").encode("ascii")
+    raw = scope.get("raw_path") or escaped_path(path).encode("ascii")
     text = raw.decode("latin-1")
     return text[len(prefix) + 1:] if prefix and text.startswith(f"/{prefix}/") else text
+
+
+def escaped_path(path: str) -> str:
+    """A decoded path as a URL writes it: RFC 3986's path characters kept, anything else
+    escaped (a ``?`` or ``#`` the path held stays in the path, never a query or fragment)."""
+    return quote(path, safe="/:@!$&'()*+,;=")
 
 
 def _bad_path(message: str) -> OpenResponsesError:
