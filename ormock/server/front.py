@@ -141,17 +141,20 @@ class Front:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
-        if kind != "http":
-            if kind == "websocket" and header_bytes(scope["headers"]) > self.max_header_bytes:
-                await self._refuse_socket(scope, receive, send)
-                return
+        if kind == "lifespan":
             await self.app(scope, receive, send)
             return
         size = header_bytes(scope["headers"])
         if size > self.max_header_bytes:
-            start, whole = self._too_large(scope, size)
-            await send(start)
-            await send(whole)
+            if kind == "websocket":
+                await self._refuse_socket(scope, receive, send, size)
+            else:
+                start, whole = self._too_large(scope, size)
+                await send(start)
+                await send(whole)
+            return
+        if kind != "http":
+            await self.app(scope, receive, send)
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         try:
@@ -171,7 +174,8 @@ class Front:
                            self.create.create.answer(scope, receive, with_id, headers,
                                                      namespace, found))
 
-    async def _refuse_socket(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _refuse_socket(self, scope: Scope, receive: Receive, send: Send,
+                             size: int) -> None:
         """A WebSocket upgrade whose headers are too large: refused with the 431 answer where
         the server can send one (``websocket.http.response``), else closed before it is
         accepted (uvicorn answers 403)."""
@@ -180,7 +184,7 @@ class Front:
             await send({"type": "websocket.close", "code": 1008,
                         "reason": "request headers too large"})
             return
-        start, whole = self._too_large(scope, header_bytes(scope["headers"]))
+        start, whole = self._too_large(scope, size)
         start["type"], whole["type"] = ("websocket.http.response.start",
                                         "websocket.http.response.body")
         await send(start)
