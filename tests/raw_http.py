@@ -10,7 +10,7 @@ import re
 import socket
 from dataclasses import dataclass, field
 
-__all__ = ["Answer", "Connection", "Malformed", "post"]
+__all__ = ["Answer", "Connection", "Malformed", "answer_to", "post"]
 
 _STATUS_LINE = re.compile(rb"HTTP/1\.1 ([1-5][0-9][0-9]) [\t -~\x80-\xff]*")
 _FIELD = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([\t -~\x80-\xff]*?)[ \t]*")
@@ -160,3 +160,19 @@ def post(path: str, body: bytes, host: str = "127.0.0.1") -> bytes:
     """A keep-alive ``POST`` of a JSON body, as bytes."""
     return (f"POST {path} HTTP/1.1\r\nHost: {host}\r\ncontent-type: application/json\r\n"
             f"content-length: {len(body)}\r\n\r\n").encode() + body
+
+
+def answer_to(host: str, port: int, data: bytes, timeout: float = 5.0) -> bytes:
+    """What a server answers a request of which only ``data`` was sent (the rest of a declared
+    body never is): its head and its body, read by its length."""
+    with socket.create_connection((host, port), timeout=timeout) as sock, \
+            sock.makefile("rb") as stream:
+        sock.sendall(data)
+        answer = b""
+        while not answer.endswith(b"\r\n\r\n"):
+            line = stream.readline()  # socket.timeout here: nothing came back in time
+            assert line, f"the server closed the connection after {answer!r}"
+            answer += line
+        length = re.search(rb"\r\ncontent-length: (\d+)\r\n", answer.lower())
+        assert length is not None, answer
+        return answer + stream.read(int(length.group(1)))

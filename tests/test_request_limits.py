@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from raw_http import answer_to
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -29,19 +29,8 @@ _PAD_LINES = b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in _PADS
 
 
 def _answer(server: OrmockServer, head: bytes, body: bytes = b"") -> bytes:
-    """What the server answers a request of which only ``head`` and ``body`` were sent (the
-    rest of a declared body never is): its head and its body, read by its length."""
-    with socket.create_connection((server.host, server.port), timeout=_WAIT) as sock, \
-            sock.makefile("rb") as stream:
-        sock.sendall(head + body)
-        answer = b""
-        while not answer.endswith(b"\r\n\r\n"):
-            line = stream.readline()  # socket.timeout here: nothing came back in time
-            assert line, f"the server closed the connection after {answer!r}"
-            answer += line
-        length = re.search(rb"\r\ncontent-length: (\d+)\r\n", answer.lower())
-        assert length is not None, answer
-        return answer + stream.read(int(length.group(1)))
+    """What the server answers a request of which only ``head`` and ``body`` were sent."""
+    return answer_to(server.host, server.port, head + body, _WAIT)
 
 
 def _error(answer: bytes) -> tuple[int, dict[str, Any]]:

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import re
-import socket
 import stat
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from raw_http import answer_to
 from recordings import raw_upstream, recorded
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
@@ -52,24 +52,9 @@ def recorder(upstream: tuple[str, list[bytes]], tmp_path: Path) -> Iterator[Reco
         yield running
 
 
-def exchange(port: int, data: bytes, timeout: float = 5.0) -> bytes:
-    """What a raw HTTP/1.1 client reads after sending ``data``: one whole response (by its
-    Content-Length), or what came before the server closed or the timeout."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
-        raw.sendall(data)
-        got = b""
-        while True:
-            head, _, body = got.partition(b"\r\n\r\n")
-            length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
-            if _ and length and len(body) >= int(length.group(1)):
-                return got
-            try:
-                chunk = raw.recv(65536)
-            except TimeoutError:
-                return got
-            if not chunk:
-                return got
-            got += chunk
+def sent(recorder: RecorderServer, data: bytes) -> bytes:
+    """The recorder's answer to a request of which only ``data`` was sent."""
+    return answer_to(recorder.host, recorder.port, data)
 
 
 def error_of(answer: bytes) -> tuple[int, dict[str, Any]]:
@@ -199,13 +184,13 @@ def test_finding4_the_recorder_refuses_a_body_past_max_body_at_once(
     head = (f"POST /v1/responses HTTP/1.1\r\nhost: 127.0.0.1:{recorder.port}\r\n"
             "content-type: application/json\r\n").encode()
     # a declared length past the limit, one byte sent: 413 without waiting for the rest
-    answer = exchange(recorder.port, head + b"content-length: 99999999999\r\n\r\n{")
+    answer = sent(recorder, head + b"content-length: 99999999999\r\n\r\n{")
     status, error = error_of(answer)
     assert status == 413 and error["code"] == "request_too_large" and error["param"] == "body"
     assert b"connection: close" in answer.lower()
     # a chunked body that passes it as it comes
     chunk = b"x" * 2000
-    answer = exchange(recorder.port, head + b"transfer-encoding: chunked\r\n\r\n"
+    answer = sent(recorder, head + b"transfer-encoding: chunked\r\n\r\n"
                       + f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n0\r\n\r\n")
     assert error_of(answer)[0] == 413
     assert upstream[1] == []
@@ -251,7 +236,7 @@ def test_finding4_record_takes_max_body_and_allowed_host(tmp_path: Path) -> None
 def test_finding8_a_target_outside_the_upstreams_base_is_400(
         recorder: RecorderServer, upstream: tuple[str, list[bytes]], target: bytes,
         status: int) -> None:
-    answer = exchange(recorder.port, b"GET " + target + b" HTTP/1.1\r\nhost: localhost\r\n\r\n")
+    answer = sent(recorder, b"GET " + target + b" HTTP/1.1\r\nhost: localhost\r\n\r\n")
     code, error = error_of(answer)
     assert code == status and error["code"] == "invalid_path" and error["param"] == "path"
     assert upstream[1] == []
@@ -260,7 +245,7 @@ def test_finding8_a_target_outside_the_upstreams_base_is_400(
 @pytest.mark.parametrize("path", ["/v1/x%0d%0ay", "/v1/x%3Fy%23z", "/v1/a%2Fb"])
 def test_finding8_the_upstream_gets_exactly_the_path_sent(
         recorder: RecorderServer, upstream: tuple[str, list[bytes]], path: str) -> None:
-    answer = exchange(recorder.port, f"GET {path}?q=1 HTTP/1.1\r\nhost: localhost\r\n\r\n"
+    answer = sent(recorder, f"GET {path}?q=1 HTTP/1.1\r\nhost: localhost\r\n\r\n"
                       .encode())
     assert answer.startswith(b"HTTP/1.1 200"), answer
     (head,) = upstream[1]
