@@ -227,6 +227,11 @@ class Engine:
             with self._lock:
                 self.sync.pull(self)
 
+    @property
+    def replaying(self) -> bool:
+        """Whether its ``/v1`` requests are the cassettes' (it has some, or records)."""
+        return bool(self.replays) or self.replays.upstream is not None
+
     def use_cassette(self, source: Cassette | str | PathLike[str], *,
                      ignore: Iterable[str] = (), order: Order = "any") -> list[Cassette]:
         """Replay a cassette (a ``Cassette``, a file of ormock's or vcrpy's, or a folder of

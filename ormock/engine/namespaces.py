@@ -20,6 +20,7 @@ from typing import Any
 
 from ormock.engine.bounded import Bounded
 from ormock.engine.core import Engine
+from ormock.engine.delivery import InFlight
 from ormock.engine.feed import Feed
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.shared_admin import Sync
@@ -89,7 +90,7 @@ class Namespaces:
         self._closed: Bounded[str, None] = Bounded(_CLOSED_REMEMBERED)
         self._own: dict[str, dict[str, Any]] = {}  # the settings a namespace was opened with
         self.feed = Feed()  # entry ids across namespaces, the inspector's live watchers
-        self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
+        self.in_flight = InFlight()  # answers being written
         # a persistent store is one for every namespace, each its own keyspace; in memory,
         # each engine has its own (it goes with the engine)
         self.backend: StoreBackend | None = None
