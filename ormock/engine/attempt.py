@@ -29,7 +29,7 @@ __all__ = ["Held", "Stale", "commit", "defer", "forget", "hold", "holding", "joi
 def hold(engine: Engine, unverified: bool) -> Held | None:
     """The ``Held`` of one attempt of the engine's (None without a shared store):
     ``unverified``, its first commit is guarded by the admin stamp the engine applied."""
-    backend, sync = engine.backend, engine.sync
+    backend, sync = engine.backend, engine.sharing.sync
     if sync is None or type(backend) is not Holding:  # (``Holding``'s note on ``type``)
         return None
     return Held(backend, sync.guard() if unverified else None)

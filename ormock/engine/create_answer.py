@@ -93,7 +93,7 @@ class Creates:
         answered again while the admin state changed meanwhile: the ``Prepared`` answer, the
         404 of a namespace another process dropped, or ``REPLAYED`` when a cassette loaded
         meanwhile makes the request the replay route's."""
-        if engine.sync is None:  # no shared store: nothing to hold, nothing can be stale
+        if not engine.sharing.shared:  # no shared store: nothing to hold, nothing can be stale
             return prepare(engine, path, headers, body, request, size, None, None,
                            self.namespaces.in_flight)
         old = None

@@ -48,7 +48,8 @@ class Delivery:
         self.engine, self.entry, self.wire = engine, entry, wire
         self.claim, self.stateful, self.flight = claim, stateful, flight
         # a shared journal has the entry whole before the client has the answer's last bytes
-        self.ahead = WrittenAhead(entry, engine.finished) if engine.sink is not None else None
+        self.ahead = (WrittenAhead(entry, engine.finished) if engine.sharing.shared
+                      else None)
 
     def begin(self) -> None:
         """The answer is about to be written: its response is generating."""

@@ -210,7 +210,7 @@ class Namespaces:
             if _ROUTED.get() is engine:  # this request's routing pulled it a moment ago
                 _ROUTED.set(None)
                 return engine, False
-            if lazily and engine.sync is not None and engine.sync.stamp is not None:
+            if lazily and engine.sharing.sync is not None and engine.sharing.sync.stamp is not None:
                 return engine, True
             self.pull(name, engine)
         return engine, False
