@@ -66,27 +66,27 @@ class Creates:
     def __init__(self, namespaces: Namespaces) -> None:
         self.namespaces = namespaces
 
-    def engine(self, name: str, found: Engine | None) -> tuple[Engine, bool]:
+    def engine(self, name: str, found: Engine | None) -> Engine:
         """The engine that answers namespace ``name`` (``found``: as the front found it, None
-        when it did not look), and whether it is unverified (a warm engine on a shared store,
-        whose admin stamp is checked in the commit, not read first). 404 for a namespace that
+        when it did not look); on a shared store a warm one is not pulled first: its commit
+        is guarded by the admin stamp it applied (``attempt.hold``). 404 for a namespace that
         is not open."""
         if found is not None and not name and self.namespaces.backend is None:
-            return found, False  # the default namespace's, warm and not shared
-        return self.namespaces.serve_unverified(name)
+            return found  # the default namespace's, warm and not shared
+        return self.namespaces.serve(name, lazily=True)
 
-    def refused(self, name: str, unverified: Engine | None, error: OpenResponsesError
+    def refused(self, name: str, engine: Engine | None, error: OpenResponsesError
                 ) -> OpenResponsesError:
-        """``error``, or, for an ``unverified`` engine, the 404 of its namespace when another
-        process dropped it meanwhile (as a pull first would have answered)."""
-        if unverified is not None:
+        """``error``, or, on a shared store, the 404 of the namespace when another process
+        dropped it meanwhile (as a pull first would have answered)."""
+        if engine is not None and engine.sharing.shared:
             try:
-                self.namespaces.pull(name, unverified)
+                self.namespaces.pull(name, engine)
             except OpenResponsesError as closed:
                 return closed
         return error
 
-    def answer(self, name: str, engine: Engine, unverified: bool, path: str,
+    def answer(self, name: str, engine: Engine, path: str,
                headers: dict[str, str], body: Any, request: ResponseRequest | None, size: int
                ) -> Prepared | OpenResponsesError | str:
         """What to write for a create to namespace ``name`` (``prepare``), on a shared store
@@ -96,9 +96,9 @@ class Creates:
         if not engine.sharing.shared:  # no shared store: nothing to hold, nothing can be stale
             return prepare(engine, path, headers, body, request, size, None, None,
                            self.namespaces.in_flight)
-        old = None
+        old = None  # a stale attempt's journal entry, which the next one replaces
         while True:
-            held = hold(engine, unverified)
+            held = hold(engine)
             if held is None:  # a shared engine whose store holds nothing: as unshared
                 return prepare(engine, path, headers, body, request, size, None, None,
                                self.namespaces.in_flight)
@@ -107,7 +107,7 @@ class Creates:
                     return prepare(engine, path, headers, body, request, size, held, old,
                                    self.namespaces.in_flight)
             except Stale:  # nothing was written or sent: take the change in, answer again
-                old, unverified = held.entry, False
+                old = held.entry
                 try:
                     self.namespaces.pull(name, engine)
                 except OpenResponsesError as error:  # dropped by another process

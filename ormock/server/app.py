@@ -124,9 +124,9 @@ class _CreateResponse:
                      name: str, found: Engine | None) -> None:
         """Answer the create request of namespace ``name`` (``found``: its engine as the
         front found it, None when it did not look)."""
-        creates, unverified = self.creates, False
+        creates, engine = self.creates, None
         try:
-            engine, unverified = creates.engine(name, found)
+            engine = creates.engine(name, found)
             # ``_raw_body``'s steps, without its two coroutines: the usual body is the first
             # message whole
             json_request(headers, self.max_body)
@@ -136,13 +136,12 @@ class _CreateResponse:
                 raw = await more_body(receive, message, self.max_body)
             body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
-            await send_error(send, creates.refused(name, engine if unverified else None, error))
+            await send_error(send, creates.refused(name, engine, error))
             return
         except Exception as exc:
             await self._answer_bug(scope, send, exc)
             return
-        ready = creates.answer(name, engine, unverified, scope["path"], headers, body, request,
-                               len(raw))
+        ready = creates.answer(name, engine, scope["path"], headers, body, request, len(raw))
         if isinstance(ready, OpenResponsesError):
             await send_error(send, ready)
         elif isinstance(ready, str):  # REPLAYED: a cassette loaded meanwhile

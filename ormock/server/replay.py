@@ -70,10 +70,16 @@ class ReplayRoute(BaseRoute):
     def claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
         cassettes or records (with a shared store, as the other processes left it; not
-        pulled first when ``lazily``: ``Namespaces.routed``). ``found``: its engine as the
-        caller found it (``Namespaces.find``), which without a shared store is ``routed``'s."""
-        engine = (found if found is not None and self.namespaces.backend is None
-                  else self.namespaces.routed(name, lazily=lazily))  # shared: pulled
+        pulled first when ``lazily``). ``found``: its engine as the caller found it
+        (``Namespaces.find``), which is the one without a shared store."""
+        namespaces = self.namespaces
+        if namespaces.backend is None:
+            engine = found if found is not None else namespaces.find(name)
+        else:
+            try:  # as the other processes left it (unless ``lazily``)
+                engine = namespaces.serve(name, lazily=lazily)
+            except OpenResponsesError:  # unknown or closed: the route that serves it says so
+                engine = None
         if engine is None:
             return not name and bool(self.namespaces.settings.cassettes)
         return engine.replaying
