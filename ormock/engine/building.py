@@ -28,6 +28,7 @@ from ormock.engine.stateful import owner_of
 from ormock.engine.store import ResponseStore, Stored
 from ormock.engine.turn import Turn, background_check, socket_check
 from ormock.faults import Fault
+from ormock.protocol.openai_items import call_outputs
 from ormock.protocol.plan import ReplyPlan
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest, item_text
@@ -193,8 +194,8 @@ _FIELDS: dict[str, Callable[[Turn], Any]] = {
     "input": lambda turn: turn.request.new_input_text,
     "instructions": lambda turn: turn.echo.get("instructions"),
     "previous_response_id": lambda turn: turn.request.previous_response_id,
-    "tool_outputs": lambda turn: " ".join(item_text(i) for i in turn.request.input
-                                          if i.get("type") == "function_call_output"),
+    "tool_outputs": lambda turn: " ".join(item_text(i) for _, i, _ in
+                                          call_outputs(turn.request.input)),
     "extensions": lambda turn: turn.extensions,
 }
 
