@@ -19,6 +19,7 @@ from ormock.protocol.profile import get_profile
 from ormock.protocol.request import parse_request
 from ormock.protocol.request_tools import FORCED_TYPES, TOOL_CHOICE_MODES, UNFORCED_TYPES
 from ormock.protocol.vocabulary import OPENAI_VOCABULARY, openai_vocabulary
+from tests.vocabulary_items import minimal_item
 
 Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,34 +98,6 @@ def test_every_event_type_of_the_sdk_is_known_to_the_openai_profile() -> None:
         "response.reasoning_text.delta", "response.reasoning_text.done"}
     missing = _unhandled(set(VOCABULARY["events"]), set(known))
     assert not missing, f"event types the openai profile's checker does not know: {missing}"
-
-
-# -- a minimal instance of each input item type, as the SDK declares it ------------------------
-def minimal(shape: Any) -> Any:
-    """The smallest value ``shape`` (the vocabulary's) takes: required fields only."""
-    if isinstance(shape, str):
-        return {"string": "x", "integer": 1, "number": 1, "boolean": True, "null": None,
-                "any": {}}[shape]
-    if "enum" in shape:
-        return shape["enum"][0]
-    if "array" in shape:
-        return []
-    if "map" in shape:
-        return {}
-    if "model" in shape:
-        model = VOCABULARY["models"][shape["model"]]
-        return {name: minimal(model["fields"][name]) for name in model["required"]}
-    return minimal(next((s for s in shape["any_of"] if s != "null"), "null"))
-
-
-def minimal_item(kind: str) -> Json:
-    item: Json = minimal({"model": VOCABULARY["input_items"][kind][0]})
-    item["type"] = kind
-    if kind == "message":
-        item["content"] = "hi"
-    if kind == "function_call_output":  # the SDK declares call_id optional; no provider does
-        item["call_id"] = "call_1"
-    return item
 
 
 ITEM_TYPES = sorted(VOCABULARY["input_items"])

@@ -115,7 +115,7 @@ def default_plan(
     """Plan the embedded default reply for ``request`` given its whole ``context``."""
     content = request.content_seed(seed)
     prose = Prose(content)
-    if not request.tools and _SHAPING.isdisjoint(request.echo) and (
+    if not request.offered_tools and _SHAPING.isdisjoint(request.echo) and (
             not context or _is_user_message(context[-1])):
         # nearly every request: no tools, no format, reasoning or budget, nothing after the
         # user's message: prose, what the steps below come to for it without their checks

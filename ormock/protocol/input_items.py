@@ -48,7 +48,8 @@ MAX_COMPACTION_CONTENT = 10_485_760  # the official schema's maxLength
 def item_text(item: Json) -> str:
     """The text of one input item: a message's content (a string, or its text and refusal
     parts one per line), a function call's arguments, a custom tool call's input, a tool
-    output's output (``function_call_output``, ``custom_tool_call_output``, ...)."""
+    output's output (``function_call_output``, ``custom_tool_call_output``, ...), the tools of
+    an ``additional_tools`` item."""
     content = item.get("content")
     if isinstance(content, str):
         return content
@@ -63,6 +64,8 @@ def item_text(item: Json) -> str:
     if kind in CALLS:
         value = item.get("input", item.get("arguments", ""))
         return value if isinstance(value, str) else json.dumps(value)
+    if kind == "additional_tools":  # its tools, as a request's function tools are counted
+        return json.dumps(item.get("tools"))
     return ""
 
 
