@@ -278,7 +278,7 @@ def _flags(body: Json) -> None:
 _OPTIONAL = frozenset((
     "temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs",
     "max_output_tokens", "max_tool_calls", "truncation", "service_tier", "safety_identifier",
-    "prompt_cache_key", "metadata", "text", "reasoning", "include",
+    "prompt_cache_key", "metadata", "text", "reasoning", "include", "generate",
 ))
 # fields ``parse_request`` reads itself, or leaves to others (``conversation``,
 # ``stream_options``, ``user``): a body of only these sends no optional field (none is in
@@ -329,6 +329,8 @@ def _optional_fields(body: Json, echo: Json) -> None:
         echo["text"] = _text(body["text"])
     if body.get("reasoning") is not None:
         echo["reasoning"] = _reasoning(body["reasoning"])
+    if body.get("generate") is not None:  # false: a warm-up, answered with no output
+        expect(body["generate"], bool, "generate", "true or false")
     if body.get("include") is not None:
         expect(body["include"], list, "include", "an array of strings")
         for index, value in enumerate(body["include"]):
