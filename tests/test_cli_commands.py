@@ -16,8 +16,10 @@ from ormock.cli import COMMANDS, Command, main
 
 NAMES = [command.__name__.rpartition(".")[2] for command in COMMANDS]  # type: ignore[attr-defined]
 # what a command with actions takes after its name (``ormock cassette export --help``)
-ACTIONS = {"cassette": ["export", "import", "list", "schema"], "journal": ["list", "export"]}
-HELPERS = {"timeline", "workers", "collector"}  # modules of ormock.commands that are no command
+ACTIONS = {"cassette": ["export", "import", "list", "schema", "diff"],
+           "journal": ["list", "export"]}
+# modules of ormock.commands that are no command
+HELPERS = {"timeline", "workers", "collector", "shape_report"}
 
 
 def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
