@@ -225,7 +225,7 @@ def _events_outline(events: list[dict[str, Any]], walker: _Walker) -> dict[str, 
         walker.walk(event, f"event {event.get('type')}", str(event.get("type")))
     numbered = sum(1 for e in kept if "sequence_number" in e)
     sequence = None if not kept else "on every event" if numbered == len(kept) \
-        else "on no event" if numbered == 0 else f"on {numbered} of {len(kept)} events"
+        else "on no event" if numbered == 0 else "on some events"
     terminal = next((str(e["type"]) for e in reversed(kept) if e.get("type") in _TERMINAL),
                     None)
     return {"events": _collapsed(str(e.get("type")) for e in kept), "sequence": sequence,
