@@ -338,7 +338,8 @@ def compare(old: Outline, new: Outline) -> list[Change]:
     """The changes of shape from ``old`` to ``new``: status, kind of body, headers, SSE
     framing, events, items, fields, ``sequence_number``, the end. Once the kind of body
     differs (a stream became a JSON error), only what both kinds have is compared."""
-    changes = [Change(name, name, _said(getattr(old, attr)), _said(getattr(new, attr)))
+    changes = [Change(name, name, _said(getattr(old, attr)) or "none",
+                      _said(getattr(new, attr)) or "none")
                for name, attr in (("status", "status"), ("body", "kind"),
                                   ("content-type", "content_type"))
                if getattr(old, attr) != getattr(new, attr)]
