@@ -32,7 +32,7 @@ def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_every_command_is_listed_by_help(capsys: pytest.CaptureFixture[str]) -> None:
     out = _help([], capsys)
     assert NAMES == ["serve", "scenarios", "show", "check", "verdict", "cassette", "record",
-                     "journal", "demo", "probe"]
+                     "journal", "demo", "probe", "drift"]
     assert "{" + ",".join(NAMES) + "}" in out
     for name in NAMES:
         assert f"\n    {name} " in out
