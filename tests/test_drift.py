@@ -405,3 +405,46 @@ def test_usage_and_cassette_errors_are_exit_2(argv: list[str], message: str, bas
     code, out, err = drift(argv, capsys)
     assert (code, out) == (2, "")
     assert err.strip() == message
+
+
+def test_write_redacts_and_refuses_a_key_shaped_value(upstream: OrmockServer, base: Path,
+                                                      tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """The new recording goes through the redaction and the secret scan of every cassette
+    ormock writes: a key in a request body refuses the write (exit 2, the report still
+    printed) until ``--redact-path`` takes it out."""
+    secret = "sk-" + "in-the-prompt-0123456789abcdefghij"
+    old = tmp_path / "prompt.yaml"
+    old.write_text(base.read_text().replace("input: hi", f"input: {secret}"))
+    url = namespace(upstream, TEXT)
+    code, data = report([str(old), "--upstream", url, "--write"], capsys)
+    assert code == 2 and data["changed"] is False
+    problem = data["cassettes"][0]["problem"]
+    assert problem.startswith(f"the new recording was not written: refusing to write "
+                              f"{tmp_path / 'prompt.drift.yaml'}: it would hold")
+    assert data["cassettes"][0]["written"] is None
+    assert not (tmp_path / "prompt.drift.yaml").exists()
+    code, out, _ = drift([str(old), "--upstream", url, "--upstream-key-env", "DRIFT_KEY",
+                          "--write", "--redact-path", "input"], capsys)
+    assert code == 0
+    new = tmp_path / "prompt.drift.yaml"
+    assert f"  the new recording: {new}" in out.splitlines()
+    assert secret not in new.read_text() and KEY not in new.read_text()
+    assert load(new).interactions[0].request.body == {"model": "m", "input": "REDACTED",
+                                                      "stream": True}
+
+
+def test_no_key_is_sent_without_upstream_key_env(base: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The cassette's own (redacted) Authorization is never sent: without a key, none."""
+    async def answer(reader: Any, writer: Any) -> None:
+        writer.write(b"HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n"
+                     b"content-length: 2\r\n\r\n{}")
+        await writer.drain()
+
+    with raw_upstream(answer) as (raw, heads):
+        code, out, _ = drift([str(base), "--upstream", raw], capsys)
+    assert code == 1 and "status: 200 -> 401" in out
+    assert len(heads) == 2 and all(b"authorization" not in head.lower() for head in heads)
+    assert all(b"content-type: application/json" in head for head in heads)
