@@ -14,7 +14,7 @@ from recordings import namespace, recorded
 
 from ormock import OrmockServer
 from ormock.cassette import load, to_vcr
-from ormock.cassette.drift import Change, Ignore, compare, outline
+from ormock.cassette.drift import Change, Ignore, Outline, compare, outline
 from ormock.cli import main
 from ormock.server.recorder import RecorderServer
 
@@ -209,3 +209,20 @@ def test_a_file_that_is_no_cassette_is_exit_2(pair: dict[str, Path], tmp_path: P
     code, out, err = diff(capsys, str(tmp_path / "none.yaml"), str(pair["base"]))
     assert (code, out) == (2, "")
     assert err.startswith("ormock cassette diff: ") and "none.yaml" in err
+
+
+def test_an_event_added_between_deltas_is_named_once() -> None:
+    """An extension event every few events splits the text's run of deltas: still one change,
+    and no change of order."""
+    old = Outline("sse", events=("response.created", "response.output_text.delta",
+                                 "response.completed"))
+    new = Outline("sse", events=("response.created", "acme:trace", "response.output_text.delta",
+                                 "acme:trace", "response.output_text.delta", "acme:trace",
+                                 "response.completed"))
+    assert compare(old, new) == [Change("event added", "acme:trace")]
+    assert compare(new, old) == [Change("event removed", "acme:trace")]
+    moved = Outline("sse", events=("response.output_text.delta", "response.created",
+                                   "response.completed"))
+    assert [str(c) for c in compare(old, moved)] == [
+        "event order: response.created response.output_text.delta response.completed -> "
+        "response.output_text.delta response.created response.completed"]

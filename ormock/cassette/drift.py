@@ -312,14 +312,15 @@ def _fields(old: Outline, new: Outline) -> list[Change]:
 
 
 def _events(old: Outline, new: Outline) -> list[Change]:
-    changes: list[Change] = []
+    """Event types only one side has, each named once; then the order of the others (runs
+    collapsed again once those are out: deltas an added event split are still one run)."""
     before, after = set(old.events), set(new.events)
-    changes += [Change("event added", name, None, None) for name in new.events
-                if name not in before and name not in {c.where for c in changes}]
-    changes += [Change("event removed", name, None, None) for name in old.events
-                if name not in after and name not in {c.where for c in changes}]
-    common_old = [n for n in old.events if n in after]
-    common_new = [n for n in new.events if n in before]
+    changes = [Change("event added", name) for name in dict.fromkeys(new.events)
+               if name not in before]
+    changes += [Change("event removed", name) for name in dict.fromkeys(old.events)
+                if name not in after]
+    common_old = _collapsed(n for n in old.events if n in after)
+    common_new = _collapsed(n for n in new.events if n in before)
     if common_old != common_new:
         changes.append(Change("event order", "event order", " ".join(common_old),
                               " ".join(common_new)))
