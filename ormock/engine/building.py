@@ -34,6 +34,7 @@ from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
 from ormock.protocol.stream import build_events, build_final, build_frames
+from ormock.protocol.tools import spelled
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Pacing, Transport
 from ormock.scenario import Selection
@@ -155,13 +156,16 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
 
 
 def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
-    """What the reply says: the embedded default's plan, or the chosen step's rendered."""
+    """What the reply says: the embedded default's plan, or the chosen step's rendered; OpenAI's
+    tool items spelled as the profile sends them (``ormock.protocol.tools.spelled``)."""
     request, selection, step_reply = turn.request, turn.selection, turn.step_reply
     if selection is None or step_reply is None:
-        return default_plan(request, turn.context, engine.faker, engine.seed)
-    draws = Draws(engine.faker,
-                  request.content_seed(selection.scenario.seed + selection.step.index))
-    return step_reply.plan(draws, RequestFields(turn))
+        plan = default_plan(request, turn.context, engine.faker, engine.seed)
+    else:
+        draws = Draws(engine.faker,
+                      request.content_seed(selection.scenario.seed + selection.step.index))
+        plan = step_reply.plan(draws, RequestFields(turn))
+    return spelled(plan, turn.profile.openai_items)
 
 
 class RequestFields(Mapping[str, Any]):
