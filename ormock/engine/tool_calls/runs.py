@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from ormock.engine.tool_calls.asked import Asked, Planned
-from ormock.engine.tool_calls.png import png_base64
 from ormock.protocol.plan import ToolCallPlan
+from ormock.protocol.tools.png import png_base64
 from ormock.protocol.types import Json
 
 __all__ = ["code_interpreter", "image_generation"]
