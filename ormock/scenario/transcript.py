@@ -8,7 +8,8 @@ again; OpenAI's tool calls (``web_search_call``, ``mcp_call``, ...) as the items
 each with its fields (a scenario of them plays the ``openai`` profile: ``needs_openai``). It is
 then built as a step would build it and compared with the response: whatever the scenario
 format cannot say (a field of a tool call the format does not know, logprobs, a ``{{`` a
-template would read, an item status the format does not give) raises ``Inexpressible`` naming it, never dropped.
+template would read, an item status the format does not give) raises ``Inexpressible``
+naming it, never dropped.
 """
 
 from __future__ import annotations

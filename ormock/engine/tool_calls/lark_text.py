@@ -9,6 +9,7 @@ alternatives drawn while the text is shallow and the least recursive one past a 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -45,7 +46,7 @@ class _Grammar:
 def _definitions(text: str) -> _Grammar:
     grammar = _Grammar()
     current: str | None = None
-    for raw in text.splitlines():
+    for raw in textwrap.dedent(text).splitlines():
         line = re.sub(r"(^|\s)//.*$", "", raw).rstrip()
         if not line.strip():
             continue
