@@ -19,7 +19,9 @@ from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from ormock import OrmockServer, check_stream
+from ormock.cli import main
 from ormock.protocol.profile import get_profile
+from ormock.protocol.tools import KINDS
 
 Json = dict[str, Any]
 STRICT = get_profile("openai").spellings_only()  # ormock's own streams: every rule
@@ -229,3 +231,69 @@ def test_mcp_lists_the_allowed_tools_and_asks_approval_by_default(
     assert listed.type == "mcp_list_tools" and [t.name for t in listed.tools] == ["ask_question"]
     assert asked.type == "mcp_approval_request" and asked.name == "ask_question"
     assert asked.server_label == "deepwiki" and asked.arguments.startswith("{")
+
+
+EVERY_ITEM = """\
+name: every-tool-call
+seed: 5
+steps:
+  - times: forever
+    reply:
+      items:
+        - web_search_call: {action: {type: search, query: weather in Paris}}
+        - file_search_call:
+            queries: [weather reports]
+            results: [{file_id: file-1, filename: paris.pdf, score: 0.92, text: Mild.}]
+        - code_interpreter_call: {code: "print(21 * 2)", outputs: [{type: logs, logs: "42"}]}
+        - image_generation_call: {revised_prompt: a lighthouse, partial_images: 2}
+        - mcp_list_tools: {server_label: deepwiki, tools: [{name: ask_question}]}
+        - mcp_approval_request: {server_label: deepwiki, name: ask_question, arguments: {q: a}}
+        - mcp_call: {server_label: deepwiki, name: ask_question, arguments: {q: a}, output: ok}
+        - custom_tool_call: {name: note, input: "{{ request.input }}"}
+        - computer_call: {action: {type: click, button: left, x: 1, y: 2}}
+        - local_shell_call: {action: {command: [ls, -la]}}
+        - shell_call: {action: {commands: [ls -la, pwd]}}
+        - apply_patch_call: {operation: {type: create_file, path: a.md, diff: "+hi\\n"}}
+        - tool_search_call: {arguments: {query: calendar}, execution: client}
+        - tool_search_output: {tools: [], execution: server}
+        - message: Done.
+"""
+
+
+def test_scenario_items_of_every_type_load_lint_and_replay(
+        server: OrmockServer, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "every.yaml"
+    path.write_text(EVERY_ITEM)
+    assert main(["check", str(path)]) == 0, capsys.readouterr()
+    server.namespaces.open("every")  # its own: a loaded scenario answers every request
+    base_url = f"{server.url}/every/v1"
+    loaded = httpx.post(f"{server.url}/every/_ormock/scenarios", content=EVERY_ITEM,
+                        timeout=10, headers={"content-type": "application/yaml"})
+    assert loaded.status_code == 201, loaded.text
+    headers = {"X-Ormock-Scenario": "every-tool-call"}
+    with openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0,
+                       _strict_response_validation=True) as client:
+        response = client.responses.create(model="m", input="buy milk", extra_headers=headers)
+    kinds = [item.type for item in response.output]
+    assert kinds[:-1] == sorted(KINDS, key=lambda k: EVERY_ITEM.index(f"- {k}:"))
+    assert response.output[7].input == "buy milk"  # type: ignore[union-attr]
+    raw = httpx.post(f"{base_url}/responses", headers=headers, timeout=10,
+                     json={"model": "m", "input": "buy milk", "stream": True}).content
+    report = check_stream(raw, profile=STRICT)
+    assert report.ok, [str(v) for v in report.violations]
+    assert content(report.response["output"]) == content(  # type: ignore[index]
+        unparsed(response.output))
+    for event in report.events:
+        EVENTS.validate_python(event)
+
+
+def test_the_mcp_approval_scenario_calls_the_tool_in_the_continuation(
+        client: openai.OpenAI) -> None:
+    headers = {"X-Ormock-Scenario": "mcp-approval"}
+    first = client.responses.create(model="m", input="Ask deepwiki.", extra_headers=headers)
+    assert [item.type for item in first.output] == ["mcp_list_tools", "mcp_approval_request"]
+    then = client.responses.create(model="m", input="Go ahead.", extra_headers=headers,
+                                   previous_response_id=first.id)
+    call = then.output[0]
+    assert call.type == "mcp_call" and call.approval_request_id == first.output[1].id
+    assert then.output_text == "It fakes the OpenAI Responses API for tests."
