@@ -297,3 +297,27 @@ def test_the_mcp_approval_scenario_calls_the_tool_in_the_continuation(
     call = then.output[0]
     assert call.type == "mcp_call" and call.approval_request_id == first.output[1].id
     assert then.output_text == "It fakes the OpenAI Responses API for tests."
+
+
+@pytest.fixture(scope="module")
+def fast() -> Iterator[OrmockServer]:
+    """A server without the self-check: it takes the shortcut builds."""
+    with OrmockServer(seed=0, profile="openai") as running:
+        yield running
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_shortcut_builds_send_what_a_full_build_sends(fast: OrmockServer,
+                                                          name: str) -> None:
+    """Without the self-check a new content is built without event objects and a repeat comes
+    from the stream cache (``engine/building.py`` ``fresh``, ``issue``): the same items."""
+    with httpx.Client(base_url=fast.base_url, timeout=10) as http:
+        answers = []
+        for _ in range(2):  # a new content, then its repeat
+            plain = http.post("/responses", json=request_of(name)).json()
+            raw = http.post("/responses", json={**request_of(name), "stream": True}).content
+            report = check_stream(raw, profile=STRICT)
+            assert report.ok, [str(v) for v in report.violations]
+            assert content(report.response["output"]) == content(plain["output"])  # type: ignore
+            answers.append(content(plain["output"]))
+    assert answers[0] == answers[1]
