@@ -16,6 +16,7 @@ import yaml
 
 from ormock import OrmockServer
 from ormock.cli import main
+from ormock.protocol.profile import get_profile
 from ormock.scenario import load_scenario
 
 _names = itertools.count()
@@ -190,22 +191,39 @@ def test_an_item_a_step_cannot_hold_is_refused_by_name(
         params={"as": "cassette"}, timeout=10).text)
     answer = cassette["interactions"][0]["response"]
     del answer["chunks"]  # the body is edited below
-    answer["body"]["json"]["output"] = [{"id": "ws_1", "type": "web_search_call",
-                                         "status": "completed",
-                                         "action": {"type": "search", "query": "weather"}}]
+    answer["body"]["json"]["output"] = [{"id": "pg_1", "type": "program", "call_id": "c",
+                                         "code": "1", "fingerprint": "f"}]
     replayed = namespace(server)
     httpx.post(f"{server.url}/{replayed}/_ormock/cassettes", content=yaml.safe_dump(cassette),
                headers={"content-type": "application/yaml"}, timeout=10)
     sent = httpx.post(f"{server.url}/{replayed}/v1/responses", timeout=10,
                       json={"model": "m", "input": "hi"})
-    assert sent.json()["output"][0]["type"] == "web_search_call"
+    assert sent.json()["output"][0]["type"] == "program"
     entry_id = last_entry(server, replayed)
     refused = export(server, replayed, entry_id)
     assert refused.status_code == 409 and refused.json()["error"]["param"] == "as"
     message = refused.json()["error"]["message"]
-    assert "output[0] is a web_search_call item" in message and "as=cassette" in message
+    assert "output[0] is a program item" in message and "as=cassette" in message
     code, _, err = run(capsys, "journal", "export", entry_id, "--url", server.url)
-    assert code == 2 and "web_search_call" in err
+    assert code == 2 and "program" in err
+
+
+def test_a_hosted_tool_answer_exports_as_a_step_of_the_openai_profile(
+        server: OrmockServer) -> None:
+    ns = namespace(server)
+    server.engine(ns).profile = get_profile("openai")
+    body = {"model": "m", "input": "Search the web for ducks",
+            "tools": [{"type": "web_search"}], "tool_choice": "required"}
+    served = httpx.post(f"{server.url}/{ns}/v1/responses", json=body, timeout=10).json()
+    exported = export(server, ns, last_entry(server, ns))
+    assert exported.status_code == 200, exported.text
+    document = yaml.safe_load(exported.text)
+    assert document["profile"] == "openai"
+    items = document["steps"][0]["reply"]["items"]
+    assert [next(iter(item)) for item in items] == ["web_search_call", "message"]
+    again = load(server, exported.text)
+    replayed = httpx.post(f"{server.url}/{again}/v1/responses", json=body, timeout=10).json()
+    assert replayed["output"] == served["output"]
 
 
 @pytest.mark.parametrize("scenario", ["malformed-json", "truncated"])

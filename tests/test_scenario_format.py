@@ -261,8 +261,11 @@ steps:
         - fuction_call: {name: get_weather}
 """,
      "bad.yaml:6: steps[0].reply.items[1].fuction_call: unknown item type 'fuction_call' "
-     "(did you mean 'function_call'?); an item is one of function_call, message, "
-     "reasoning, refusal, vendor_item",
+     "(did you mean 'function_call'?); an item is one of apply_patch_call, "
+     "code_interpreter_call, computer_call, custom_tool_call, file_search_call, function_call, "
+     "image_generation_call, local_shell_call, mcp_approval_request, mcp_call, mcp_list_tools, "
+     "message, reasoning, refusal, shell_call, tool_search_call, tool_search_output, "
+     "vendor_item, web_search_call",
      id="unknown_item_type"),
     pytest.param("""\
 name: weather

@@ -11,7 +11,7 @@ import pytest
 
 from ormock.engine.core import Engine
 from ormock.protocol.reply import Reply
-from ormock.scenario.transcript import Inexpressible, reply_of
+from ormock.scenario.transcript import Inexpressible, needs_openai, reply_of
 
 
 def served(scenario: str | None = None, **request: Any) -> dict[str, Any]:
@@ -91,11 +91,23 @@ def test_what_a_step_cannot_say_is_named(change: Any, named: str) -> None:
         reply_of(response, "m")
 
 
-def test_a_hosted_tool_item_is_refused_with_the_items_a_step_holds() -> None:
+def test_a_hosted_tool_item_is_written_back_as_an_item_of_its_type() -> None:
     response = served()
-    response["output"].insert(0, {"id": "ci_1", "type": "code_interpreter_call",
-                                  "status": "completed", "code": "1+1", "outputs": []})
+    call = {"id": "ci_1", "type": "code_interpreter_call", "status": "completed",
+            "code": "1+1", "container_id": "cntr_1", "outputs": [{"type": "logs", "logs": "2"}]}
+    response["output"].insert(0, call)
+    reply = reply_of(response, "m")
+    assert reply["items"][0] == {"code_interpreter_call": {
+        "id": "ci_1", "code": "1+1", "container_id": "cntr_1",
+        "outputs": [{"type": "logs", "logs": "2"}]}}
+    assert needs_openai(reply)
+
+
+def test_an_item_type_a_step_cannot_hold_is_refused_naming_them() -> None:
+    response = served()
+    response["output"].insert(0, {"id": "pg_1", "type": "program", "call_id": "c",
+                                  "code": "1", "fingerprint": "f"})
     with pytest.raises(Inexpressible) as refused:
         reply_of(response, "m")
-    assert str(refused.value).startswith("output[0] is a code_interpreter_call item")
+    assert str(refused.value).startswith("output[0] is a program item")
     assert "message, function_call, reasoning" in str(refused.value)

@@ -36,6 +36,7 @@ from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
 from ormock.protocol.stream import build_events, build_final, build_frames
+from ormock.protocol.tools import spelled
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Pacing, Transport
 from ormock.scenario import Selection
@@ -162,7 +163,8 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
 def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     """What the reply says: nothing for ``generate: false``, the embedded default's plan, or
     the chosen step's rendered; its reasoning sealed into ``encrypted_content`` when the
-    request includes it (``ormock.protocol.reasoning``)."""
+    request includes it (``ormock.protocol.reasoning``); OpenAI's tool items spelled as the
+    profile sends them (``ormock.protocol.tools.spelled``)."""
     request, selection, step_reply = turn.request, turn.selection, turn.step_reply
     if request.body.get("generate") is False:
         return ReplyPlan(items=[])
@@ -175,7 +177,7 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     include = request.body.get("include")
     if include and INCLUDE_ENCRYPTED in include:
         plan = _sealed(plan, reasoning_key(engine.seed))
-    return plan
+    return spelled(plan, turn.profile.openai_items)
 
 
 def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:

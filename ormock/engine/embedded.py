@@ -4,7 +4,10 @@ Deterministic (the prose is drawn from Faker's word list by SHAKE-128 of the con
 server seed and the request; tool arguments and schema values from a Faker seeded with it; so a
 repeated request gets the same content), and shaped like a model would answer: function calls
 when tools are offered and allowed and no tool output has come back yet, arguments valid against
-each tool's schema; a final message that uses the tool outputs once they arrive; JSON when
+each tool's schema; the call of any other tool type when ``tool_choice`` requires it, forces it
+or the user's words ask for it (``ormock.engine.tool_calls``: a hosted tool's call answered with
+a message in the same response, a client-run tool's call left for its output); a final message
+that uses the tool outputs once they arrive; JSON when
 ``text.format`` asks for it; a reasoning item when ``reasoning`` is on; ``incomplete`` when the
 answer does not fit ``max_output_tokens``.
 """
@@ -17,6 +20,16 @@ import re
 from faker import Faker
 
 from ormock.engine.schema_values import value_for
+from ormock.engine.tool_calls import (
+    ANSWERS,
+    Asked,
+    Choice,
+    answer_approvals,
+    computer_done,
+    mentioned,
+    plan_call,
+    resolve_choice,
+)
 from ormock.protocol.frozen import made
 from ormock.protocol.plan import (
     FunctionCallPlan,
@@ -55,30 +68,61 @@ def _last_user_index(context: list[Json]) -> int:
     return -1
 
 
-def _callable_tools(request: ResponseRequest) -> tuple[list[Json], bool]:
-    """The function tools the model may call, and whether it must call one (what
-    ``request.tool_demand`` allows of them)."""
-    demand = request.tool_demand
-    tools = [t for t in demand.allowed if t.get("type") == "function"]
-    return tools, demand.must_call and bool(tools)
-
-
-def _tools_to_call(request: ResponseRequest, tools: list[Json], text: str) -> list[Json]:
-    lowered = text.lower()
-    mentioned = [
-        t for t in tools
-        if t["name"].lower() in lowered or t["name"].replace("_", " ").lower() in lowered
-    ]
-    parallel = request.echo.get("parallel_tool_calls", True)
-    forced = request.tool_demand.forced is not None
-    if parallel and not forced and len(mentioned) > 1:
-        chosen = mentioned
-    elif parallel and not forced and len(tools) > 1 and _PARALLEL_WORDS.search(text):
-        chosen = tools
+def _tools_to_call(request: ResponseRequest, choice: Choice, text: str) -> list[Json]:
+    """The tools called: those the user's words name (one unless calls may run in parallel),
+    every function tool when the words ask for them all, else the first function or custom
+    tool, else (a call being required) the first tool; none when nothing calls for one."""
+    tools = choice.tools
+    named = [t for t in tools if mentioned(t, text)]
+    functions = [t for t in tools if t.get("type") == "function"]
+    parallel = request.echo.get("parallel_tool_calls", True) and not choice.forced
+    if parallel and len(named) > 1:
+        chosen = named
+    elif parallel and len(functions) > 1 and _PARALLEL_WORDS.search(text):
+        chosen = functions
+    elif named:
+        chosen = named[:1]
     else:
-        chosen = [mentioned[0] if mentioned else tools[0]]
+        own = [t for t in tools if t.get("type") in ("function", "custom")]
+        chosen = own[:1] or (tools[:1] if choice.must else [])
     limit = request.echo.get("max_tool_calls")
     return chosen[:limit] if limit else chosen
+
+
+def _calls(request: ResponseRequest, choice: Choice, asked: Asked, faker: Faker
+           ) -> list[ItemPlan]:
+    """The calls of the tools called, and, when every one was a tool the provider runs, the
+    message saying what they found (their citations placed within it)."""
+    items: list[ItemPlan] = []
+    said: list[str] = []
+    citations: list[Json] = []
+    waits = False  # a call the client answers (or approves) before the model goes on
+    hints = _hints(asked.text)
+    for tool in _tools_to_call(request, choice, asked.text):
+        if tool.get("type") == "function":
+            arguments = value_for(tool.get("parameters") or {"type": "object"}, faker, hints=hints)
+            items.append(FunctionCallPlan(name=tool["name"], arguments=json.dumps(arguments)))
+            waits = True
+            continue
+        planned = plan_call(tool, asked)
+        if planned is None:
+            continue
+        items += planned.items
+        if planned.said is None:
+            waits = True
+            continue
+        _join(said, citations, planned.said, planned.citations)
+    if items and said and not waits:
+        items.append(MessagePlan(parts=(TextPart(" ".join(said), tuple(citations)),)))
+    return items
+
+
+def _join(said: list[str], citations: list[Json], text: str, notes: list[Json]) -> None:
+    """One more sentence of the message, its citations moved to where it lands."""
+    offset = sum(len(s) + 1 for s in said)
+    said.append(text)
+    citations += [{**n, "start_index": n["start_index"] + offset,
+                   "end_index": n["end_index"] + offset} for n in notes]
 
 
 def _hints(text: str) -> Json:
@@ -98,15 +142,24 @@ def _answer_text(
         return json.dumps({"answer": prose.sentence()}, ensure_ascii=False), None
     if start >= len(context):  # nothing after the user's message: no tool output
         return prose.cut_paragraph(3)
-    names = {i.get("call_id"): i.get("name") for i in context if i.get("type") == "function_call"}
+    names = {i.get("call_id"): i.get("name") or i.get("type") for i in context
+             if "call_id" in i and i.get("type") not in _OUTPUTS}
     results = [
-        f"{names.get(i.get('call_id'), 'the tool')} returned {item_text(i)[:200]}"
+        f"{names.get(i.get('call_id'), 'the tool')} returned {_output_text(i)[:200]}"
         for i in context[start:]
-        if i.get("type") == "function_call_output"
+        if i.get("type") in _OUTPUTS
     ]
     if results:
         return "Here is what I found: " + "; ".join(results) + ". " + prose.sentence(), None
     return prose.cut_paragraph(3)
+
+
+_OUTPUTS = ANSWERS - {"mcp_approval_response"}
+
+
+def _output_text(item: Json) -> str:
+    output = item.get("output")
+    return output if isinstance(output, str) else json.dumps(output)
 
 
 def default_plan(
@@ -124,12 +177,16 @@ def default_plan(
             made(TextPart, text=text, annotations=(), cut=cut),), role="assistant", phase=None,
             id=None)])
     start = _last_user_index(context)
-    tools, must_call = _callable_tools(request)
+    choice = resolve_choice(request)
+    tools, must_call = choice.tools, choice.must
     # read only when tools are offered: what the user asked, whether a tool output came back
     last_text = item_text(context[start]) if tools and start >= 0 else ""
-    answered = bool(tools) and any(i.get("type") == "function_call_output"
-                                   for i in context[start + 1:])
-    if (tools and (must_call or not answered)) or \
+    after = context[start + 1:] if tools else []
+    asked = Asked(request, last_text, after, context, prose, faker, choice.mcp_tool)
+    answered = bool(tools) and (
+        any(i.get("type") in ANSWERS and i.get("type") != "computer_call_output" for i in after)
+        or computer_done(asked))
+    if tools or \
             request.echo.get("text", {}).get("format", {}).get("type") == "json_schema":
         faker.seed_instance(content)  # only tool arguments and schema values draw from it
     items: list[ItemPlan] = []
@@ -140,12 +197,15 @@ def default_plan(
         summary = prose.sentence()
         items.append(ReasoningPlan(summary=(summary,)))
         used += count_tokens(summary)
+    approvals = answer_approvals(asked) if tools else None
+    if approvals is not None:  # the client approved (or refused) an MCP server's call
+        assert approvals.said is not None
+        return ReplyPlan(items=[*items, *approvals.items, MessagePlan(parts=(TextPart(
+            approvals.said),))])
     if tools and (must_call or not answered):
-        hints = _hints(last_text)
-        for tool in _tools_to_call(request, tools, last_text):
-            arguments = value_for(tool.get("parameters") or {"type": "object"}, faker, hints=hints)
-            items.append(FunctionCallPlan(name=tool["name"], arguments=json.dumps(arguments)))
-        return ReplyPlan(items=items)
+        calls = _calls(request, choice, asked, faker)
+        if calls:
+            return ReplyPlan(items=[*items, *calls])
     text, cut = _answer_text(request, context, start + 1, faker, prose)
     if budget is not None and used + (count_tokens(text) if cut is None else cut[1]) > budget:
         text = "".join(split_tokens(text)[: max(budget - used, 0)])

@@ -17,6 +17,7 @@ from ormock.protocol.plan import (
     RefusalPart,
     ReplyPlan,
     TextPart,
+    ToolCallPlan,
     VendorItemPlan,
 )
 from ormock.protocol.response import new_response, usage_object
@@ -35,6 +36,7 @@ __all__ = [
     "ReplyPlan",
     "StreamReport",
     "TextPart",
+    "ToolCallPlan",
     "VendorItemPlan",
     "Violation",
     "build_events",

@@ -18,6 +18,8 @@ from ormock.protocol.hints import short
 from ormock.protocol.profile import Profile, get_profile
 from ormock.protocol.schema import schema_errors
 from ormock.protocol.sse import SSEMessage, parse_sse
+from ormock.protocol.tools import KINDS, TOOL_EVENTS
+from ormock.protocol.tools.rules import ToolState, item_done, tool_event
 from ormock.protocol.types import Json
 
 __all__ = ["RULES", "ProtocolError", "StreamReport", "Violation", "check_stream", "fold_events"]
@@ -170,6 +172,7 @@ class _Item:
     reported: bool = False  # already named by an item-open violation
     implied: bool = False  # opened by an event that came before its output_item.added
     prior: bool = False  # added before a resumed tail began: its start was not seen
+    tool: ToolState | None = None  # an OpenAI tool item's events, folded (tools/rules.py)
 
 
 # what an event implies about its item and part when their .added event is missing
@@ -194,6 +197,8 @@ class _Checker:
         self.profile = profile
         self.spelled = not profile.plain  # events to read as the Open Responses spelling
         self.known = profile.known_events
+        # OpenAI's tool items' events, held to their rules (ormock.protocol.tools.rules)
+        self.tool_events = TOOL_EVENTS if profile.openai_items else {}
         # a resumed tail (GET ...?stream=true&starting_after=N) begins mid-sequence: items and
         # parts it meets unopened were opened before it
         self.resumed = resumed or starting_after is not None
@@ -244,6 +249,14 @@ class _Checker:
         if self.report.done:
             self.flag("after-done", f"{type_} after data: [DONE]")
             return  # outside the stream: not folded
+        if type_ in self.tool_events:
+            if self.prev is None and not self.resumed:
+                self._first(type_)
+            elif self.terminals:
+                self.flag("order", f"{type_} after the terminal event")
+            else:
+                self._tool_event(type_, event)
+            return
         if ev.is_vendor_type(type_) or type_ in self.known:
             if self.prev is None and not self.resumed:
                 self._first(type_)
@@ -260,7 +273,7 @@ class _Checker:
             )
             return
         if self.schema and self.profile.official_schema:
-            problem = schema_errors(event)
+            problem = schema_errors(event, openai_tools=self.profile.openai_items)
             if problem:
                 self.flag("schema", f"{type_} fails the official schema: {problem}")
         before = len(self.report.violations)
@@ -525,6 +538,8 @@ class _Checker:
             sent = short(final.get("arguments"), 40)
             self.flag("done-mismatch", f"output_item.done arguments {sent} differ from the "
                       f"streamed {short(item.arguments, 40)}")
+        if self.tool_events and final.get("type") in KINDS:
+            item_done(item.tool, final, self.schema and self.profile.official_schema, self.flag)
         self._open_parts(item, ev.ITEM_DONE)
         for name, parts in (("content", item.content), ("summary", item.summary)):
             listed = final.get(name)
@@ -540,6 +555,18 @@ class _Checker:
                 problem = _part_differs(listed[index], part)
                 if problem:
                     self.flag("done-mismatch", f"output_item.done {name}[{index}]: {problem}")
+
+    def _tool_event(self, type_: str, event: Json) -> None:
+        item = self._item_at(event)
+        if item is None:
+            return
+        wanted = self.tool_events[type_]
+        if item.type and item.type != wanted:
+            self.flag("index-mismatch", f"{type_} targets item {item.id}, a {item.type}")
+            return
+        if item.tool is None:
+            item.tool = ToolState()
+        tool_event(item.tool, type_, event, self.flag)
 
     def _part_event(self, type_: str, event: Json) -> None:
         item = self._item_at(event)

@@ -17,6 +17,7 @@ __all__ = [
     "RefusalPart",
     "ReplyPlan",
     "TextPart",
+    "ToolCallPlan",
     "VendorItemPlan",
 ]
 
@@ -72,7 +73,26 @@ class VendorItemPlan:
     id: str | None = None
 
 
-ItemPlan = MessagePlan | FunctionCallPlan | ReasoningPlan | VendorItemPlan
+@dataclass(frozen=True)
+class ToolCallPlan:
+    """One of OpenAI's tool-call items (``ormock.protocol.tools``: ``web_search_call``,
+    ``mcp_call``, ``custom_tool_call``, ...), streamed with the events OpenAI sends about it.
+
+    ``fields``: the item's fields besides ``id``, ``type`` and ``status``, as its
+    ``output_item.done`` carries them (a ``call_id`` is drawn when the kind has one and
+    ``fields`` gives none). ``partial_images``: base64 images an ``image_generation_call``
+    streams before it completes. ``vendor``: the item goes out as the extension item
+    ``vendor:type`` (added, then done with its fields, without OpenAI's own events), as a
+    profile without OpenAI's tool items (the Open Responses spec) has it."""
+
+    type: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    partial_images: tuple[str, ...] = ()
+    id: str | None = None
+    vendor: str | None = None
+
+
+ItemPlan = MessagePlan | FunctionCallPlan | ReasoningPlan | VendorItemPlan | ToolCallPlan
 
 Status = Literal["completed", "incomplete", "failed"]
 

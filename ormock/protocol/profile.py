@@ -13,6 +13,12 @@ the openai SDK's ``ResponseStreamEvent``, generated into ``openai_vocabulary.jso
 is optional, and reasoning and compaction items may carry a re-encrypted ``encrypted_content``
 in the terminal snapshot.
 
+OpenAI's tool-call items (hosted tools, custom tools, computer use, the Codex tools, tool search:
+``ormock.protocol.tools``) are not Open Responses items. A profile with ``openai_items``
+(``openai``) sends them as OpenAI does, with their own stream events, and its checker holds
+them to OpenAI's rules; any other profile (the spec's) sends each as the extension item
+``openai:<type>`` (added, then done with its fields), as the spec allows an extension.
+
 A profile also says what its provider accepts and answers (``platform``, seed 002's stateful
 subset: ``store`` true, no background, text messages and tool outputs only, no caller
 instructions or tools, ``usage`` null rather than estimated, assistants on ``/v1/models``,
@@ -84,6 +90,8 @@ class Profile:
     done_optional: bool = False  # the stream may end without data: [DONE]
     reencrypted_items: frozenset[str] = frozenset()  # item types whose encrypted_content the
     # terminal snapshot may carry re-encrypted (it differs from output_item.done's)
+    openai_items: bool = False  # OpenAI's tool-call items and their events, as OpenAI sends
+    # them (False: each as the extension item ``openai:<type>``)
     # what the provider accepts (``check_request``) and answers
     unstored: bool = True  # ``store: false`` is accepted (False: 400 naming ``store``)
     background: bool = True  # it has background mode (False: ``background: true`` is a 400
@@ -241,6 +249,7 @@ OPENAI = Profile(
     openai_requests=True,
     done_optional=True,
     reencrypted_items=frozenset({"reasoning", "compaction"}),
+    openai_items=True,
 )
 
 # seed 002: a stateful provider's "OpenAI-compatible subset v1" of the Responses API

@@ -6,6 +6,7 @@ from functools import cache
 from typing import Any
 
 from ormock.protocol import events as ev
+from ormock.protocol.tools.kinds import KINDS
 
 __all__ = ["schema_errors", "validate_compaction", "validate_error", "validate_response"]
 
@@ -44,20 +45,45 @@ def _model(name: str) -> Any:
     return getattr(openresponses_types, name)
 
 
-def _without_vendor_items(payload: dict[str, Any]) -> dict[str, Any]:
-    """Extension items are outside the core schema: the item state machine checks them."""
+def _outside(item: Any, openai_tools: bool) -> bool:
+    """An item outside the core schema: an extension item, or (``openai_tools``) one of
+    OpenAI's tool-call items, which their own rules check (``ormock.protocol.tools``)."""
+    kind = str(item.get("type", "")) if isinstance(item, dict) else ""
+    return ev.is_vendor_type(kind) or (openai_tools and kind in KINDS)
+
+
+def _without_vendor_items(payload: dict[str, Any], openai_tools: bool = False
+                          ) -> dict[str, Any]:
+    """Extension items are outside the core schema: the item state machine checks them. So
+    are OpenAI's tool items, tools and forced tool choices under ``openai_tools``: the
+    Response's echo keeps its function tools for the schema to read."""
     item = payload.get("item")
-    if isinstance(item, dict) and ev.is_vendor_type(str(item.get("type", ""))):
+    if _outside(item, openai_tools):
         payload = {**payload, "item": {"type": "message", "id": "-", "status": "completed",
                                        "role": "assistant", "content": []}}
     response = payload.get("response")
     if isinstance(response, dict) and isinstance(response.get("output"), list):
-        output = [
-            i for i in response["output"]
-            if not (isinstance(i, dict) and ev.is_vendor_type(str(i.get("type", ""))))
-        ]
-        payload = {**payload, "response": {**response, "output": output}}
+        output = [i for i in response["output"] if not _outside(i, openai_tools)]
+        response = {**response, "output": output}
+        payload = {**payload, "response": response}
+    if openai_tools and isinstance(response, dict):
+        payload = {**payload, "response": _function_tools_only(response)}
     return payload
+
+
+def _function_tools_only(response: dict[str, Any]) -> dict[str, Any]:
+    tools = response.get("tools")
+    if isinstance(tools, list):
+        response = {**response, "tools": [t for t in tools if not isinstance(t, dict)
+                                          or t.get("type") == "function"]}
+    choice = response.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") not in ("function", "allowed_tools"):
+        response = {**response, "tool_choice": "required"}
+    elif isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        listed = [t for t in choice.get("tools") or [] if isinstance(t, dict)
+                  and t.get("type") == "function"]
+        response = {**response, "tool_choice": {**choice, "tools": listed}}
+    return response
 
 
 def _format(error: Any) -> str:
@@ -68,16 +94,17 @@ def _format(error: Any) -> str:
     return f"{where or 'event'}: {first['msg']}{tail}"
 
 
-def schema_errors(event: dict[str, Any]) -> str | None:
+def schema_errors(event: dict[str, Any], *, openai_tools: bool = False) -> str | None:
     """None if the event is valid under the official schema, else a one-line reason.
 
-    Vendor-prefixed events are outside the schema and always pass.
+    Vendor-prefixed events are outside the schema and always pass; ``openai_tools``: so are
+    OpenAI's tool items, tools and tool choices (a profile that sends them).
     """
     name = _MODELS.get(str(event.get("type")))
     if name is None:
         return None
     try:
-        _model(name).model_validate(_without_vendor_items(event))
+        _model(name).model_validate(_without_vendor_items(event, openai_tools))
     except Exception as error:  # pydantic.ValidationError
         return _format(error)
     return None

@@ -25,10 +25,12 @@ from ormock.protocol.plan import (
     RefusalPart,
     ReplyPlan,
     TextPart,
+    ToolCallPlan,
 )
 from ormock.protocol.response import usage_object
 from ormock.protocol.sse import delta_frames
 from ormock.protocol.tokens import Chunker, chunker, count_tokens
+from ormock.protocol.tools import tool_call_events
 from ormock.protocol.types import Json
 
 __all__ = ["build_events", "build_final", "build_frames"]
@@ -225,6 +227,9 @@ def _item_events(
         return done, count_tokens(item.arguments), 0
     if isinstance(item, ReasoningPlan):
         return _reasoning(out, item, index, status, ids, chunk)
+    if isinstance(item, ToolCallPlan):
+        done, tokens = tool_call_events(out, item, index, status, ids, chunk)
+        return done, tokens, 0
     item_id = item.id or ids.new("item")
     out.emit(ev.ITEM_ADDED, output_index=index, item=vendor_item(item.type, item_id, "in_progress"))
     done = vendor_item(item.type, item_id, status, item.fields)

@@ -94,9 +94,12 @@ def _compile_step(raw: Json, index: int, lines: Lines) -> Step:
 
 
 def _check_step(scenario: Scenario, step: Step, lines: Lines, index: int) -> None:
-    """Build the step's stream once and hold it to the protocol (or to its declared breaks)."""
+    """Build the step's stream once and hold it to the protocol (or to its declared breaks); a
+    built reply of a scenario whose profile sends OpenAI's tool items with them, held to
+    that profile's rules."""
     reply = step.reply
     path = ("steps", index, "reply")
+    openai = scenario.profile is not None and scenario.profile.openai_items
     if reply.sse is not None:
         report = check_stream(reply.sse)
     else:
@@ -106,10 +109,11 @@ def _check_step(scenario: Scenario, step: Step, lines: Lines, index: int) -> Non
             with FAKER_LOCK:
                 draws = Draws(shared_faker(), scenario.seed)
                 events = reply.build(draws, {"model": "ormock-1", "input": ""}, response, ids,
-                                     input_tokens=0, completed_at=0)
+                                     input_tokens=0, completed_at=0, openai_items=openai)
         except (ValueError, KeyError, TypeError) as error:
             raise lines.error(f"cannot build this reply: {error}", path) from None
-        report = check_stream(events)
+        report = check_stream(events, profile=scenario.profile.spellings_only()
+                              if openai and scenario.profile and not reply.literal else None)
     broken = report.rules
     if broken - reply.breaks:
         first = next(v for v in report.violations if v.rule not in reply.breaks)

@@ -30,10 +30,12 @@ from ormock.protocol.response import usage_object
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
 from ormock.protocol.tokens import chunker
+from ormock.protocol.tools import KINDS, spelled
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Frame, Pacing
 from ormock.scenario.generated_text import Draws
 from ormock.scenario.templates import Template, TemplateError, compile_template, has_template
+from ormock.scenario.tool_items import tool_plan
 
 __all__ = ["StepReply", "compile_reply"]
 
@@ -137,6 +139,8 @@ def _item(spec: Json) -> ItemPlan:
         return ReasoningPlan(summary=_texts(body.get("summary")),
                              content=_texts(body.get("content")),
                              encrypted_content=body.get("encrypted_content"), id=body.get("id"))
+    if kind in KINDS:
+        return tool_plan(kind, body)
     return VendorItemPlan(type=body["type"], fields=dict(body.get("fields", {})),
                           id=body.get("id"))
 
@@ -247,11 +251,13 @@ class StepReply:
         *,
         input_tokens: int,
         completed_at: int,
+        openai_items: bool = False,
     ) -> list[Json]:
-        """The events for one request: literal ones as written, or built from the items."""
+        """The events for one request: literal ones as written, or built from the items
+        (OpenAI's tool items as ``openai_items`` says: ``ormock.protocol.tools.spelled``)."""
         if self.literal:
             return self.literal_events()
-        events = build_events(self.plan(faker, request), response, ids,
+        events = build_events(spelled(self.plan(faker, request), openai_items), response, ids,
                               input_tokens=input_tokens, completed_at=completed_at)
         self.own_usage(events[-1]["response"])
         return events

@@ -15,6 +15,7 @@ from ormock.protocol.hints import suggest
 from ormock.protocol.types import Json
 from ormock.scenario.matching import CHECKS
 from ormock.scenario.source import Lines
+from ormock.scenario.tool_items import TOOL_ITEM_SCHEMAS
 
 __all__ = ["describe_error", "scenario_schema", "schema_text", "validate"]
 
@@ -99,6 +100,7 @@ _ITEM_KINDS: Json = {
             "id": {"type": "string"},
         },
     },
+    **TOOL_ITEM_SCHEMAS,
 }
 _PACING: Json = {
     "type": "object",

@@ -4,9 +4,12 @@
 ``reply_of(response, model)`` gives the mapping whose ``items`` (messages with their parts and
 url citations, refusals, function calls, reasoning, vendor items, each with its own ids),
 ``usage``, ``status`` (with ``incomplete_reason`` or ``error``) and ``model`` make that output
-again. It is then built as a step would build it and compared with the response: whatever the
-scenario format cannot say (a hosted tool's item, logprobs, a ``{{`` a template would read, an
-item status the format does not give) raises ``Inexpressible`` naming it, never dropped.
+again; OpenAI's tool calls (``web_search_call``, ``mcp_call``, ...) as the items of their type,
+each with its fields (a scenario of them plays the ``openai`` profile: ``needs_openai``). It is
+then built as a step would build it and compared with the response: whatever the scenario
+format cannot say (a field of a tool call the format does not know, logprobs, a ``{{`` a
+template would read, an item status the format does not give) raises ``Inexpressible``
+naming it, never dropped.
 """
 
 from __future__ import annotations
@@ -15,16 +18,23 @@ import json
 from typing import Any
 
 from ormock.protocol.ids import IdFactory
+from ormock.protocol.tools import KINDS
 from ormock.protocol.types import Json
 from ormock.scenario.generated_text import FAKER_LOCK, Draws, shared_faker
 from ormock.scenario.model import load_scenario
 from ormock.scenario.source import ScenarioError
 from ormock.scenario.templates import has_template
 
-__all__ = ["Inexpressible", "reply_of"]
+__all__ = ["Inexpressible", "needs_openai", "reply_of"]
 
-_ITEM_TYPES = "message, function_call, reasoning and vendor-prefixed (acme:...) items"
+_ITEM_TYPES = ("message, function_call, reasoning, OpenAI's tool calls (web_search_call, "
+               "mcp_call, custom_tool_call, ...) and vendor-prefixed (acme:...) items")
 _STATUSES = ("completed", "incomplete", "failed")
+
+
+def needs_openai(reply: Json) -> bool:
+    """Whether a reply holds OpenAI's tool items: its scenario plays the ``openai`` profile."""
+    return any(next(iter(item)) in KINDS for item in reply.get("items") or [])
 
 
 class Inexpressible(ValueError):
@@ -112,6 +122,13 @@ def _reasoning(item: Json, where: str) -> Json:
     return {"reasoning": body}
 
 
+def _no_template(fields: Json, where: str) -> None:
+    for key, value in fields.items():
+        if has_template(json.dumps(value, ensure_ascii=False)):
+            raise Inexpressible(f"{where}.{key} holds '{{{{', which a scenario reads as a "
+                                "template")
+
+
 def _item(item: Json, where: str) -> Json:
     kind = item.get("type")
     if kind == "message":
@@ -123,12 +140,13 @@ def _item(item: Json, where: str) -> Json:
             call_id=item.get("call_id"), id=item.get("id"))}
     if kind == "reasoning":
         return _reasoning(item, where)
+    if kind in KINDS:  # one of OpenAI's tool calls: its own fields, as sent
+        fields = {k: v for k, v in item.items() if k not in ("type", "status")}
+        _no_template(fields, where)
+        return {str(kind): fields}
     if isinstance(kind, str) and ":" in kind:  # an extension item: its own fields, as sent
         fields = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
-        for key, value in fields.items():
-            if has_template(json.dumps(value, ensure_ascii=False)):
-                raise Inexpressible(f"{where}.{key} holds '{{{{', which a scenario reads as "
-                                    "a template")
+        _no_template(fields, where)
         return {"vendor_item": _given(type=kind, fields=fields, id=item.get("id"))}
     raise Inexpressible(f"{where} is a {kind} item; a scenario step's items are {_ITEM_TYPES}")
 
@@ -170,8 +188,10 @@ def _first_difference(made: Any, sent: Any, where: str) -> str | None:
 def _check(reply: Json, response: Json) -> None:
     """Load ``reply`` as a scenario's step (the schema, the protocol), build it for this
     response as the step would, and compare what it says."""
+    openai = needs_openai(reply)
     try:
-        step = load_scenario({"name": "export", "steps": [{"reply": reply}]}).steps[0].reply
+        step = load_scenario({"name": "export", "steps": [{"reply": reply}],
+                              **({"profile": "openai"} if openai else {})}).steps[0].reply
     except ScenarioError as error:
         raise Inexpressible(f"a step with this reply does not load ({error})") from None
     try:
@@ -179,7 +199,7 @@ def _check(reply: Json, response: Json) -> None:
         with FAKER_LOCK:
             final = step.build(Draws(shared_faker(), 0), {}, dict(response), IdFactory(0),
                                input_tokens=int(usage.get("input_tokens") or 0),
-                               completed_at=0)[-1]["response"]
+                               completed_at=0, openai_items=openai)[-1]["response"]
     except (ValueError, KeyError, TypeError) as error:
         raise Inexpressible(f"a step with this reply cannot be built ({error})") from None
     for key in ("status", "output", "usage", "incomplete_details", "error"):

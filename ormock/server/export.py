@@ -43,7 +43,7 @@ from ormock.protocol.checker import check_stream
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.secrets import is_secret_header, mask_json, mask_text
 from ormock.protocol.types import Json
-from ormock.scenario.transcript import Inexpressible, reply_of
+from ormock.scenario.transcript import Inexpressible, needs_openai, reply_of
 from ormock.server.exchange import api_path
 
 __all__ = ["KINDS", "export_entry"]
@@ -198,9 +198,11 @@ def _document(entry: JournalEntry, reply: Json, how: str) -> str:
     if isinstance(entry.body, dict) and isinstance(entry.body.get("model"), str):
         step["match"] = {"model": entry.body["model"]}
     step["reply"] = reply
-    document = {"name": f"exported-{entry.id}",
-                "description": f"Exchange {entry.id} ({entry.method} {entry.path}) {how}.",
-                "steps": [step]}
+    document: Json = {"name": f"exported-{entry.id}",
+                      "description": f"Exchange {entry.id} ({entry.method} {entry.path}) {how}."}
+    if needs_openai(reply):  # OpenAI's tool items, as the openai profile sends them
+        document["profile"] = "openai"
+    document["steps"] = [step]
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
 
 
