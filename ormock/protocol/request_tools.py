@@ -74,14 +74,15 @@ def echo_tool(tool: Json) -> Json:
 
 
 # each hosted tool's ``tool_choice`` form, and the tool types it forces (a form names its tool's
-# type, or one of its dated or older spellings)
-_WEB_SEARCH = ("web_search", "web_search_2025_08_26")
-_PREVIEW = ("web_search_preview", "web_search_preview_2025_03_11")
+# type, or one of its dated or older spellings). The web search forms are one family: the SDK's
+# forced form is ``web_search_preview`` (it has no ``web_search`` form) while clients offer the
+# ``web_search`` tool, so each form forces any of them
+_WEB_SEARCH = ("web_search", "web_search_2025_08_26", "web_search_preview",
+               "web_search_preview_2025_03_11")
 _COMPUTER = ("computer", "computer_use_preview")
 FORCED_TYPES: dict[str, tuple[str, ...]] = {
     "file_search": ("file_search",),
-    "web_search": _WEB_SEARCH, "web_search_2025_08_26": _WEB_SEARCH,
-    "web_search_preview": _PREVIEW, "web_search_preview_2025_03_11": _PREVIEW,
+    **dict.fromkeys(_WEB_SEARCH, _WEB_SEARCH),
     "computer": ("computer",), "computer_use_preview": ("computer_use_preview",),
     "computer_use": _COMPUTER,
     "image_generation": ("image_generation",), "code_interpreter": ("code_interpreter",),
