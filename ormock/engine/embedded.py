@@ -26,6 +26,7 @@ from ormock.engine.tool_calls import (
     Choice,
     answer_approvals,
     computer_done,
+    family,
     mentioned,
     plan_call,
     resolve_choice,
@@ -68,10 +69,12 @@ def _last_user_index(context: list[Json]) -> int:
     return -1
 
 
-def _tools_to_call(request: ResponseRequest, choice: Choice, text: str) -> list[Json]:
+def _tools_to_call(request: ResponseRequest, choice: Choice, text: str,
+                   after: list[Json]) -> list[Json]:
     """The tools called: those the user's words name (one unless calls may run in parallel),
-    every function tool when the words ask for them all, else the first function or custom
-    tool, else (a call being required) the first tool; none when nothing calls for one."""
+    every function tool when the words ask for them all, else the computer whose screenshot
+    just came back (its task goes on), else the first function or custom tool, else (a call
+    being required) the first tool; none when nothing calls for one."""
     tools = choice.tools
     named = [t for t in tools if mentioned(t, text)]
     functions = [t for t in tools if t.get("type") == "function"]
@@ -83,8 +86,10 @@ def _tools_to_call(request: ResponseRequest, choice: Choice, text: str) -> list[
     elif named:
         chosen = named[:1]
     else:
+        screens = any(i.get("type") == "computer_call_output" for i in after)
+        going = [t for t in tools if screens and family(t.get("type")) == "computer"]
         own = [t for t in tools if t.get("type") in ("function", "custom")]
-        chosen = own[:1] or (tools[:1] if choice.must else [])
+        chosen = going[:1] or own[:1] or (tools[:1] if choice.must else [])
     limit = request.echo.get("max_tool_calls")
     return chosen[:limit] if limit else chosen
 
@@ -98,7 +103,7 @@ def _calls(request: ResponseRequest, choice: Choice, asked: Asked, faker: Faker
     citations: list[Json] = []
     waits = False  # a call the client answers (or approves) before the model goes on
     hints = _hints(asked.text)
-    for tool in _tools_to_call(request, choice, asked.text):
+    for tool in _tools_to_call(request, choice, asked.text, asked.after):
         if tool.get("type") == "function":
             arguments = value_for(tool.get("parameters") or {"type": "object"}, faker, hints=hints)
             items.append(FunctionCallPlan(name=tool["name"], arguments=json.dumps(arguments)))
