@@ -1,6 +1,7 @@
 """The plugin API: a module with ``register(registry)`` adds faults, match checks, scenario
 folders and provider profiles (``registry.profile``; the built-in ones are values of
-``ormock.protocol.profile``).
+``ormock.protocol.profile``, and the real providers' are the modules of ``ormock.providers``,
+registered here as plugins when this module is imported).
 
 Plugins are found through the ``ormock.plugins`` entry-point group (loaded by every server and
 by the pytest plugin), or named explicitly: ``ormock serve --plugin MODULE_OR_FILE``, the
@@ -29,6 +30,7 @@ from typing import Any, TypeVar
 
 from ormock.faults import Fault, register
 from ormock.protocol.profile import Profile, register_profile
+from ormock.providers import PROVIDERS
 from ormock.scenario.matching import CheckFn, Prepare, register_check
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginError", "Registry", "load_entry_points", "load_plugins",
@@ -148,3 +150,12 @@ def load_entry_points() -> list[str]:
             _register(key, module)
         names.append(point.name)
     return names
+
+
+def _register_providers() -> None:
+    """The real providers' profiles (``ormock.providers``), registered as any plugin is."""
+    for module in PROVIDERS:
+        _register(f"provider:{module.__name__.rsplit('.', 1)[-1]}", module)
+
+
+_register_providers()

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import ormock.plugins  # noqa: F401  (registers the real providers' profiles)
 from ormock.protocol.profile import profile_names
 
 __all__ = ["add_parser", "check_files", "run"]

@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+import ormock.plugins  # noqa: F401  (registers the real providers' profiles)
 from ormock.commands.cassette import add_redaction_options
 from ormock.commands.serve import add_allowed_host
 from ormock.engine.limits import Limits

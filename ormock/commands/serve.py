@@ -11,10 +11,11 @@ import sys
 from dataclasses import fields
 from typing import Any
 
+import ormock.plugins  # noqa: F401  (registers the real providers' profiles)
 from ormock.engine.limits import Limits
 from ormock.engine.store import StoreError, check_store
 from ormock.engine.store.base import shown
-from ormock.protocol.profile import get_profile
+from ormock.protocol.profile import OPENAI, OPENRESPONSES, PLATFORM, get_profile, profile_names
 
 __all__ = ["add_allowed_host", "add_parser", "limit_options", "run"]
 
@@ -183,8 +184,9 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--profile", default="openresponses", metavar="NAME",
                        help="the provider played: openresponses (the official schema, "
                        "default), openai (OpenAI's spellings: response.reasoning_text.*, the "
-                       "json_schema format echoed), platform (seed 002's stateful subset), or "
-                       "one a --plugin registers")
+                       "json_schema format echoed), platform (seed 002's stateful subset), "
+                       "a real provider (" + ", ".join(_providers()) + ", docs/profiles.md), "
+                       "or one a --plugin registers")
     serve.add_argument("--store", default="memory", metavar="memory|sqlite:PATH|redis://...",
                        help="where stored responses live: memory (default; gone when the "
                        "server stops), sqlite:PATH (one file, kept across restarts) or "
@@ -210,3 +212,11 @@ def add_parser(commands: Any) -> None:
                        help="once listening, print one JSON line on stdout: base_url, seed, "
                        "workers, scenarios, cassettes")
     serve.set_defaults(func=run)
+
+
+
+def _providers() -> list[str]:
+    """The registered profiles beyond the three built-in values: the real providers' (and an
+    installed plugin's)."""
+    builtin = {p.name for p in (OPENRESPONSES, OPENAI, PLATFORM)}
+    return [name for name in profile_names() if name not in builtin]

@@ -29,7 +29,7 @@ from ormock.engine.store import ResponseStore, Stored
 from ormock.engine.turn import Turn, background_check, socket_check
 from ormock.faults import Fault
 from ormock.protocol.openai_items import call_outputs
-from ormock.protocol.plan import ItemPlan, ReasoningPlan, ReplyPlan
+from ormock.protocol.plan import FunctionCallPlan, ItemPlan, ReasoningPlan, ReplyPlan
 from ormock.protocol.reasoning import INCLUDE_ENCRYPTED, reasoning_key, seal
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest, item_text
@@ -58,7 +58,10 @@ def respond(
     local: ResponseStore | None = None,
     transport: Transport | None = None,
 ) -> Reply | RawReply:
-    """The reply to a parsed request (the caller holds ``engine.lock`` and journals it)."""
+    """The reply to a parsed request (the caller holds ``engine.lock`` and journals it), a
+    stream framed as the provider played frames one."""
+    # as the namespace's provider reads it: fields it drops unread, a continuation it refuses
+    request = engine.profile.accepted(request)
     # its items come before the input (no call for a body naming none: nearly every one)
     joined = join_conversation(engine, request) if "conversation" in request.body else None
     owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
@@ -86,12 +89,12 @@ def respond(
     if key is not None:
         template = engine.cache.get(key)
         if template is not None:  # the same content as an earlier reply, fresh ids
-            return issue(engine, turn, template, created, completed, owner)
+            return _framed(turn, issue(engine, turn, template, created, completed, owner))
     turn.echo = echo_of(turn)  # only a build repeats them (a cache hit has its bytes)
     if joined is not None:
         turn.echo["conversation"] = {"id": joined.id}
     if key is not None and not turn.socket and not turn.literal:
-        return fresh(engine, turn, key, created, completed, owner)
+        return _framed(turn, fresh(engine, turn, key, created, completed, owner))
     ids = RecordingIds(engine.ids) if key is not None else engine.ids
     reply = planned(engine, turn, build(engine, turn, ids, completed_at=completed,
                                         created_at=created), pacing)
@@ -100,7 +103,7 @@ def respond(
     out = fault_reply(engine, reply, faults, entry, unfit)
     final = final_response(out.events) if isinstance(out, Reply) else None
     if final is None or not isinstance(final.get("id"), str):
-        return out
+        return _framed(turn, out)
     raw = None  # the final Response's JSON, when already encoded (the store keeps it)
     if isinstance(ids, RecordingIds) and out is reply:
         out, raw = remember(engine, key, reply, final, ids, created, completed)
@@ -109,7 +112,16 @@ def respond(
                 owner=owner, extensions=turn.extensions), local)
     if joined is not None:
         joined.append(engine, final.get("output") or [])
-    return out
+    return _framed(turn, out)
+
+
+def _framed(turn: Turn, out: Reply | RawReply) -> Reply | RawReply:
+    """A streamed reply framed as the provider played frames its streams (most frame them
+    as Open Responses does: the reply as it is)."""
+    framing = turn.profile.framing
+    if framing.spec or not isinstance(out, Reply) or not out.stream or out.socket:
+        return out
+    return replace(out, framing=framing)
 
 
 def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: Joined | None,
@@ -137,6 +149,8 @@ def echo_of(turn: Turn) -> Json:
     if turn.profile.echo_json_schema and text_format.get("type") == "json_schema":
         schema = request.body["text"]["format"]["schema"]
         echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
+    if not turn.profile.stateful:  # a provider that keeps nothing says so
+        echo["store"] = False
     if request.model is None and parent is not None:
         echo["model"] = parent.response["model"]
     if step_reply is not None and step_reply.model:
@@ -177,7 +191,7 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     include = request.body.get("include")
     if include and INCLUDE_ENCRYPTED in include:
         plan = _sealed(plan, reasoning_key(engine.seed))
-    return spelled(plan, turn.profile.openai_items)
+    return spelled(_calls_kept(plan, turn.profile.tool_calls_kept), turn.profile.openai_items)
 
 
 def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:
@@ -187,6 +201,20 @@ def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:
         replace(item, encrypted_content=seal(key, item.summary, item.content))
         if isinstance(item, ReasoningPlan) and item.encrypted_content is None else item
         for item in plan.items]
+    return replace(plan, items=items)
+
+
+def _calls_kept(plan: ReplyPlan, kept: int | None) -> ReplyPlan:
+    """The plan with only its first ``kept`` function calls (a provider that passes on only
+    the first calls the model makes: ``Profile.tool_calls_kept``; None: all)."""
+    if kept is None or sum(isinstance(i, FunctionCallPlan) for i in plan.items) <= kept:
+        return plan
+    calls = 0
+    items = []
+    for item in plan.items:
+        calls += isinstance(item, FunctionCallPlan)
+        if not isinstance(item, FunctionCallPlan) or calls <= kept:
+            items.append(item)
     return replace(plan, items=items)
 
 

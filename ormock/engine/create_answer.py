@@ -151,7 +151,8 @@ def prepare(engine: Engine, path: str, headers: Mapping[str, str], body: Any,
     delivery = Delivery(engine, entry, claim=claim, flight=flight)
     ready = Prepared(engine, reply, delivery)
     if (isinstance(reply, Reply) and isinstance(body, dict)
-            and body.get("background") is True and entry.response_id is not None):
+            and body.get("background") is True and entry.response_id is not None
+            and "background" not in engine.profile.ignored_fields):
         ready.background = True
         commit(held)
         return ready

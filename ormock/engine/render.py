@@ -58,6 +58,14 @@ def render(reply: Reply | RawReply, kind: Kind) -> Wire:
 
 
 def render_sse(reply: Reply) -> Wire:
+    wire = _render_sse(reply)
+    if reply.framing is None:
+        return wire
+    return Wire("sse", reply.framing.respell(wire.frames), wire.status, wire.headers,
+                wire.ending)
+
+
+def _render_sse(reply: Reply) -> Wire:
     headers = _SSE + _encoded(reply.headers) if reply.headers else _SSE
     if reply.frames is None and reply.body is not None:  # a cache hit: its bytes, whole
         return _wire("sse", (_frame(reply.body, 0.0, tuple(reply.events) or None),), 200,

@@ -16,6 +16,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+import ormock.plugins  # noqa: F401  (registers the real providers' profiles)
 from ormock.cassette.matching import Order
 from ormock.cassette.model import Cassette
 from ormock.cassette.validation import checked

@@ -47,6 +47,7 @@ class Exchange:
     body: Any = None
     findings: list[Finding] = field(default_factory=list)
     skipped: str | None = None
+    data: bytes = field(default=b"", repr=False)  # the body's bytes, as they came
 
     @property
     def musts(self) -> int:

@@ -18,6 +18,7 @@ from ormock.cassette.redact import SecretFound
 from ormock.cassette.save import save_cassette
 from ormock.probe.battery import BATTERY, Context, Exchange, Probe, Skip
 from ormock.probe.checks import judge, must
+from ormock.probe.likeness import likeness, observe
 from ormock.probe.report import ProbeRun
 from ormock.protocol.types import Json
 
@@ -142,6 +143,7 @@ async def run_probe(upstream: str, *, model: str = DEFAULT_MODEL, key: str | Non
                 continue
             exchange.ms = (time.monotonic() - started) * 1000
             exchange.status, exchange.ended, exchange.content_type = recording.status, ended, kind
+            exchange.data = data
             judge(exchange, data, context)
             interactions.append(recording.interaction(ended))
             events = "" if exchange.events is None else f", {exchange.events} events"
@@ -157,5 +159,22 @@ async def run_probe(upstream: str, *, model: str = DEFAULT_MODEL, key: str | Non
                     run.cassette_error = str(error)
                 except OSError as error:
                     run.cassette_error = f"cannot write {run.cassette} ({error.strerror})"
+        say("which profile it is closest to ...", end=" ")
+        try:
+            observed = await observe(client, url, _plain(key), model, context.results)
+        except httpx.HTTPError as error:  # the battery's report stands without it
+            say(f"not measured ({type(error).__name__})")
+        else:
+            run.likeness = likeness(observed)
+            say(", ".join(run.likeness.closest))
     return run
+
+
+def _plain(key: str | None) -> dict[str, str]:
+    """The headers of a request for a JSON answer, as the battery sends them."""
+    headers = {"content-type": "application/json", "accept": "application/json",
+               "accept-encoding": "identity"}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    return headers
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ormock.probe.battery import Exchange
+from ormock.probe.likeness import Likeness
 from ormock.protocol.types import Json
 
 __all__ = ["ProbeRun"]
@@ -22,6 +23,7 @@ class ProbeRun:
     cassette: Path
     exchanges: list[Exchange] = field(default_factory=list)
     cassette_error: str | None = None
+    likeness: Likeness | None = None  # which profile the provider is closest to
 
     @property
     def musts(self) -> int:
@@ -39,7 +41,8 @@ class ProbeRun:
         return {"upstream": self.upstream, "model": self.model, "profile": self.profile,
                 "cassette": str(self.cassette), "cassette_error": self.cassette_error,
                 "ok": self.ok, "must": self.musts, "should": self.shoulds,
-                "exchanges": [e.to_dict() for e in self.exchanges]}
+                "exchanges": [e.to_dict() for e in self.exchanges],
+                "likeness": None if self.likeness is None else self.likeness.to_dict()}
 
     def table(self) -> str:
         width = max([len(e.probe.name) for e in self.exchanges] + [5])
@@ -60,4 +63,6 @@ class ProbeRun:
         lines.append(f"{len(self.exchanges)} exchanges: {verdict}, {self.shoulds} SHOULD")
         lines.append(f"cassette: {self.cassette}" if self.cassette_error is None
                      else f"cassette NOT written: {self.cassette_error}")
+        if self.likeness is not None:
+            lines.extend(self.likeness.lines())
         return "\n".join(lines)

@@ -45,9 +45,11 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ormock.protocol import events as ev
+from ormock.protocol.dialect import SPEC_FRAMING, ErrorBody, Refusal, SseFraming
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.hints import suggest
 from ormock.protocol.openai_request import check_openai
+from ormock.protocol.request import parse_request
 from ormock.protocol.types import Json
 from ormock.protocol.vocabulary import openai_vocabulary
 
@@ -106,6 +108,16 @@ class Profile:
     estimated_usage: bool = True  # False: ``usage`` is null unless a reply gives its counts
     models: tuple[Model, ...] = DEFAULT_MODELS  # what ``GET /v1/models`` lists, in order
     error_types: Mapping[str, str] = field(default_factory=dict)  # error type -> its spelling
+    # how a real provider differs (``ormock.providers``; the defaults are Open Responses')
+    stateful: bool = True  # False: nothing is kept (``store`` echoed false, GET .../{id} 404)
+    continuation: Refusal | None = None  # a ``previous_response_id`` answered with this error
+    ignored_fields: tuple[str, ...] = ()  # request fields the provider drops unread
+    background_refusal: Refusal | None = None  # its wording when ``background`` is refused
+    refused_tools: Mapping[str, str] = field(default_factory=dict)  # tool type -> why refused
+    refused_why: Mapping[str, str] = field(default_factory=dict)  # refused field -> why
+    tool_calls_kept: int | None = None  # the function calls a reply keeps (None: every one)
+    framing: SseFraming = SPEC_FRAMING  # how its SSE streams are framed
+    error_body: ErrorBody | None = None  # its error envelope, made from Open Responses' one
 
     @property
     def known_events(self) -> frozenset[str]:
@@ -165,11 +177,18 @@ class Profile:
         body = request.body
         if create:
             self._check_modes(body)
+        for index, tool in enumerate(request.tools):
+            why = self.refused_tools.get(str(tool.get("type")))
+            if why is not None:
+                raise self._refuse(f"'tools[{index}].type' {tool.get('type')!r} is not taken "
+                                   f"under the {self.name} profile: {why}", f"tools[{index}].type",
+                                   "unsupported_value")
         for name in self.refused_fields:
             if body.get(name) not in (None, []):
+                why = self.refused_why.get(name, "the assistant brings its own")
                 raise self._refuse(f"'{name}' cannot be set by the caller under the "
-                                   f"{self.name} profile: the assistant brings its own; leave "
-                                   f"'{name}' out.", name, "unsupported_parameter")
+                                   f"{self.name} profile: {why}; leave '{name}' out.", name,
+                                   "unsupported_parameter")
         for index, item in enumerate(request.input):
             kind = item.get("type", "message")
             if self.input_types is not None and kind not in self.input_types:
@@ -198,6 +217,8 @@ class Profile:
                                "keeps every response (store: false is not supported).",
                                "store", "unsupported_parameter")
         if not self.background and body.get("background"):
+            if self.background_refusal is not None:
+                raise self.background_refusal.error(self.error_type)
             raise self._refuse(f"The {self.name} profile has no background mode; send "
                                "'background': false or leave it out.", "background",
                                "unsupported_parameter")
@@ -206,7 +227,35 @@ class Profile:
     def accepts_all(self) -> bool:
         """No request rule of its own: ``check_request`` passes every request."""
         return (self.unstored and self.background and not self.refused_fields
-                and self.input_types is None and self.message_parts is None)
+                and self.input_types is None and self.message_parts is None
+                and not self.refused_tools)
+
+    def accepted(self, request: ResponseRequest) -> ResponseRequest:
+        """A create request as this provider reads it: its ``ignored_fields`` dropped (the
+        request parsed again without them), a ``previous_response_id`` refused when the
+        provider answers one with its ``continuation`` error. Most profiles return it as is."""
+        if self.continuation is not None and request.previous_response_id is not None:
+            raise self.continuation.error(self.error_type, id=request.previous_response_id)
+        body = request.body
+        if not any(name in body for name in self.ignored_fields):
+            return request
+        return parse_request({k: v for k, v in body.items() if k not in self.ignored_fields})
+
+    @property
+    def respells_errors(self) -> bool:
+        """Its error envelopes differ from Open Responses' (a type spelled otherwise, or a
+        shape of its own): the server passes them through ``error_envelope``."""
+        return bool(self.error_types) or self.error_body is not None
+
+    def error_envelope(self, data: Json, status: int) -> Json:
+        """An Open Responses error envelope (``{"error": {...}}``) as this provider sends it
+        with ``status``."""
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("type"), str):
+            spelled = self.error_type(error["type"])
+            if spelled != error["type"]:
+                data = {**data, "error": {**error, "type": spelled}}
+        return self.error_body(data, status) if self.error_body is not None else data
 
     def _refuse(self, message: str, param: str, code: str) -> OpenResponsesError:
         return OpenResponsesError(message, type=self.error_type("invalid_request"), code=code,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ormock.protocol.checker import ProtocolError, check_stream
+from ormock.protocol.dialect import SseFraming
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json, json_events, parse_sse
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Frame, Pacing, frames_for
@@ -55,6 +56,9 @@ class Reply:
     # turn's text frames one a line), and its journal summary; ``events`` is then empty
     body: bytes | None = field(default=None, repr=False, compare=False)
     summary: Any = field(default=None, repr=False, compare=False)
+    # how the provider played frames the stream (None: as Open Responses does); ``render``
+    # respells the rendered frames with it
+    framing: SseFraming | None = field(default=None, repr=False, compare=False)
     _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
                                                  compare=False)
 

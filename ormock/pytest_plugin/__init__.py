@@ -6,7 +6,8 @@ responses, dropped after its test. Strict by default: after a test that passed, 
 matched nothing, steps never used, replies the client could not be sent and errors inside the
 server fail it in one report, each section saying how to opt out.
 
-Fixtures: ``ormock``, ``ormock_factory``, ``ormock_env``, ``ormock_config``, ``ormock_server``.
+Fixtures: ``ormock``, ``ormock_factory``, ``ormock_env``, ``ormock_config``, ``ormock_server``;
+a test taking ``ormock_profile`` runs once per profile (``ormock.pytest_plugin.profiles``).
 Marker: ``@pytest.mark.ormock(...)`` (the nearest wins). Options: ``--ormock-*`` and the ini keys
 ``ormock_scenarios``, ``ormock_plugins``, ``ormock_strict``, ``ormock_seed``, ``ormock_upstream``,
 ``ormock_cassette_dir``, ``ormock_url``. Cassettes: ``cassette=`` replays one in the test's fake,
@@ -40,6 +41,10 @@ from ormock.pytest_plugin.options import (
     parse_url,
     resolve,
     validate,
+)
+from ormock.pytest_plugin.profiles import (  # noqa: F401  (a hook: pytest finds it here)
+    profile_level,
+    pytest_generate_tests,
 )
 from ormock.pytest_plugin.session import OrmockSession
 
@@ -359,7 +364,7 @@ def ormock(
 ) -> OrmockFixture:
     """This test's fake: ``ormock.base_url``, ``.use(...)``, ``.requests``, ``.openai()``."""
     levels = [(ormock_config, "the ormock_config fixture"),
-              (_marker(request), "@pytest.mark.ormock")]
+              (_marker(request), "@pytest.mark.ormock"), *profile_level(request)]
     return _new_fake(request, _ormock_checks, levels, "@pytest.mark.ormock")
 
 
@@ -375,7 +380,8 @@ def ormock_factory(
 
     def make(**keys: Any) -> OrmockFixture:
         levels = [(ormock_config, "the ormock_config fixture"),
-                  (_marker(request), "@pytest.mark.ormock"), (keys, "ormock_factory")]
+                  (_marker(request), "@pytest.mark.ormock"), *profile_level(request),
+                  (keys, "ormock_factory")]
         return _new_fake(request, _ormock_checks, levels, "ormock_factory", keep=POLICY_KEYS)
 
     return make

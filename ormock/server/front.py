@@ -107,7 +107,7 @@ class Front:
         engine = self.namespaces.find(name)  # its profile, else the server's
         profile = engine.profile if engine is not None else self.namespaces.settings.profile
         # as this worker knows the namespace: a create that finds it changed routes again
-        if profile.error_types or self.replay.claims(name, lazily=True, found=engine):
+        if profile.respells_errors or self.replay.claims(name, lazily=True, found=engine):
             return None
         scope["endpoint"] = self.create.create
         scope["path_params"] = {"namespace": name} if name else {}

@@ -2,9 +2,11 @@
 
 A profile's ``error_types`` (``platform``: OpenAI's ``invalid_request_error`` for
 ``invalid_request`` and ``not_found``) rename the ``type`` of every HTTP error envelope a
-namespace answers, whichever endpoint built it, so no endpoint needs to know the profile. A
-namespace whose profile renames nothing is passed straight through (nothing is buffered), and so
-is an answer replayed from a cassette (it goes out as recorded).
+namespace answers, and its ``error_body`` (``openrouter``: ``{"error": {"code", "message",
+"metadata"}}``) reshapes the envelope, whichever endpoint built it (a validation 400, a 404, an
+injected ``http_error`` fault), so no endpoint needs to know the profile. A namespace whose
+profile respells nothing is passed straight through (nothing is buffered), and so is an answer
+replayed from a cassette (it goes out as recorded).
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ def namespace_profile(namespaces: Namespaces, path: str) -> Profile:
     return namespaces.profile_of(namespace_of(path) or "")
 
 
-def respell(body: bytes, profile: Profile) -> bytes:
-    """An error envelope's bytes with its ``type`` spelled the profile's way (anything else
-    as it was)."""
+def respell(body: bytes, profile: Profile, status: int = 400) -> bytes:
+    """An error envelope's bytes as the profile sends it with ``status`` (a body that is no
+    Open Responses envelope as it was)."""
     try:
         data = json.loads(body)
     except ValueError:
@@ -38,15 +40,15 @@ def respell(body: bytes, profile: Profile) -> bytes:
     error = data.get("error") if isinstance(data, dict) else None
     if not isinstance(error, dict) or not isinstance(error.get("type"), str):
         return body
-    spelled = profile.error_type(error["type"])
-    if spelled == error["type"]:
+    spelled = profile.error_envelope(data, status)
+    if spelled == data:
         return body
-    return encode_json({**data, "error": {**error, "type": spelled}}).encode()
+    return encode_json(spelled).encode()
 
 
 class ProfileErrors:
-    """Pure ASGI middleware: respell the error envelopes of namespaces whose profile has
-    ``error_types``."""
+    """Pure ASGI middleware: respell the error envelopes of namespaces whose profile
+    ``respells_errors``."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]],
                  namespaces: Namespaces) -> None:
@@ -58,7 +60,7 @@ class ProfileErrors:
             await self.app(scope, receive, send)
             return
         profile = namespace_profile(self.namespaces, scope.get("path", ""))
-        if not profile.error_types:
+        if not profile.respells_errors:
             await self.app(scope, receive, send)
             return
         start: Message | None = None
@@ -79,7 +81,7 @@ class ProfileErrors:
                 chunks.append(message.get("body", b""))
                 if message.get("more_body", False):
                     return
-                body = respell(b"".join(chunks), profile)
+                body = respell(b"".join(chunks), profile, start["status"])
                 headers = [(k, v) for k, v in start.get("headers", [])
                            if k != b"content-length"]
                 await send({**start, "headers": [*headers,
