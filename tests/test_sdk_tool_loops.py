@@ -130,3 +130,46 @@ def test_a_forced_tool_that_is_not_offered_is_a_400_naming_tool_choice(
                 tool_choice={"type": "image_generation"})
     error = refused.value.body
     assert isinstance(error, dict) and error["param"].startswith("tool_choice")
+
+
+NAMESPACE = {"type": "namespace", "name": "functions", "description": "the agent's tools",
+             "tools": [{"type": "function", "name": "exec_command", "description": "run",
+                        "parameters": {"type": "object", "required": ["cmd"],
+                                       "properties": {"cmd": {"type": "string"}}}},
+                       {"type": "custom", "name": "apply_patch", "description": "patch",
+                        "format": {"type": "text"}}]}
+
+
+def _offered(text: str) -> list[Json]:
+    """Codex's input with the newest models: its tools in an ``additional_tools`` item, each in
+    a ``namespace`` tool."""
+    return [{"type": "additional_tools", "role": "developer", "tools": [NAMESPACE]},
+            {"role": "user", "content": text}]
+
+
+@pytest.mark.parametrize(("text", "kind", "name"), [
+    ("Please apply_patch a new file notes.md", "custom_tool_call", "apply_patch"),
+    ("What is in this folder?", "function_call", "exec_command")])
+def test_a_tool_in_a_namespace_is_called_with_its_namespace(
+        client: openai.OpenAI, text: str, kind: str, name: str) -> None:
+    first = _create(client, model="gpt-6-luna", input=_offered(text))
+    assert _types(first) == [kind]
+    call = first.output[0]
+    assert (call.name, call.namespace) == (name, "functions")
+    output = "custom_tool_call_output" if kind == "custom_tool_call" else "function_call_output"
+    second = _create(client, model="gpt-6-luna", previous_response_id=first.id,
+                     input=[{"type": output, "call_id": call.call_id, "output": "ok"}])
+    assert _types(second) == ["message"]
+
+
+def test_a_scenario_calls_a_tool_of_a_namespace() -> None:
+    scenario = {"name": "ns", "steps": [{"reply": {"items": [
+        {"function_call": {"name": "exec_command", "namespace": "functions",
+                           "arguments": {"cmd": "echo hi"}}}]}}]}
+    with OrmockServer(profile="openai", self_check=True) as server:
+        server.engine().use(scenario)
+        sdk = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        response = _create(sdk, model="gpt-6-luna", input=_offered("run it"), stream=False)
+        call = response.output[0]
+        assert (call.type, call.name, call.namespace) == ("function_call", "exec_command",
+                                                         "functions")

@@ -106,7 +106,8 @@ def _calls(request: ResponseRequest, choice: Choice, asked: Asked, faker: Faker
     for tool in _tools_to_call(request, choice, asked.text, asked.after):
         if tool.get("type") == "function":
             arguments = value_for(tool.get("parameters") or {"type": "object"}, faker, hints=hints)
-            items.append(FunctionCallPlan(name=tool["name"], arguments=json.dumps(arguments)))
+            items.append(FunctionCallPlan(name=tool["name"], arguments=json.dumps(arguments),
+                                          namespace=tool.get("namespace")))
             waits = True
             continue
         planned = plan_call(tool, asked)

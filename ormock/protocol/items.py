@@ -60,8 +60,11 @@ def message_item(
     return item
 
 
-def function_call_item(id: str, status: str, call_id: str, name: str, arguments: str) -> Json:
-    return {
+def function_call_item(id: str, status: str, call_id: str, name: str, arguments: str,
+                       namespace: str | None = None) -> Json:
+    """A ``function_call`` item; ``namespace``: the namespace tool its function is in (OpenAI's
+    field, only there when the call names one)."""
+    item = {
         "id": id,
         "type": "function_call",
         "status": status,
@@ -69,6 +72,9 @@ def function_call_item(id: str, status: str, call_id: str, name: str, arguments:
         "name": name,
         "arguments": arguments,
     }
+    if namespace is not None:
+        item["namespace"] = namespace
+    return item
 
 
 def reasoning_item(

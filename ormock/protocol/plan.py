@@ -54,6 +54,7 @@ class FunctionCallPlan:
     arguments: str
     call_id: str | None = None
     id: str | None = None
+    namespace: str | None = None  # the namespace tool it belongs to (OpenAI's ``namespace``)
 
 
 @dataclass(frozen=True)

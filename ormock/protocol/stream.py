@@ -218,11 +218,13 @@ def _item_events(
         out.emit(
             ev.ITEM_ADDED,
             output_index=index,
-            item=function_call_item(item_id, "in_progress", call_id, item.name, ""),
+            item=function_call_item(item_id, "in_progress", call_id, item.name, "",
+                                    item.namespace),
         )
         out.argument_deltas(item_id, index, chunk(item.arguments))
         out.emit(ev.ARGS_DONE, item_id=item_id, output_index=index, arguments=item.arguments)
-        done = function_call_item(item_id, status, call_id, item.name, item.arguments)
+        done = function_call_item(item_id, status, call_id, item.name, item.arguments,
+                                  item.namespace)
         out.emit(ev.ITEM_DONE, output_index=index, item=done)
         return done, count_tokens(item.arguments), 0
     if isinstance(item, ReasoningPlan):

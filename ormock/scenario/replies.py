@@ -132,7 +132,8 @@ def _item(spec: Json) -> ItemPlan:
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
         return FunctionCallPlan(name=body["name"], arguments=arguments,
-                                call_id=body.get("call_id"), id=body.get("id"))
+                                call_id=body.get("call_id"), id=body.get("id"),
+                                namespace=body.get("namespace"))
     if kind == "reasoning":
         if isinstance(body, str):
             return ReasoningPlan(summary=(body,))

@@ -73,6 +73,7 @@ _ITEM_KINDS: Json = {
             "arguments": {"type": ["object", "string"]},
             "call_id": {"type": "string"},
             "id": {"type": "string"},
+            "namespace": {"type": "string", "minLength": 1},
         },
     },
     "reasoning": {

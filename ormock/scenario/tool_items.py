@@ -60,7 +60,8 @@ TOOL_ITEM_SCHEMAS: dict[str, Json] = {
         "approval_request_id": _STR}),
     "mcp_approval_request": _item(["server_label", "name"], {
         **_ID, "server_label": _STR, "name": _STR, "arguments": _ARGUMENTS}),
-    "custom_tool_call": _item(["name", "input"], {**_CALL, "name": _STR, "input": _STR}),
+    "custom_tool_call": _item(["name", "input"], {**_CALL, "name": _STR, "input": _STR,
+                                                   "namespace": _STR}),
     "computer_call": _item([], {**_CALL, "action": _OBJECT,
                                 "actions": {"type": "array", "items": _OBJECT},
                                 "pending_safety_checks": {"type": "array", "items": _OBJECT}}),

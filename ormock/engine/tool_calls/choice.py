@@ -47,6 +47,16 @@ def resolve_choice(request: ResponseRequest) -> Choice:
     to call; ``required`` every tool, one of which must be called; a forced choice the tool it
     names; ``allowed_tools`` the tools it lists; ``auto`` every tool."""
     demand = request.tool_demand
-    tools = list(demand.allowed)
+    tools = [tool for offered in demand.allowed for tool in _callable(offered)]
     return Choice(tools, demand.must_call and bool(tools), demand.forced is not None,
                   demand.mcp_name)
+
+
+def _callable(tool: Json) -> list[Json]:
+    """The tools an offered tool lets the model call: itself, or for a ``namespace`` tool the
+    function and custom tools in it, each marked with the namespace its call names."""
+    if tool.get("type") != "namespace":
+        return [tool]
+    inner = tool.get("tools")
+    return [{**t, "namespace": tool.get("name")} for t in inner if isinstance(t, dict)
+            and t.get("type") in ("function", "custom")] if isinstance(inner, list) else []

@@ -36,7 +36,10 @@ def custom(tool: Json, asked: Asked) -> Planned:
                       f"{tool.get('name')!r}: its grammar has {error}. Script the call in a "
                       "scenario (a custom_tool_call item with its input).",
                       "tools", "unsupported_grammar") from None
-    return Planned([ToolCallPlan("custom_tool_call", {"name": tool.get("name"), "input": text})])
+    fields: Json = {"name": tool.get("name"), "input": text}
+    if tool.get("namespace") is not None:  # a custom tool of a namespace tool
+        fields["namespace"] = tool["namespace"]
+    return Planned([ToolCallPlan("custom_tool_call", fields)])
 
 
 def _screens(asked: Asked) -> int:
