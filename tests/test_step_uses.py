@@ -197,3 +197,40 @@ def test_the_strict_count_example_of_the_docs(base_url: str, engine: Engine) -> 
         assert client.responses.create(model="m", input="Hi").output_text == "Second."
     assert [(e.status, e.step, e.step_used) for e in engine.journal] == [
         (500, 1, True), (200, 2, True)]
+
+
+def _turn(connection: Any) -> list[Any]:
+    """A WebSocket turn's events, up to its terminal event or an error."""
+    events = []
+    for event in connection:
+        events.append(event)
+        if event.type in ("response.completed", "response.failed", "error"):
+            break
+    return events
+
+
+def test_over_websocket_a_warm_up_and_a_500_use_no_step(base_url: str, engine: Engine) -> None:
+    engine.use(loop([{"http_error": 500, "when": {"first": 1}}]))
+    with openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0) as client, \
+            client.responses.connect() as connection:
+        # Codex's warm-up: state prepared, nothing generated, no step used
+        connection.response.create(model="gpt-4o-mini", input="Say hi", tools=[TOOL],
+                                   store=False, generate=False)
+        warm = _turn(connection)[-1]
+        assert warm.type == "response.completed" and warm.response.output == []
+        connection.response.create(model="gpt-4o-mini", input="Say hi", tools=[TOOL],
+                                   store=False, previous_response_id=warm.response.id)
+        failed = _turn(connection)[-1]
+        assert failed.type == "error" and failed.to_dict()["status"] == 500
+        connection.response.create(model="gpt-4o-mini", input="Say hi", tools=[TOOL],
+                                   store=False, previous_response_id=warm.response.id)
+        called = _turn(connection)[-1].response
+        (call,) = called.output
+        connection.response.create(model="gpt-4o-mini", tools=[TOOL], store=False,
+                                   previous_response_id=called.id, input=[
+                                       {"type": "function_call_output",
+                                        "call_id": call.call_id, "output": "hi"}])
+        assert _turn(connection)[-1].response.output_text == "The command said hi."
+    assert [(e.status, e.step, e.step_used) for e in engine.journal] == [
+        (200, None, None), (500, 1, False), (200, 1, True), (200, 2, True)]
+    assert engine.scenarios.unused() == []

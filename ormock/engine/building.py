@@ -65,7 +65,10 @@ def respond(
     tokens = context_tokens(request, parent)
     if joined is not None:
         context, tokens = [*joined.items, *context], joined.tokens + tokens
-    selection = forced or choose(engine, request, headers)
+    # a warm-up (``generate: false``, Codex's first WebSocket message) prepares state and
+    # generates nothing: no step answers it, so it uses none
+    warm_up = request.body.get("generate") is False
+    selection = forced or (None if warm_up else choose(engine, request, headers))
     try:
         return _respond(engine, request, entry, selection, forced is None, context, parent,
                         tokens, joined, owner, local, transport)
@@ -133,7 +136,8 @@ def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: J
     the body's), background mode (its run needs the events), a fault, the self-check, pacing
     or literal events."""
     if not transport or joined is not None or turn.request.echo.get("background") or (
-            faults or engine.self_check or (pacing and pacing.paced) or turn.literal):
+            faults or engine.self_check or (pacing and pacing.paced) or turn.literal
+            or turn.request.body.get("generate") is False):
         return None
     selection = turn.selection
     return (Same(selection.scenario) if selection else None,
@@ -177,6 +181,8 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
 def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     """What the reply says: the embedded default's plan, or the chosen step's rendered."""
     request, selection, step_reply = turn.request, turn.selection, turn.step_reply
+    if request.body.get("generate") is False:  # a warm-up: a response with no output
+        return ReplyPlan(items=[])
     if selection is None or step_reply is None:
         return default_plan(request, turn.context, engine.faker, engine.seed)
     draws = Draws(engine.faker,
