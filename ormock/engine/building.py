@@ -320,7 +320,8 @@ def planned(engine: Engine, turn: Turn, events: list[Json], pacing: Pacing | Non
                   frames=step_reply.literal_frames(events)
                   if step_reply is not None and turn.literal and turn.request.stream
                   and not turn.socket else None,
-                  built=None if turn.literal else events, socket=turn.socket)
+                  built=None if turn.literal else events, socket=turn.socket,
+                  profile=turn.profile)
     if engine.self_check and not turn.literal:
         self_check(reply.events, turn.profile)
     return reply
