@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ormock.engine.journal import JournalEntry
-from ormock.engine.verdict.model import plural
+from ormock.engine.verdict.model import PER_ATTEMPT, plural
 from ormock.protocol.types import Json
 
 __all__ = ["CUT", "DROPPED", "RETRYABLE_STATUS", "Request", "read_entry"]
@@ -117,9 +117,13 @@ class Request:
         )
 
 
-def _key(body: Any, headers: Mapping[str, Any]) -> str:
+def _key(body: Any, headers: Mapping[str, Any], per_attempt: Iterable[str]) -> str:
+    """What makes two requests the same attempt: the body (its input, tools, previous
+    response, model, ...) without ``stream``, ``stream_options`` and the ``per_attempt``
+    fields, and the ``X-Ormock-Scenario`` it names."""
     if isinstance(body, dict):
-        body = {k: v for k, v in body.items() if k not in _IGNORED_KEYS}
+        left_out = _IGNORED_KEYS.union(per_attempt)
+        body = {k: v for k, v in body.items() if k not in left_out}
     scenario = next((v for k, v in headers.items() if str(k).lower() == "x-ormock-scenario"),
                     None)
     try:
@@ -128,7 +132,8 @@ def _key(body: Any, headers: Mapping[str, Any]) -> str:
         return repr((body, scenario))
 
 
-def read_entry(number: int, entry: JournalEntry | Mapping[str, Any]) -> Request:
+def read_entry(number: int, entry: JournalEntry | Mapping[str, Any],
+               per_attempt: Iterable[str] = PER_ATTEMPT) -> Request:
     data: Mapping[str, Any] = entry.to_dict() if isinstance(entry, JournalEntry) else entry
     headers = {str(k).lower(): str(v) for k, v in (data.get("reply_headers") or {}).items()}
     return Request(
@@ -137,7 +142,7 @@ def read_entry(number: int, entry: JournalEntry | Mapping[str, Any]) -> Request:
         status=int(data.get("status") or 0),
         stream=bool(data.get("stream")),
         body=data.get("body"),
-        key=_key(data.get("body"), data.get("headers") or {}),
+        key=_key(data.get("body"), data.get("headers") or {}, per_attempt),
         response_id=data.get("response_id"),
         response_status=data.get("response_status"),
         ended=str(data.get("ended") or "whole"),
