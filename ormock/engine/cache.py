@@ -171,7 +171,7 @@ def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bo
     as every cache hit makes one. tests/test_stream_cache.py holds the two equal,
     field by field."""
     return made(Reply, events=[], stream=stream, headers={}, pacing=None, frames=None,
-                seed=seed, socket=socket, built=None, body=body, summary=summary)
+                seed=seed, socket=socket, built=None, body=body, summary=summary, profile=None)
 
 
 class StreamCache:
