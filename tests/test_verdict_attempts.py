@@ -35,6 +35,48 @@ def entry(at: float, status: int, body: Json, finished_at: float | None = None) 
             "finished_at": finished_at if finished_at is not None else at, "events": []}
 
 
+def turn(at: float, status: int, body: Json, *, response_id: str | None = None,
+         output_ids: tuple[str, ...] = (), ended: str = "whole") -> Json:
+    """An entry with its response and the ids it sent."""
+    return {**entry(at, status, body), "response_id": response_id,
+            "output_ids": list(output_ids), "ended": ended,
+            "response_status": "completed" if status == 200 and ended == "whole" else
+            ("in_progress" if status == 200 else None)}
+
+
+def test_a_chained_attempt_and_its_whole_retry_are_one_request() -> None:
+    # Codex over WebSocket: a warm-up, the turn chained to it (a 500), then the turn sent
+    # whole on a new connection: the warm-up's input and the turn's own, no parent
+    system = {"type": "message", "id": "msg_1", "role": "developer", "content": "Be brief."}
+    user = {"type": "message", "id": "msg_2", "role": "user", "content": "Say hi"}
+    warm = turn(0.0, 200, {**BODY, "input": [system], "generate": False}, response_id="r1")
+    chained = turn(0.1, 500, {**BODY, "input": [user], "previous_response_id": "r1"})
+    whole = turn(0.5, 200, {**BODY, "input": [system, user]}, response_id="r2")
+    assert codes([warm, chained, whole]) == []
+    other = turn(0.5, 200, {**BODY, "input": [system, {**user, "content": "Bye"}]})
+    assert codes([warm, chained, other]) == [("gave-up-too-early", (2,))]
+    # an output item sent back whole is read by its ids, as the chain holds it
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f",
+            "arguments": "{}"}
+    result = {"type": "function_call_output", "call_id": "call_1", "output": "ok"}
+    first = turn(0.0, 200, {**BODY, "input": [user]}, response_id="r1",
+                 output_ids=("fc_1", "call_1"))
+    chained = turn(0.1, 500, {**BODY, "input": [result], "previous_response_id": "r1"})
+    whole = turn(0.5, 200, {**BODY, "input": [user, call, result]}, response_id="r2")
+    assert codes([first, chained, whole]) == []
+
+
+def test_ids_a_retry_sent_again_are_not_from_the_broken_stream() -> None:
+    # a stream stalled after sending its call; the retry sent the same call id, whole
+    stalled = turn(0.0, 200, BODY, response_id="r1", output_ids=("fc_1", "call_echo"),
+                   ended="stalled")
+    retried = turn(1.0, 200, BODY, response_id="r2", output_ids=("fc_2", "call_echo"))
+    result = {**BODY, "input": [{"type": "function_call_output", "call_id": "call_echo",
+                                 "output": "hi"}]}
+    assert codes([stalled, retried, turn(1.5, 200, result)]) == []
+    assert ("accepted-broken-stream", (1, 2)) in codes([stalled, turn(1.5, 200, result)])
+
+
 def attempt(at: float, status: int, started: str, cache_key: str = "thread-1") -> Json:
     return entry(at, status, {**BODY, "prompt_cache_key": cache_key, "client_metadata": {
         "x-codex-ws-stream-request-start-ms": started}})

@@ -54,7 +54,7 @@ from typing import Any
 from ormock.engine.journal import JournalEntry
 from ormock.engine.verdict.findings import find_all
 from ormock.engine.verdict.model import CODES, PER_ATTEMPT, Finding, Rules, Verdict, rules_from
-from ormock.engine.verdict.reading import read_entry
+from ormock.engine.verdict.reading import read_all
 
 __all__ = ["CODES", "PER_ATTEMPT", "Finding", "Rules", "Verdict", "assert_resilient", "judge",
            "resilient", "rules_from"]
@@ -94,7 +94,7 @@ def judge(
     rules = rules or Rules()
     items, found_now = _entries(entries)
     now = now if now is not None else found_now
-    requests = [read_entry(n, e, rules.per_attempt) for n, e in enumerate(items, 1)]
+    requests = read_all(items, rules.per_attempt)
     findings = find_all(requests, rules, now)
     findings.sort(key=lambda f: (f.requests[0], list(CODES).index(f.code)))
     return Verdict(

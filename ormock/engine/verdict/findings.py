@@ -116,6 +116,11 @@ def _built_on_broken(requests: Sequence[Request]) -> list[Finding]:
             continue
         ids = set(broken.output_ids)
         for later in requests[index + 1:]:
+            # an id a later whole answer sent again is that answer's from then on (a retry
+            # of the broken turn may give the same call ids)
+            carried = sorted(ids & _input_ids(later.body))
+            if later.delivered():
+                ids -= set(later.output_ids)
             continues = broken.response_id is not None and (
                 later.previous_response_id == broken.response_id)
             if continues and failed:
@@ -124,7 +129,6 @@ def _built_on_broken(requests: Sequence[Request]) -> list[Finding]:
                     f"(previous_response_id), which failed (request #{broken.number}: "
                     f"response.failed); retry the turn from the last good response instead")))
                 continue
-            carried = sorted(ids & _input_ids(later.body))
             if continues or carried:
                 how = (f"continues the response of request #{broken.number} "
                        "(previous_response_id)" if continues else
