@@ -172,3 +172,11 @@ def test_a_retried_500_over_websocket_with_a_changed_client_metadata(
         "gave-up-too-early"]
     entries = json.loads(httpx.get(f"{server.url}/{name}/_ormock/journal", timeout=10).text)
     assert [e["status"] for e in entries["data"]] == [500, 200]
+
+
+def test_a_failed_warm_up_need_not_be_retried() -> None:
+    system = {"type": "message", "id": "msg_1", "role": "developer", "content": "Be brief."}
+    warm = turn(0.0, 500, {**BODY, "input": [system], "generate": False})
+    whole = turn(0.5, 200, {**BODY, "input": [system]}, response_id="r2")
+    assert codes([warm, whole]) == []
+    assert codes([turn(0.0, 500, {**BODY, "input": [system]})]) == [("gave-up-too-early", (1,))]

@@ -31,7 +31,7 @@ retry-storm                one request was retried more than ``storm_retries`` t
 gave-up-too-early          a retryable failure before any event (408, 409, 429, 5xx,
                            ``x-should-retry: true``; a connection dropped or stalled before any
                            event) was never retried, unless it asked to wait more than
-                           ``max_retry_after``
+                           ``max_retry_after`` or was a warm-up (``generate: false``)
 accepted-broken-stream     a later request continued a stream that never completed (truncated,
                            dropped, stalled) via ``previous_response_id``, or sent back item ids
                            or call ids of a stream that never completed or that failed

@@ -92,7 +92,8 @@ def _gave_up(requests: Sequence[Request], rules: Rules) -> list[Finding]:
     out = []
     for chain in _chains(requests):
         request = chain[-1]
-        if len(chain) > 1 or request.failure() is None or not request.retryable():
+        if len(chain) > 1 or request.failure() is None or not request.retryable() or (
+                request.warm_up):
             continue
         wait = request.retry_after()
         if wait is not None and wait > rules.max_retry_after:

@@ -99,6 +99,12 @@ class Request:
                 "reset": f"had its connection reset{after}",
                 "stalled": f"stalled{after}"}.get(self.ended, "ended in response.failed")
 
+    @property
+    def warm_up(self) -> bool:
+        """A ``generate: false`` request (Codex's first WebSocket message): it prepares state
+        and generates nothing, so a client may go on without it (sending its turn whole)."""
+        return isinstance(self.body, dict) and self.body.get("generate") is False
+
     def delivered(self) -> bool:
         """Whether the client had the whole answer: a stream or body that ended whole with a
         response that did not fail."""
