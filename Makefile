@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 PORT ?= 8787
 PYTEST_ARGS ?=
 
-.PHONY: serve test test-latest lock lint typecheck bench schema openai-events cassettes screenshots clean
+.PHONY: serve test test-latest lock lint typecheck bench schema openai-vocabulary cassettes screenshots clean
 
 # a new venv whenever the lock changes, so nothing of an older lock stays in it; every package
 # (the build backend included) comes from the lock, checked against its hashes
@@ -65,9 +65,10 @@ schema: $(STAMP)
 	$(BIN)/ormock scenarios --schema > ormock/scenario/scenario.schema.json
 	$(BIN)/ormock cassette schema > ormock/cassette/cassette.schema.json
 
-# the openai profile's event vocabulary, from the installed openai SDK (a test checks it is current)
-openai-events: $(STAMP)
-	$(BIN)/python bench/openai_events.py
+# the openai profile's vocabulary (input items, tools, tool_choice forms, output items, events),
+# from the installed openai SDK (a test checks it is current)
+openai-vocabulary: $(STAMP)
+	$(BIN)/python bench/openai_vocabulary.py
 
 # the inspector's screenshots in docs/ (headless Chromium, as the browser tests drive it)
 screenshots: $(STAMP)

@@ -18,6 +18,7 @@ from ormock.commands import (
     cassette,
     check,
     demo,
+    drift,
     journal,
     probe,
     record,
@@ -39,7 +40,7 @@ class Command(Protocol):
 
 
 COMMANDS: tuple[Command, ...] = (serve, scenarios, show, check, verdict, cassette, record,
-                                 journal, demo, probe)
+                                 journal, demo, probe, drift)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -278,7 +278,7 @@ def test_deeply_nested_bodies_are_answered_and_journaled(
 def test_a_bug_while_rendering_before_the_answer_starts_is_a_500_envelope(
     server: OrmockServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ormock.server.create_answer as prepared_module  # where the create route renders
+    import ormock.engine.create_answer as prepared_module  # where the create route renders
 
     server.namespaces.open("writer-bug")
 

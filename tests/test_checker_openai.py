@@ -10,8 +10,6 @@ profile with exactly its rule.
 from __future__ import annotations
 
 import copy
-import importlib.util
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,11 +19,10 @@ import pytest
 from ormock.cli import main
 from ormock.protocol import check_stream
 from ormock.protocol.events import CORE_EVENT_TYPES
-from ormock.protocol.profile import OPENAI_EVENTS, get_profile, openai_vocabulary
+from ormock.protocol.profile import get_profile, openai_vocabulary
 from ormock.protocol.sse import DONE_FRAME, frame_event
 
 Json = dict[str, Any]
-ROOT = Path(__file__).resolve().parent.parent
 RID = "resp_0a1b"
 
 
@@ -146,28 +143,7 @@ def rules(report: Any) -> set[str]:
     return {v.rule for v in report.violations}
 
 
-# -- the vocabulary comes from the openai SDK --------------------------------------------------
-def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("openai_events", ROOT / "bench" /
-                                                  "openai_events.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_committed_vocabulary_is_the_installed_sdks() -> None:
-    generator = _generator()
-    fresh = generator.vocabulary()
-    committed = json.loads(OPENAI_EVENTS.read_text())
-    assert committed["events"] == fresh["events"], (
-        f"ormock/protocol/openai_events.json (openai {committed['openai_sdk']}) is stale for the "
-        f"installed openai {fresh['openai_sdk']}: regenerate it with `python "
-        "bench/openai_events.py` (make openai-events)")
-    if committed["openai_sdk"] == fresh["openai_sdk"]:
-        assert OPENAI_EVENTS.read_text() == generator.render(fresh)
-
-
+# -- the vocabulary comes from the openai SDK (tests/test_openai_vocabulary.py) -------------
 def test_the_openai_profile_knows_the_sdks_events_beyond_the_core() -> None:
     known = get_profile("openai").known_events
     sdk = set(openai_vocabulary()["events"])

@@ -16,8 +16,10 @@ from ormock.cli import COMMANDS, Command, main
 
 NAMES = [command.__name__.rpartition(".")[2] for command in COMMANDS]  # type: ignore[attr-defined]
 # what a command with actions takes after its name (``ormock cassette export --help``)
-ACTIONS = {"cassette": ["export", "import", "list", "schema"], "journal": ["list", "export"]}
-HELPERS = {"timeline", "workers", "collector"}  # modules of ormock.commands that are no command
+ACTIONS = {"cassette": ["export", "import", "list", "schema", "diff"],
+           "journal": ["list", "export"]}
+# modules of ormock.commands that are no command
+HELPERS = {"timeline", "workers", "collector", "shape_report"}
 
 
 def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -30,7 +32,7 @@ def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_every_command_is_listed_by_help(capsys: pytest.CaptureFixture[str]) -> None:
     out = _help([], capsys)
     assert NAMES == ["serve", "scenarios", "show", "check", "verdict", "cassette", "record",
-                     "journal", "demo", "probe"]
+                     "journal", "demo", "probe", "drift"]
     assert "{" + ",".join(NAMES) + "}" in out
     for name in NAMES:
         assert f"\n    {name} " in out

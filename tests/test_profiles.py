@@ -20,7 +20,13 @@ import pytest
 from ormock import OrmockServer
 from ormock.plugins import Registry
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.profile import DEFAULT_MODELS, PLATFORM, get_profile, profile_names
+from ormock.protocol.profile import (
+    DEFAULT_MODELS,
+    PLATFORM,
+    PROFILES,
+    get_profile,
+    profile_names,
+)
 from ormock.scenario import ScenarioError, load_scenario
 
 ASSISTANT = "assistant:asst_ormock_text"
@@ -241,11 +247,16 @@ def test_the_default_error_envelope_is_unchanged(http: httpx.Client) -> None:
 
 
 # -- a plugin's own profile ---------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def acme_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("acme") / "acme_profile.py"
+@pytest.fixture
+def acme_plugin(tmp_path: Path) -> Iterator[Path]:
+    """The plugin's file; the profiles it registers in this process are forgotten after the
+    test (a later test in the same process finds no ``acme``)."""
+    path = tmp_path / "acme_profile.py"
     path.write_text(PLUGIN)
-    return path
+    before = dict(PROFILES)
+    yield path
+    PROFILES.clear()
+    PROFILES.update(before)
 
 
 def test_a_plugin_registers_a_profile(acme_plugin: Path) -> None:

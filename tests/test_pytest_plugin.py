@@ -593,7 +593,7 @@ def test_options_are_grouped_under_one_heading(pytester: pytest.Pytester) -> Non
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines([
         "ormock: a fake Open Responses provider per test:",
-        "  --ormock-record={none,once,new_episodes,all,rewrite}",
+        "  --ormock-record={none,once,new_episodes,all,rewrite,drift}",
         "*--ormock-upstream=URL*",
         "*--ormock-upstream-key-env=NAME*",
         "*--ormock-seed=N*",

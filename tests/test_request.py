@@ -185,7 +185,9 @@ def test_invalid_tool_parameters_name_where() -> None:
     ({"model": "m", "tools": [WEATHER], "tool_choice": {
         "type": "allowed_tools", "tools": [], "mode": "none"}}, "tool_choice.mode",
      "invalid_value"),
-    ({"model": "m", "tool_choice": {"type": "mcp"}}, "tool_choice.type", "invalid_value"),
+    ({"model": "m", "tool_choice": {"type": "mcp"}}, "tool_choice.server_label",
+     "missing_required_parameter"),
+    ({"model": "m", "tool_choice": {"type": "nope"}}, "tool_choice.type", "invalid_value"),
 ])
 def test_each_fault_names_its_field(body: Any, param: str | None, code: str) -> None:
     error = _fault(body)
@@ -261,7 +263,8 @@ def _parse_as_before(body: Any, *, require_model: bool = True) -> ResponseReques
         echo["model"] = model
     echo["previous_response_id"] = previous
     tool_choice = body.get("tool_choice")
-    echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(tool_choice, tools)
+    echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(
+        tool_choice, tools, body.get("input"))
     instructions = body.get("instructions")
     if instructions is not None:
         expect(instructions, str, "instructions", "a string")

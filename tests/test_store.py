@@ -151,6 +151,12 @@ def test_outputs_that_answer_every_open_call_pass() -> None:
     check_call_outputs([user("x"), call("c1"), call("c2")], [output("c1"), output("c2")])
     check_call_outputs([call("c1"), output("c1")], [user("more")])  # nothing open, no output
     check_call_outputs([call("c1")], [user("no outputs at all")])
+    custom = {"type": "custom_tool_call", "call_id": "c3", "name": "apply_patch", "input": "x"}
+    check_call_outputs([call("c1"), custom], [
+        output("c1"), {"type": "custom_tool_call_output", "call_id": "c3", "output": "done"}])
+    # a call sent in the same input as its output (a client replaying its history) is answered
+    check_call_outputs([], [custom, {"type": "custom_tool_call_output", "call_id": "c3",
+                                     "output": [{"type": "input_text", "text": "done"}]}])
 
 
 @pytest.mark.parametrize(("context", "new_input", "code", "param", "says"), [
@@ -160,7 +166,17 @@ def test_outputs_that_answer_every_open_call_pass() -> None:
     ([], [user("x"), output("c1")], "invalid_value", "input[1].call_id",
      "made calls (none)."),
     ([call("c1"), call("c2")], [output("c1")], "missing_tool_output", "input",
-     "No tool output found for function call 'c2': answer every pending function call"),
+     "No tool output found for function call 'c2': answer every pending tool call"),
+    # a custom (freeform) tool's output answers its call as a function's does
+    ([{"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "x"}],
+     [{"type": "custom_tool_call_output", "call_id": "c9", "output": "done"}], "invalid_value",
+     "input[0].call_id", "No tool call found for custom tool call output with call_id 'c9'"),
+    ([call("c1"), {"type": "custom_tool_call", "call_id": "c2", "name": "p", "input": "x"}],
+     [output("c1")], "missing_tool_output", "input",
+     "No tool output found for custom tool call 'c2'"),
+    ([{"type": "local_shell_call", "call_id": "c1", "id": "lsh_1", "action": {}}],
+     [{"type": "local_shell_call_output", "id": "c7", "output": "ok"}], "invalid_value",
+     "input[0].id", "No tool call found for local shell call output with id 'c7'"),
 ])
 def test_outputs_that_do_not_match_the_calls(context: list[Json], new_input: list[Json],
                                              code: str, param: str, says: str) -> None:

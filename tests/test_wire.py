@@ -61,12 +61,12 @@ def test_a_client_that_leaves_ends_the_paced_reply() -> None:
             assert "content-length" not in response.headers  # paced: written as it goes
             lines = response.iter_lines()
             assert next(lines) == "event: response.created"
-            assert server.namespaces.replies_in_flight == 1
+            assert server.namespaces.in_flight.count == 1
         # the client is gone; the reply must end now, not after the ~20 s it was paced for
         deadline = time.monotonic() + 5
-        while server.namespaces.replies_in_flight and time.monotonic() < deadline:
+        while server.namespaces.in_flight.count and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert server.namespaces.replies_in_flight == 0
+        assert server.namespaces.in_flight.count == 0
 
 
 def test_a_wire_from_offsets_keeps_them_and_knows_how_it_ends() -> None:

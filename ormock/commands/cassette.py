@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ormock.commands.shape_report import add_report_options
+
 __all__ = ["add_parser", "add_redaction_options", "run"]
 
 
@@ -123,18 +125,38 @@ def add_redaction_options(parser: argparse.ArgumentParser) -> None:
                         "e.g. metadata.user_id or input[*].content; repeatable")
 
 
-_ACTIONS = {"export": _export, "import": _import, "list": _list, "schema": _schema}
+def _diff(args: argparse.Namespace) -> int:
+    from ormock.cassette import CassetteError, load
+    from ormock.cassette.drift import compare_interactions
+    from ormock.cassette.drift_report import CassetteDrift, DriftReport
+    from ormock.commands.shape_report import ignore_of, print_report
+
+    try:
+        old, new = load(args.old), load(args.new)
+    except CassetteError as error:
+        print(f"ormock cassette diff: {error}", file=sys.stderr)
+        return 2
+    compared = compare_interactions(old.interactions, new.interactions, ignore_of(args))
+    report = DriftReport(f"ormock cassette diff {args.old} {args.new}",
+                         [CassetteDrift(args.old, compared, against=args.new)])
+    return print_report(report, args)
+
+
+_ACTIONS = {"export": _export, "import": _import, "list": _list, "schema": _schema,
+            "diff": _diff}
 
 
 def run(args: argparse.Namespace) -> int:
-    """The action named on the command line (``export``, ``import``, ``list``, ``schema``)."""
+    """The action named on the command line (``export``, ``import``, ``list``, ``schema``,
+    ``diff``)."""
     return _ACTIONS[args.action](args)
 
 
 def add_parser(commands: Any) -> None:
     """Register ``ormock cassette`` on the subparsers of the ``ormock`` command."""
     cassette = commands.add_parser(
-        "cassette", help="list cassettes, convert them to and from vcrpy's, print their schema")
+        "cassette", help="list cassettes, convert them to and from vcrpy's, compare two, print "
+        "their schema")
     cassette.set_defaults(func=run)
     actions = cassette.add_subparsers(dest="action", required=True)
 
@@ -167,3 +189,14 @@ def add_parser(commands: Any) -> None:
     listing.add_argument("--json", action="store_true", help="print the interactions as JSON")
 
     actions.add_parser("schema", help="print the JSON Schema of cassette files")
+
+    diff = actions.add_parser(
+        "diff", help="compare two cassettes by shape, not by value (as ormock drift does)",
+        description="Compare each interaction of OLD with the one at its place in NEW by shape: "
+        "status, content type and rate-limit headers, SSE framing, event types and their order, "
+        "output item and content types, the fields of every event and object, the error "
+        "envelope, sequence_number, the end of the stream. Exit 1 when a shape changed, 0 when "
+        "none did, 2 when a file cannot be read.")
+    diff.add_argument("old", help="the cassette recorded first (ormock's or vcrpy's)")
+    diff.add_argument("new", help="the cassette to compare with it")
+    add_report_options(diff)

@@ -26,13 +26,13 @@ __all__ = ["Held", "Stale", "commit", "defer", "forget", "hold", "holding", "joi
            "retake"]
 
 
-def hold(engine: Engine, unverified: bool) -> Held | None:
-    """The ``Held`` of one attempt of the engine's (None without a shared store):
-    ``unverified``, its first commit is guarded by the admin stamp the engine applied."""
-    backend, sync = engine.backend, engine.sync
+def hold(engine: Engine) -> Held | None:
+    """The ``Held`` of one attempt of the engine's (None without a shared store): its commit
+    is guarded by the admin stamp the engine applied last (none before it applied one)."""
+    backend, sync = engine.backend, engine.sharing.sync
     if sync is None or type(backend) is not Holding:  # (``Holding``'s note on ``type``)
         return None
-    return Held(backend, sync.guard() if unverified else None)
+    return Held(backend, sync.guard())
 
 
 def commit(held: Held | None) -> None:

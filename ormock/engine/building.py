@@ -18,7 +18,7 @@ from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
 from ormock.engine.choose import choose, set_of
 from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
-from ormock.engine.context import context_of, context_tokens, input_tokens
+from ormock.engine.context import context_of, context_tokens, input_tokens, restored
 from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
 from ormock.engine.entry_answer import final_response
@@ -30,7 +30,9 @@ from ormock.engine.store import ResponseStore, Stored
 from ormock.engine.turn import Turn, background_check, socket_check
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.plan import ReplyPlan
+from ormock.protocol.openai_items import call_outputs
+from ormock.protocol.plan import ItemPlan, ReasoningPlan, ReplyPlan
+from ormock.protocol.reasoning import INCLUDE_ENCRYPTED, reasoning_key, seal
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.response import new_response
@@ -62,13 +64,14 @@ def respond(
     joined = join_conversation(engine, request) if "conversation" in request.body else None
     owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
     context, parent = context_of(engine.responses, request, local, owner)
-    tokens = context_tokens(request, parent)
+    context, added = restored(request, context, engine.seed)
+    tokens = context_tokens(request, parent) + added
     if joined is not None:
         context, tokens = [*joined.items, *context], joined.tokens + tokens
-    # a warm-up (``generate: false``, Codex's first WebSocket message) prepares state and
-    # generates nothing: no step answers it, so it uses none
-    warm_up = request.body.get("generate") is False
-    selection = forced or (None if warm_up else choose(engine, request, headers))
+    # ``generate: false`` (a warm-up, Codex's first WebSocket message): an answer with no
+    # output, from no scenario step (it uses none)
+    selection = None if request.body.get("generate") is False else \
+        forced or choose(engine, request, headers)
     try:
         return _respond(engine, request, entry, selection, forced is None, context, parent,
                         tokens, joined, owner, local, transport)
@@ -179,15 +182,32 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
 
 
 def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
-    """What the reply says: the embedded default's plan, or the chosen step's rendered."""
+    """What the reply says: nothing for ``generate: false``, the embedded default's plan, or
+    the chosen step's rendered; its reasoning sealed into ``encrypted_content`` when the
+    request includes it (``ormock.protocol.reasoning``)."""
     request, selection, step_reply = turn.request, turn.selection, turn.step_reply
-    if request.body.get("generate") is False:  # a warm-up: a response with no output
+    if request.body.get("generate") is False:
         return ReplyPlan(items=[])
     if selection is None or step_reply is None:
-        return default_plan(request, turn.context, engine.faker, engine.seed)
-    draws = Draws(engine.faker,
-                  request.content_seed(selection.scenario.seed + selection.step.index))
-    return step_reply.plan(draws, RequestFields(turn))
+        plan = default_plan(request, turn.context, engine.faker, engine.seed)
+    else:
+        draws = Draws(engine.faker,
+                      request.content_seed(selection.scenario.seed + selection.step.index))
+        plan = step_reply.plan(draws, RequestFields(turn))
+    include = request.body.get("include")
+    if include and INCLUDE_ENCRYPTED in include:
+        plan = _sealed(plan, reasoning_key(engine.seed))
+    return plan
+
+
+def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:
+    """The plan with each reasoning item's summary and content sealed into its
+    ``encrypted_content`` (a step's own value is kept)."""
+    items: list[ItemPlan] = [
+        replace(item, encrypted_content=seal(key, item.summary, item.content))
+        if isinstance(item, ReasoningPlan) and item.encrypted_content is None else item
+        for item in plan.items]
+    return replace(plan, items=items)
 
 
 class RequestFields(Mapping[str, Any]):
@@ -219,8 +239,8 @@ _FIELDS: dict[str, Callable[[Turn], Any]] = {
     "input": lambda turn: turn.request.new_input_text,
     "instructions": lambda turn: turn.echo.get("instructions"),
     "previous_response_id": lambda turn: turn.request.previous_response_id,
-    "tool_outputs": lambda turn: " ".join(item_text(i) for i in turn.request.input
-                                          if i.get("type") == "function_call_output"),
+    "tool_outputs": lambda turn: " ".join(item_text(i) for _, i, _ in
+                                          call_outputs(turn.request.input)),
     "extensions": lambda turn: turn.extensions,
 }
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.openai_items import call_outputs
 from ormock.protocol.request import ResponseRequest
 from ormock.scenario import RequestView, Scenario, ScenarioSet, Selection, find_named
 from ormock.scenario.selection import Miss
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["MODEL_PREFIX", "SCENARIO_HEADER", "choose", "no_match", "set_of", "view"]
 
 SCENARIO_HEADER = "x-ormock-scenario"
+_NAMED_TOOLS = ("function", "custom")  # the tools a step's ``tools`` names
 MODEL_PREFIX = "ormock:"
 
 
@@ -109,9 +111,10 @@ def view(request: ResponseRequest, headers: Mapping[str, str]) -> RequestView:
         request.model or "",
         request.new_input_text,
         echo.get("instructions") or "",
-        [t["name"] for t in request.function_tools] if request.tools else [],
+        [t["name"] for t in request.offered_tools if t.get("type") in _NAMED_TOOLS
+         and isinstance(t.get("name"), str)] if request.tools or request.input else [],
         request.tool_choice,
-        [str(i.get("call_id")) for i in request.input if i.get("type") == "function_call_output"],
+        [str(call_id) for _, _, call_id in call_outputs(request.input)],
         request.previous_response_id,
         {k.lower(): v for k, v in headers.items()},
         echo.get("metadata") or {},

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from ormock.engine.store.responses import ResponseStore, Stored, check_call_outputs
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.reasoning import reasoning_key, restore
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.request import item_tokens as compaction_tokens
 from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
-__all__ = ["context_of", "context_tokens", "input_tokens", "item_tokens"]
+__all__ = ["context_of", "context_tokens", "input_tokens", "item_tokens", "restored"]
 
 
 def context_of(
@@ -39,6 +40,25 @@ def context_of(
     context = [*parent.context, *parent.response["output"]]
     check_call_outputs(context, request.input)
     return [*context, *request.input], parent
+
+def restored(request: ResponseRequest, context: list[Json], seed: int
+             ) -> tuple[list[Json], int]:
+    """The context with the request's reasoning items restored from their encrypted content
+    (``ormock.protocol.reasoning``), and the tokens that adds; under ``store: false`` a
+    reasoning item's id the context does not hold, sent without its encrypted content, is a
+    404."""
+    new = request.input
+    if not any(item.get("type") == "reasoning" for item in new):
+        return context, 0
+    before = context[:len(context) - len(new)]
+    items = restore(new, reasoning_key(seed), stored=request.echo.get("store") is not False,
+                    known={item.get("id") for item in before})
+    if items is None:
+        return context, 0
+    added = sum(item_tokens([now]) - item_tokens([sent])
+                for now, sent in zip(items, new, strict=True) if now is not sent)
+    return [*before, *items], added
+
 
 def context_tokens(request: ResponseRequest, parent: Stored | None) -> int:
     """The tokens of the context items: the parent's are kept, never counted again."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import random
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from typing import Any
@@ -27,7 +26,7 @@ from ormock.engine.compiled import Compiled
 from ormock.engine.entry_answer import failed, record
 from ormock.engine.feed import Feed
 from ormock.engine.journal import Journal, JournalEntry, opened
-from ormock.engine.journal_sink import JournalSink, SharedJournal, written_at_once
+from ormock.engine.journal_sink import written_at_once
 from ormock.engine.replays import (
     Forward,
     Replayed,
@@ -38,8 +37,9 @@ from ormock.engine.replays import (
     replay,
 )
 from ormock.engine.settings import Settings, settings_from
-from ormock.engine.shared_admin import PRELOADED, Sync, token
+from ormock.engine.shared_admin import PRELOADED, token
 from ormock.engine.shared_counters import StoreCounters, cassette_tag
+from ormock.engine.sharing import Alone, Shared
 from ormock.engine.stateful import Background, Claim, writing, written
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.store.batched import Holding
@@ -97,12 +97,12 @@ class Engine:
         self.clock_mode = settings.clock
         chaos = settings.chaos
         self.faker = shared_faker()
-        self.sync = Sync(self.backend) if shared else None
+        # alone or with other processes: what the engine tells them, takes in, publishes
+        self.sharing: Alone = Shared(self.backend) if shared else Alone()
         self.counters: Counters = (StoreCounters(self.backend) if shared
                                    else LocalCounters())
         self.scenarios = ScenarioSet(counters=self.counters)  # loaded: matched against all
         self.named = ScenarioSet(counters=self.counters)  # chosen by header or model name
-        self.sink: JournalSink | None = SharedJournal(self.backend) if shared else None
         self.faults: list[Fault] = []  # applied to every reply (Python and admin API)
         self.fault_counts: dict[int, int] = {}
         # faulted answers whose step waits for their end (``step_uses``), by id of the entry
@@ -142,8 +142,8 @@ class Engine:
             Background.cancel_all(self.responses)  # returns once they have ended
         with self._lock:
             self._reset_held(scenarios=scenarios, clear=clear)
-            if clear and self.sync is not None:
-                self.sync.push(self, reset=True)  # every process resets its part too
+            if clear:
+                self.sharing.changed(self, reset=True)  # every process resets its part too
 
     def reset_locally(self) -> None:
         """Another process reset this namespace (its keys are cleared): this process's part
@@ -168,7 +168,7 @@ class Engine:
                                self._added)
         # tracebacks of failures inside the server, the newest ones
         self.errors: Capped[str] = Capped(limits.errors, limits.error_bytes, len)
-        self.started = time.monotonic()
+        self.sharing.restarted()
         self.scenarios.clear()
         self.named.clear()
         self.named_by_request: dict[str, Scenario] = {}
@@ -179,7 +179,7 @@ class Engine:
         self.cache = StreamCache()
         self.compiled = Compiled()  # new contents' reply templates
         self.replays = Replays(upstream=self._upstream)
-        claims = self.counters if self.sync is not None else None
+        claims = self.counters if self.sharing.shared else None
         for cassette in self.settings.cassettes:
             self.replays.use(cassette, self.settings.cassette_ignore,
                              self.settings.cassette_order, claims,
@@ -189,7 +189,7 @@ class Engine:
         if self.chaos is not None:
             self.chaos.reset()
         for scenario, tag in kept:
-            self.scenarios.add(scenario, tag if self.sync is not None else None)
+            self.scenarios.add(scenario, tag if self.sharing.shared else None)
 
     # -- configuration --------------------------------------------------------------------------
     def use(self, scenario: Scenario | str | Mapping[str, Any]) -> Scenario:
@@ -199,19 +199,16 @@ class Engine:
         elif not isinstance(scenario, Scenario):
             scenario = load_scenario(scenario)  # YAML text or a mapping
         with self._lock:
-            if self.sync is None:
-                self.scenarios.add(scenario)
-            else:  # its counts start over, for every process
-                self.scenarios.add(scenario, self.sync.tag(scenario, fresh=True))
-                self.sync.push(self)
+            # its counts start over, for every process
+            self.scenarios.add(scenario, self.sharing.tag(scenario, fresh=True))
+            self.sharing.changed(self)
         return scenario
 
     def preload(self, scenario: Scenario) -> None:
         """Load one of the scenarios the server starts with (``--scenario``): with a shared
         store, every replica started with the same file counts its steps together."""
         with self._lock:
-            self.scenarios.add(scenario, None if self.sync is None
-                               else self.sync.tag(scenario, fresh=False))
+            self.scenarios.add(scenario, self.sharing.tag(scenario, fresh=False))
 
     def unload(self, name: str) -> bool:
         """Unload a scenario; whether one of that name was loaded."""
@@ -219,16 +216,19 @@ class Engine:
             if self.scenarios.get(name) is None:
                 return False
             self.scenarios.remove(name)
-            if self.sync is not None:
-                self.sync.push(self)
+            self.sharing.changed(self)
         return True
 
     def pull(self) -> None:
         """Take in the admin changes other processes on the same store made (one read when
         none; nothing to do without a shared store). A dropped namespace: 404."""
-        if self.sync is not None:
-            with self._lock:
-                self.sync.pull(self)
+        with self._lock:
+            self.sharing.pull(self)
+
+    @property
+    def replaying(self) -> bool:
+        """Whether its ``/v1`` requests are the cassettes' (it has some, or records)."""
+        return bool(self.replays) or self.replays.upstream is not None
 
     def use_cassette(self, source: Cassette | str | PathLike[str], *,
                      ignore: Iterable[str] = (), order: Order = "any") -> list[Cassette]:
@@ -241,13 +241,12 @@ class Engine:
         cassettes = [checked(source)] if isinstance(source, Cassette) else cassettes_in(source)
         paths = tuple(ignore)
         with self._lock:
-            claims = self.counters if self.sync is not None else None
+            claims = self.counters if self.sharing.shared else None
             for cassette in cassettes:  # on a shared store: played afresh, by all
                 tag = cassette_tag(cassette, token()) if claims else ""
                 self.replays.use(cassette, paths, order, claims, tag)
                 self.loaded_cassettes.append((cassette, paths, order, tag))
-            if self.sync is not None:
-                self.sync.push(self)
+            self.sharing.changed(self)
         return cassettes
 
     def drop_cassettes(self) -> None:
@@ -255,8 +254,7 @@ class Engine:
         with self._lock:
             self.loaded_cassettes.clear()
             self.replays = Replays(upstream=self._upstream)
-            if self.sync is not None:
-                self.sync.push(self)
+            self.sharing.changed(self)
 
     def record_to(self, upstream: Upstream | None) -> None:
         """Record: what the cassettes do not answer (everything, in the ``all`` and ``rewrite``
@@ -298,25 +296,19 @@ class Engine:
         """The answer of ``entry`` was all written (or dropped, or the client left); ``wait``:
         published in a shared journal before this returns (``WrittenAhead``)."""
         entry.finished_at = self.elapsed()
-        if self.sink is not None:
-            self.sink.publish(entry, wait)
+        self.sharing.publish(entry, wait)
 
     def journal_view(self) -> list[JournalEntry]:
         """The journal as ``GET /_ormock/journal`` and the verdict read it: this engine's
         entries, or with a shared store those of every process (read back from the store)."""
-        if self.sink is not None:
-            return [JournalEntry.from_dict(data)
-                    for data in self.sink.read(self.limits.journal_entries)]
-        return list(self.journal)
+        return self.sharing.journal(self)
 
     def elapsed(self) -> float:
         """Seconds since the engine started (the journal's clock; with a shared store, since
         the namespace started, on the wall clock every process shares), to the microsecond:
         ``round(t * 1e6) / 1e6``, the same value as ``round(t, 6)`` but for the last digit of
         a tie (read twice a request)."""
-        if self.sync is not None:
-            return round((time.time() - self.sync.started) * 1e6) / 1e6
-        return round((time.monotonic() - self.started) * 1e6) / 1e6
+        return self.sharing.elapsed()
 
     def answer(
         self,
@@ -354,7 +346,7 @@ class Engine:
         try:
             FAKER_LOCK.acquire()
             try:
-                if again is None and self.sync is None:  # no attempt to note without a
+                if again is None and not self.sharing.shared:  # no attempt to note without a
                     self.journal.append(entry)  # shared store (``attempt.joined``'s first step)
                 else:  # the journal's, in place of a stale attempt's
                     attempt.joined(self, entry, again)
@@ -367,13 +359,13 @@ class Engine:
                     self.journal.recount(entry)  # its error counted too
                     # a stale attempt is answered again from the start (the create route);
                     # an error answer is never finished: shared now, before the client has it
-                    if self.sink is not None and not isinstance(error, attempt.Stale):
-                        self.sink.publish(entry, wait=True)
+                    if not isinstance(error, attempt.Stale):
+                        self.sharing.publish(entry, wait=True)
                     raise
                 record(entry, reply)
                 self.journal.recount(entry)  # its answer's parts counted too
-                if self.sink is not None and not written_at_once(reply, body, transport):
-                    self.sink.publish(entry)  # seen by other workers while it is written
+                if self.sharing.shared and not written_at_once(reply, body, transport):
+                    self.sharing.publish(entry)  # seen by other workers while it is written
             finally:
                 FAKER_LOCK.release()
         finally:
@@ -408,9 +400,7 @@ class Engine:
             fault = parse_fault(fault)
         with self._lock:
             self.faults.append(fault)
-            if self.sync is not None:
-                self.sync.changed_faults()
-                self.sync.push(self)
+            self.sharing.changed(self, faults=True)
         return fault
 
     def clear_faults(self) -> None:
@@ -418,18 +408,13 @@ class Engine:
         with self._lock:
             self.faults.clear()
             self.chaos = None
-            if self.sync is not None:
-                self.sync.changed_faults()
-                self.sync.changed_chaos()
-                self.sync.push(self)
+            self.sharing.changed(self, faults=True, chaos=True)
 
     def set_chaos(self, chaos: Chaos | None) -> None:
         """Seeded chaos on every reply from now on (None: none); its draws start over."""
         with self._lock:
             self.chaos = chaos
-            if self.sync is not None:
-                self.sync.changed_chaos()
-                self.sync.push(self)
+            self.sharing.changed(self, chaos=True)
 
 
 def _body_size(body: Any) -> int:

@@ -56,17 +56,11 @@ def _last_user_index(context: list[Json]) -> int:
 
 
 def _callable_tools(request: ResponseRequest) -> tuple[list[Json], bool]:
-    """The function tools the model may call, and whether it must call one."""
-    tools = request.function_tools
-    choice = request.tool_choice
-    if choice == "none" or not tools:
-        return [], False
-    if isinstance(choice, dict) and choice.get("type") == "function":
-        return [t for t in tools if t["name"] == choice["name"]], True
-    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
-        names = {t["name"] for t in choice["tools"]}
-        return [t for t in tools if t["name"] in names], choice.get("mode") == "required"
-    return tools, choice == "required"
+    """The function tools the model may call, and whether it must call one (what
+    ``request.tool_demand`` allows of them)."""
+    demand = request.tool_demand
+    tools = [t for t in demand.allowed if t.get("type") == "function"]
+    return tools, demand.must_call and bool(tools)
 
 
 def _tools_to_call(request: ResponseRequest, tools: list[Json], text: str) -> list[Json]:
@@ -76,7 +70,7 @@ def _tools_to_call(request: ResponseRequest, tools: list[Json], text: str) -> li
         if t["name"].lower() in lowered or t["name"].replace("_", " ").lower() in lowered
     ]
     parallel = request.echo.get("parallel_tool_calls", True)
-    forced = isinstance(request.tool_choice, dict) and request.tool_choice.get("type") == "function"
+    forced = request.tool_demand.forced is not None
     if parallel and not forced and len(mentioned) > 1:
         chosen = mentioned
     elif parallel and not forced and len(tools) > 1 and _PARALLEL_WORDS.search(text):
@@ -121,7 +115,7 @@ def default_plan(
     """Plan the embedded default reply for ``request`` given its whole ``context``."""
     content = request.content_seed(seed)
     prose = Prose(content)
-    if not request.tools and _SHAPING.isdisjoint(request.echo) and (
+    if not request.offered_tools and _SHAPING.isdisjoint(request.echo) and (
             not context or _is_user_message(context[-1])):
         # nearly every request: no tools, no format, reasoning or budget, nothing after the
         # user's message: prose, what the steps below come to for it without their checks

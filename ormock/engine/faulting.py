@@ -1,6 +1,6 @@
 """Which faults may strike a reply, and striking them: a step's own, the engine's, a chaos draw;
-with a shared store (``engine.sync``), each one's count and draws named by its place, so every
-worker counts and draws alike (``ormock.engine.shared_counters``)."""
+with a shared store (``engine.sharing``), each one's count and draws named by its place, so
+every worker counts and draws alike (``ormock.engine.shared_counters``)."""
 
 from __future__ import annotations
 
@@ -32,12 +32,12 @@ def faults_for(engine: Engine, step_reply: StepReply | None, scenario: Scenario 
     if scenario is not None and scenario.chaos is not None:
         chaos = engine.scenario_chaos.setdefault(scenario.name, scenario.chaos.fresh())
         whose = set_of(engine, scenario).tag(scenario)
-    if engine.sync is not None:  # the counts of every process: named alike in each
+    if engine.sharing.sync is not None:  # the counts of every process: named alike in each
         tags = engine.fault_tags = {}
         if scenario is not None:
             tag = set_of(engine, scenario).tag(scenario)
             tags.update({f.key: f"{tag}:{step}:{i}" for i, f in enumerate(own)})
-        tags.update({f.key: f"faults:{engine.sync.faults_tag}:{i}"
+        tags.update({f.key: f"faults:{engine.sharing.sync.faults_tag}:{i}"
                      for i, f in enumerate(engine.faults)})
         # what each one's draws are named by: its place, not its load (the same seed and
         # faults draw alike in every run and every process)
@@ -47,8 +47,9 @@ def faults_for(engine: Engine, step_reply: StepReply | None, scenario: Scenario 
         names.update({f.key: f"faults:{i}" for i, f in enumerate(engine.faults)})
     if chaos is not None:
         index = None
-        if engine.sync is not None:
-            index = engine.counters.add((whose or f"chaos:{engine.sync.chaos_tag}", "chaos", 0))
+        sync = engine.sharing.sync
+        if sync is not None:
+            index = engine.counters.add((whose or f"chaos:{sync.chaos_tag}", "chaos", 0))
         drawn = chaos.draw(index)
         if drawn is not None:
             faults.append(drawn)
@@ -75,8 +76,8 @@ def fault_reply(engine: Engine, reply: Reply, faults: list[Fault], entry: Journa
     kept in the journal entry."""
     if not faults:
         return reply
-    counts = engine.fault_counts if engine.sync is None else partial(_counted, engine)
-    draws = None if engine.sync is None else partial(_draws, engine)
+    counts = engine.fault_counts if engine.sharing.sync is None else partial(_counted, engine)
+    draws = None if engine.sharing.sync is None else partial(_draws, engine)
     result, strikes = strike_faults(reply, faults, counts, engine.rng, unfit, draws)
     entry.faults = [strike.fault for strike in strikes]
     entry.struck = [strike.to_dict() for strike in strikes]

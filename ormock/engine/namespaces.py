@@ -15,11 +15,11 @@ import math
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from typing import Any
 
 from ormock.engine.bounded import Bounded
 from ormock.engine.core import Engine
+from ormock.engine.delivery import InFlight
 from ormock.engine.feed import Feed
 from ormock.engine.settings import Settings, settings_from
 from ormock.engine.shared_admin import Sync
@@ -38,9 +38,6 @@ _OPEN, _CLOSED = b"open", b"closed"
 # profile, and the pace of its replayed cassettes
 NAMESPACE_SETTINGS = ("seed", "speed", "profile", "replay_speed")
 _CLOSED_REMEMBERED = 10_000  # dropped names remembered for the namespace_closed answer
-# the engine a request's routing pulled already (``Namespaces.routed``): the serve that follows
-# in the same request takes it without reading the admin stamp again
-_ROUTED: ContextVar[Engine | None] = ContextVar("ormock_routed", default=None)
 
 
 def preload(namespaces: Namespaces, scenarios: Sequence[str]) -> None:
@@ -89,7 +86,7 @@ class Namespaces:
         self._closed: Bounded[str, None] = Bounded(_CLOSED_REMEMBERED)
         self._own: dict[str, dict[str, Any]] = {}  # the settings a namespace was opened with
         self.feed = Feed()  # entry ids across namespaces, the inspector's live watchers
-        self.replies_in_flight = 0  # replies being written (read by tests: none outlive a client)
+        self.in_flight = InFlight()  # answers being written
         # a persistent store is one for every namespace, each its own keyspace; in memory,
         # each engine has its own (it goes with the engine)
         self.backend: StoreBackend | None = None
@@ -176,18 +173,14 @@ class Namespaces:
         """The engine of a namespace, opened and made if need be (for trusted callers)."""
         if name and name not in self._engines:
             self.open(name)
-        return self._pulled(name)[0]
+        return self._pulled(name)
 
-    def serve(self, name: str = "") -> Engine:
+    def serve(self, name: str = "", *, lazily: bool = False) -> Engine:
         """The engine a request to ``name`` reaches: 404 unless the namespace is open (on
-        this process, or with a shared store on any)."""
-        return self.serve_unverified(name, lazily=False)[0]
-
-    def serve_unverified(self, name: str = "", *, lazily: bool = True
-                         ) -> tuple[Engine, bool]:
-        """``serve``, but for a warm engine on a shared store (``lazily``) without reading the
-        admin stamp first: the engine, and whether it is unverified (the caller then checks
-        the stamp in its commit, ``attempt.hold``, and pulls on ``Stale``: ``pull``)."""
+        this process, or with a shared store on any), with what other processes changed taken
+        in; ``lazily``: a warm engine as this process knows it, without reading the admin
+        stamp first (the create route checks the stamp in its commit, ``attempt.hold``, and
+        pulls on ``Stale``)."""
         if name and name not in self._engines:
             mark = self._registry.get("namespace", name) if self._registry else None
             if mark != _OPEN:
@@ -201,18 +194,15 @@ class Namespaces:
                     self._engines[name] = None
         return self._pulled(name, lazily)
 
-    def _pulled(self, name: str, lazily: bool = False) -> tuple[Engine, bool]:
+    def _pulled(self, name: str, lazily: bool = False) -> Engine:
         """The engine, with what other processes on a shared store changed taken in (not
-        yet, when ``lazily`` and it is warm: then True, unverified)."""
+        when ``lazily`` and it is warm: it has applied an admin stamp already)."""
         engine = self._engine(name)
         if self.backend is not None:
-            if _ROUTED.get() is engine:  # this request's routing pulled it a moment ago
-                _ROUTED.set(None)
-                return engine, False
-            if lazily and engine.sync is not None and engine.sync.stamp is not None:
-                return engine, True
-            self.pull(name, engine)
-        return engine, False
+            sync = engine.sharing.sync
+            if not (lazily and sync is not None and sync.stamp is not None):
+                self.pull(name, engine)
+        return engine
 
     def pull(self, name: str, engine: Engine) -> None:
         """Take in what other processes changed (``Engine.pull``); a namespace another
@@ -300,23 +290,6 @@ class Namespaces:
     def _remember_closed(self, name: str) -> None:
         if name not in self._closed:  # closed again: remembered from its first closing
             self._closed[name] = None
-
-    def routed(self, name: str = "", *, lazily: bool = False) -> Engine | None:
-        """For routing a request: the engine of ``name`` as ``find`` gives it, but with a
-        shared store as ``serve`` does (what other processes changed taken in: a cassette
-        loaded on another worker decides the route here too); None when it is unknown or
-        closed (the route that serves the request says so). ``lazily``: a warm engine as
-        this process knows it, not pulled (the create route pulls and routes again if its
-        commit finds the admin state changed)."""
-        if self.backend is None:
-            return self.find(name)
-        try:
-            engine, unverified = self.serve_unverified(name, lazily=lazily)
-        except OpenResponsesError:
-            return None
-        if not unverified:
-            _ROUTED.set(engine)
-        return engine
 
     def profile_of(self, name: str = "") -> Profile:
         """The profile a namespace plays: its engine's, else the one it was opened with, else

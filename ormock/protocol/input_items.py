@@ -16,6 +16,7 @@ from ormock.protocol.compaction import content_tokens
 from ormock.protocol.errors import invalid
 from ormock.protocol.events import is_vendor_type
 from ormock.protocol.fields import expect
+from ormock.protocol.openai_items import CALLS, OUTPUTS, openai_only_types, output_text
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
@@ -46,18 +47,25 @@ MAX_COMPACTION_CONTENT = 10_485_760  # the official schema's maxLength
 
 def item_text(item: Json) -> str:
     """The text of one input item: a message's content (a string, or its text and refusal
-    parts one per line), a function call's arguments, a function call output's output."""
+    parts one per line), a function call's arguments, a custom tool call's input, a tool
+    output's output (``function_call_output``, ``custom_tool_call_output``, ...), the tools of
+    an ``additional_tools`` item."""
     content = item.get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         texts = (p.get("text") or p.get("refusal") for p in content if isinstance(p, dict))
         return "\n".join(str(t) for t in texts if t)
-    if item.get("type") == "function_call_output":
-        output = item.get("output")
-        return output if isinstance(output, str) else json.dumps(output)
-    if item.get("type") == "function_call":
+    kind = item.get("type")
+    if kind in OUTPUTS:
+        return output_text(item.get("output"))
+    if kind == "function_call":
         return str(item.get("arguments", ""))
+    if kind in CALLS:
+        value = item.get("input", item.get("arguments", ""))
+        return value if isinstance(value, str) else json.dumps(value)
+    if kind == "additional_tools":  # its tools, as a request's function tools are counted
+        return json.dumps(item.get("tools"))
     return ""
 
 
@@ -103,10 +111,12 @@ def _input_item(item: Any, param: str) -> Json:
     kind = item.get("type", "message")
     if not isinstance(kind, str):
         raise invalid(f"'{param}.type' must be a string.", f"{param}.type", "invalid_type")
-    if kind not in ITEM_TYPES and not is_vendor_type(kind):
+    if kind not in ITEM_TYPES and not is_vendor_type(kind) and kind not in openai_only_types():
         known = ", ".join(sorted(ITEM_TYPES))
         raise invalid(f"'{param}.type' {kind!r} is not an input item type; use one of {known}, "
-                      "or a vendor-prefixed type such as 'acme:search_call'.", f"{param}.type")
+                      "a vendor-prefixed type such as 'acme:search_call', or under the openai "
+                      "profile one of the openai SDK's "
+                      f"({', '.join(sorted(openai_only_types()))}).", f"{param}.type")
     if kind == "message":
         role = item.get("role")
         if role not in ROLES:

@@ -8,9 +8,10 @@ schema (Open Responses: ``null``). The checker reads either, given the profile.
 
 The checker also reads how the provider really streams: under ``openai`` the event types OpenAI
 sends beyond the Open Responses core (hosted tools, ``response.queued``, ...; the vocabulary of
-the openai SDK's ``ResponseStreamEvent``, generated into ``openai_events.json`` by
-``bench/openai_events.py``) are accepted, ``data: [DONE]`` is optional, and reasoning and
-compaction items may carry a re-encrypted ``encrypted_content`` in the terminal snapshot.
+the openai SDK's ``ResponseStreamEvent``, generated into ``openai_vocabulary.json`` by
+``bench/openai_vocabulary.py``: ``ormock.protocol.vocabulary``) are accepted, ``data: [DONE]``
+is optional, and reasoning and compaction items may carry a re-encrypted ``encrypted_content``
+in the terminal snapshot.
 
 A profile also says what its provider accepts and answers (``platform``, seed 002's stateful
 subset: ``store`` true, no background, text messages and tool outputs only, no caller
@@ -32,17 +33,17 @@ plugin's after them. A provider of one's own is a plugin::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ormock.protocol import events as ev
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.hints import suggest
+from ormock.protocol.openai_request import check_openai
 from ormock.protocol.types import Json
+from ormock.protocol.vocabulary import openai_vocabulary
 
 if TYPE_CHECKING:
     from ormock.protocol.request import ResponseRequest
@@ -50,17 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MODELS", "DEFAULT_PROFILE", "OPENAI", "OPENAI_STATUS_ERRORS", "OPENRESPONSES",
            "PLATFORM", "PROFILES", "STATUS_TYPES", "Model", "Profile", "get_profile",
            "openai_vocabulary", "profile_names", "register_profile"]
-
-OPENAI_EVENTS = Path(__file__).with_name("openai_events.json")
-
-
-@cache
-def openai_vocabulary() -> dict[str, Any]:
-    """The openai SDK's streaming event types (``openai_events.json``): ``{"openai_sdk":
-    version, "events": {type: model name}}``."""
-    data: dict[str, Any] = json.loads(OPENAI_EVENTS.read_text(encoding="utf-8"))
-    return data
-
 
 @dataclass(frozen=True)
 class Model:
@@ -101,6 +91,9 @@ class Profile:
     input_types: frozenset[str] | None = None  # the input item types taken (None: every one)
     message_parts: frozenset[str] | None = None  # a message's content part types (None: all)
     refused_fields: tuple[str, ...] = ()  # request fields a caller may not set (400 naming it)
+    openai_requests: bool = False  # takes the openai SDK's input items, tools and tool_choice
+    # forms, checked as the SDK declares them (False: OpenAI's items and tool_choice forms are
+    # refused, naming the openai profile; ``ormock.protocol.openai_request``)
     conversations: bool = True  # it has the /v1/conversations API (False: those paths 404)
     estimated_usage: bool = True  # False: ``usage`` is null unless a reply gives its counts
     models: tuple[Model, ...] = DEFAULT_MODELS  # what ``GET /v1/models`` lists, in order
@@ -163,7 +156,8 @@ class Profile:
         field, its type spelled this profile's way); a request it takes passes. ``create``
         False: a ``/v1/responses/compact`` or ``/v1/responses/input_tokens`` body, which has
         no ``store`` or ``background`` (the field and input rules still apply)."""
-        if self.accepts_all:
+        beyond = request.beyond_spec
+        if self.accepts_all and not beyond:
             return
         body = request.body
         if create:
@@ -191,6 +185,8 @@ class Profile:
                                        f"{self.name} profile: messages are text only ("
                                        f"{', '.join(sorted(self.message_parts))}).", where,
                                        "unsupported_value")
+        if beyond:
+            check_openai(request, beyond, self.name, self.openai_requests, self._refuse)
 
     def _check_modes(self, body: Json) -> None:
         """A create request's ``store`` and ``background``, as this provider takes them."""
@@ -280,12 +276,14 @@ OPENRESPONSES = Profile("openresponses", "the official Open Responses schema (de
 OPENAI = Profile(
     "openai",
     "OpenAI's own spellings where they differ: response.reasoning_text.* events, the "
-    "json_schema format echoed with its schema; the checker also accepts what OpenAI really "
-    "streams (hosted-tool events, no data: [DONE], re-encrypted reasoning)",
+    "json_schema format echoed with its schema; the input items, tools and tool_choice forms "
+    "of the openai SDK taken and checked as it declares them; the checker also accepts what "
+    "OpenAI really streams (hosted-tool events, no data: [DONE], re-encrypted reasoning)",
     event_names={ev.REASONING_DELTA: "response.reasoning_text.delta",
                  ev.REASONING_DONE: "response.reasoning_text.done"},
     echo_json_schema=True,
     vocabulary="openai",
+    openai_requests=True,
     done_optional=True,
     reencrypted_items=frozenset({"reasoning", "compaction"}),
     status_errors=OPENAI_STATUS_ERRORS,

@@ -23,7 +23,15 @@ from ormock.protocol.input_items import (
     parse_input,
     parse_items,
 )
-from ormock.protocol.request_tools import check_tool_choice, check_tools, echo_tool
+from ormock.protocol.openai_request import beyond_spec
+from ormock.protocol.request_tools import (
+    ToolDemand,
+    additional_tools,
+    check_tool_choice,
+    check_tools,
+    demand_of,
+    echo_tool,
+)
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
@@ -148,6 +156,26 @@ class ResponseRequest:
     def tool_choice(self) -> Any:
         return self.echo.get("tool_choice", "auto")
 
+    @_once
+    def offered_tools(self) -> list[Json]:
+        """Every tool offered: ``tools``, then those of its ``additional_tools`` input
+        items."""
+        extra = additional_tools(self.input) if self.input else []
+        return [*self.tools, *extra] if extra else self.tools
+
+    @_once
+    def beyond_spec(self) -> list[str]:
+        """The params of what it holds beyond the Open Responses spec in OpenAI's vocabulary
+        (``input[i]``, ``tools[i]``, ``tool_choice``): what a profile takes or refuses
+        (``ormock.protocol.openai_request``)."""
+        return beyond_spec(self)
+
+    @_once
+    def tool_demand(self) -> ToolDemand:
+        """What its ``tool_choice`` asks of the answer (``ToolDemand``: must it call a tool,
+        which it may call, the one forced)."""
+        return demand_of(self.tool_choice, self.offered_tools)
+
 
 def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     """Check a request body and normalise it; raise ``OpenResponsesError`` on the first fault.
@@ -181,7 +209,8 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
         echo["model"] = model
     echo["previous_response_id"] = previous
     tool_choice = get("tool_choice")
-    echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(tool_choice, tools)
+    echo["tool_choice"] = "auto" if tool_choice is None else check_tool_choice(
+        tool_choice, tools, get("input"))
     instructions = get("instructions")
     if instructions is not None:
         if instructions.__class__ is not str:
@@ -249,7 +278,7 @@ def _flags(body: Json) -> None:
 _OPTIONAL = frozenset((
     "temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs",
     "max_output_tokens", "max_tool_calls", "truncation", "service_tier", "safety_identifier",
-    "prompt_cache_key", "metadata", "text", "reasoning", "include",
+    "prompt_cache_key", "metadata", "text", "reasoning", "include", "generate",
 ))
 # fields ``parse_request`` reads itself, or leaves to others (``conversation``,
 # ``stream_options``, ``user``): a body of only these sends no optional field (none is in
@@ -300,6 +329,8 @@ def _optional_fields(body: Json, echo: Json) -> None:
         echo["text"] = _text(body["text"])
     if body.get("reasoning") is not None:
         echo["reasoning"] = _reasoning(body["reasoning"])
+    if body.get("generate") is not None:  # false: a warm-up, answered with no output
+        expect(body["generate"], bool, "generate", "true or false")
     if body.get("include") is not None:
         expect(body["include"], list, "include", "an array of strings")
         for index, value in enumerate(body["include"]):

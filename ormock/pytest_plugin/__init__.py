@@ -76,7 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="cassette record mode (for the fakes with a cassette): none (default: "
                          "replay only), once (record a cassette that does not exist yet), "
                          "new_episodes (replay, record what misses), all (record everything "
-                         "anew), rewrite (delete the cassette first, then as all)")
+                         "anew), rewrite (delete the cassette first, then as all), drift "
+                         "(record each cassette again, fail the tests whose cassette changed "
+                         "shape; the file is kept, the new recording saved as NAME.drift.yaml)")
     group.addoption("--ormock-upstream", default=None, metavar="URL",
                     help="the real provider the record modes forward to, such as "
                          "https://api.openai.com/v1 (beats the ini option ormock_upstream)")

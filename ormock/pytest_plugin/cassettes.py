@@ -38,7 +38,7 @@ def cassette_name(nodeid: str) -> str:
 @dataclass
 class _CassetteUse:
     """The cassette a fake records to: where, in which mode, and what the file held before
-    (kept by ``new_episodes``)."""
+    (kept by ``new_episodes``, compared with by ``drift``: ``drift.py``)."""
 
     path: Path
     mode: str
@@ -111,6 +111,15 @@ class FixtureCassettes:
         from ormock.engine.replays import Upstream
 
         assert settings.upstream is not None  # checked when the session started
+        if mode == "drift":  # recorded again, compared with the file after the test (drift.py)
+            from ormock.pytest_plugin.drift import recorded_before
+
+            before = recorded_before(path)
+            if isinstance(before, str):
+                pytest.fail(before, pytrace=False)
+            self._recording = _CassetteUse(path, mode, before)
+            self._backend.record_to(Upstream(settings.upstream, settings.upstream_key, "all"))
+            return
         old: tuple[Interaction, ...] = ()
         if mode == "rewrite" and exists:
             path.unlink()
@@ -169,6 +178,10 @@ class FixtureCassettes:
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace(
                 "+00:00", "Z"),
             recorded_with=f"ormock {__version__}")
+        if use.mode == "drift":  # the file stays; a change of shape fails the test
+            from ormock.pytest_plugin.drift import compared_with
+
+            return compared_with(use.path, use.old, cassette)
         try:
             save_cassette(cassette, use.path)
         except SecretFound as refusal:

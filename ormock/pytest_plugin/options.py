@@ -34,7 +34,7 @@ __all__ = [
     "resolve",
 ]
 
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite", "drift")
 # The after-test checks, each with its own opt-out key (``strict=False`` turns them all off).
 CHECK_KEYS = ("assert_all_matched", "assert_all_used", "assert_valid_replies",
               "assert_no_server_errors")

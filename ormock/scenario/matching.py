@@ -5,8 +5,10 @@ A step's ``match`` mapping reads like the request it matches::
     match:
       model: gpt-4o*               # exact, or a glob
       input_contains: weather      # the request's input text (one string, or all of a list)
-      tools: [get_weather]         # these function tools are offered
-      function_call_output: true   # tool outputs came back (or a list of their call ids)
+      tools: [get_weather]         # these function (or custom) tools are offered
+      function_call_output: true   # tool outputs came back (or a list of their call ids):
+                                   # function_call_output, custom_tool_call_output and the
+                                   # other client tools' outputs (protocol/openai_items.py)
       previous_response_id: step:1 # continues the response step 1 produced
 
 Each check returns None when it passes and a one-line reason when it does not, so a miss can be

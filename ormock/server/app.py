@@ -21,18 +21,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
-from ormock.engine.attempt import Stale, forget, hold, holding
 from ormock.engine.core import Engine
-from ormock.engine.entry_answer import wrote
-from ormock.engine.journal import JournalEntry
+from ormock.engine.create_answer import Creates, Prepared
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
-from ormock.engine.writer import at_once, at_once_messages, send_wire
+from ormock.engine.writer import at_once_messages, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.reply import Reply
 from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
-from ormock.protocol.wire import Written
 from ormock.server.admin import admin_routes
 from ormock.server.asgi import Now, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
@@ -40,6 +37,7 @@ from ormock.server.background import answer_background
 from ormock.server.body import (
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_HEADER_BYTES,
+    body_again,
     decode_json,
     json_only,
     json_request,
@@ -51,7 +49,6 @@ from ormock.server.body import (
 )
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
-from ormock.server.create_answer import Prepared, body_again, prepare
 from ormock.server.create_bodies import ParsedBodies
 from ormock.server.front import Front, bug_error, create_namespace
 from ormock.server.inspector import inspector_routes
@@ -104,14 +101,15 @@ class _CreateRoute(BaseRoute):
 
 
 class _CreateResponse:
-    """``POST [/<namespace>]/v1/responses``: on a shared store, answered in one attempt whose
-    writes are made in one call just before the first byte (``ormock.engine.attempt``), again
-    if the admin state changed meanwhile."""
+    """``POST [/<namespace>]/v1/responses``: the body read and decoded, the engine's answer
+    asked for once (``Creates.answer``, on a shared store answered again while the admin state
+    changed meanwhile), then written."""
 
     def __init__(self, namespaces: Namespaces, max_body: int) -> None:
         self.namespaces = namespaces
+        self.creates = Creates(namespaces)
         self.max_body = max_body
-        self.replay: ReplayRoute | None = None  # routed to when a stale attempt finds cassettes
+        self.replay: ReplayRoute | None = None  # routed to when a cassette loaded meanwhile
         self._read = ParsedBodies()  # valid bodies decoded and checked (``_parse``)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -126,9 +124,9 @@ class _CreateResponse:
                      name: str, found: Engine | None) -> None:
         """Answer the create request of namespace ``name`` (``found``: its engine as the
         front found it, None when it did not look)."""
-        unverified = False
+        creates, engine = self.creates, None
         try:
-            engine, unverified = self._engine(name, found)
+            engine = creates.engine(name, found)
             # ``_raw_body``'s steps, without its two coroutines: the usual body is the first
             # message whole
             json_request(headers, self.max_body)
@@ -136,172 +134,82 @@ class _CreateResponse:
             raw = whole_body(message, self.max_body)
             if raw is None:
                 raw = await more_body(receive, message, self.max_body)
+            body, request = self._read.get(raw) or self._parse(raw)
         except OpenResponsesError as error:
-            await send_error(send, self._refused(name, engine if unverified else None, error))
+            await send_error(send, creates.refused(name, engine, error))
             return
         except Exception as exc:
             await self._answer_bug(scope, send, exc)
             return
-        ready = self._prepared(scope, headers, raw, name, engine, unverified)
+        ready = creates.answer(name, engine, scope["path"], headers, body, request, len(raw))
         if isinstance(ready, OpenResponsesError):
             await send_error(send, ready)
-        elif ready is None:
-            await self._replayed(scope, raw, receive, send)
+        elif isinstance(ready, str):  # REPLAYED: a cassette loaded meanwhile
+            assert self.replay is not None
+            await self.replay.handle(scope, body_again(raw, receive), send)
         else:
-            await self._send(scope, receive, send, engine, ready)
+            await self._send(scope, receive, send, ready)
 
-    def _prepared(self, scope: Scope, headers: dict[str, str], raw: bytes, name: str,
-                  engine: Engine, unverified: bool) -> Prepared | OpenResponsesError | None:
-        """The body ``raw`` decoded and checked, and what ``prepare`` made of it (on a shared
-        store, again while the admin state changed meanwhile: ``ormock.engine.attempt``): what
-        ``_send`` writes, an error to answer (a body refused, a namespace another process
-        dropped, a bug), or None when a cassette loaded meanwhile makes it the replay route's
-        (``_replayed``)."""
-        try:
-            body, request = self._read.get(raw) or self._parse(raw)
-        except OpenResponsesError as error:
-            return self._refused(name, engine if unverified else None, error)
-        except Exception as exc:
-            return self._bug_error(scope, exc)
-        old = None
-        while True:
-            # without a shared store nothing is held (``hold`` says None): not asked
-            held = hold(engine, unverified) if engine.sync is not None else None
-            try:
-                if held is None:  # no shared store: nothing to hold
-                    return prepare(engine, scope["path"], headers, body, request, len(raw),
-                                   None, None)
-                with holding(held):
-                    return prepare(engine, scope["path"], headers, body, request, len(raw),
-                                   held, old)
-            except Stale:  # nothing was written or sent: take the change in, answer again
-                old, unverified = held.entry if held is not None else None, False
-                try:
-                    self.namespaces.pull(name, engine)
-                except OpenResponsesError as error:  # dropped by another process
-                    forget(engine, old)
-                    return error
-                if self.replay is not None and self.replay.claims(name, lazily=True):
-                    forget(engine, old)  # a cassette loaded meanwhile: the replay's request
-                    return None
-
-    async def _replayed(self, scope: Scope, raw: bytes, receive: Receive, send: Send) -> None:
-        """A create a cassette loaded meanwhile made the replay route's, its body read."""
-        assert self.replay is not None
-        await self.replay.handle(scope, body_again(raw, receive), send)
-
-    def _refused(self, name: str, unverified: Engine | None, error: OpenResponsesError
-                 ) -> OpenResponsesError:
-        """``error``, or, for an ``unverified`` engine, the 404 of its namespace when another
-        process dropped it meanwhile (as a pull first would have answered)."""
-        return (self._closed(name, unverified) if unverified is not None else None) or error
-
-    def _engine(self, name: str, found: Engine | None) -> tuple[Engine, bool]:
-        """The engine that answers (``found``: the front's), and whether it is unverified."""
-        if found is not None and not name and self.namespaces.backend is None:
-            return found, False  # the default namespace's, warm and not shared: ``serve``'s
-        # a warm engine on a shared store: the admin stamp is checked in the commit
-        # (``ormock.engine.attempt``), not read first
-        return self.namespaces.serve_unverified(name)
-
-    def _now(self, scope: Scope, engine: Engine, ready: Prepared) -> Now | None:
+    def _now(self, scope: Scope, ready: Prepared) -> Now | None:
         """The answer's two messages when it is an error, a bug, or a reply written in one
-        go with nothing to wait for and nobody watching (its bookkeeping done: ``_begin``,
-        ``_over``); None for any other (``_send`` writes it)."""
-        if ready.entry is None:  # no reply of its own to write
-            if ready.replay is not None:
-                return None
+        go with nothing to wait for and nobody watching (begun and over already); None for
+        any other (``_send`` writes it)."""
+        delivery = ready.delivery
+        if delivery is None:  # no reply of its own to write
             if ready.error is not None:
                 return error_messages(ready.error)
             if ready.bug is not None:
                 return error_messages(self._bug_error(scope, ready.bug))
             return None
-        wire = ready.wire
-        if (ready.background or ready.error is not None or ready.bug is not None
-                or wire is None or engine.feed.watchers):
+        written = ready.at_once()
+        if written is None or delivery.wire is None:
             return None
-        written = at_once(wire)
-        if written is None:
-            return None
-        self._begin(engine, ready.entry)
-        if ready.ahead is not None:
-            ready.ahead(written)
-        messages = at_once_messages(wire, written)
-        self._over(engine, ready, written)
+        delivery.begin()
+        if delivery.ahead is not None:
+            delivery.ahead(written)
+        messages = at_once_messages(delivery.wire, written)
+        delivery.over(written)
         return messages
 
-    def _begin(self, engine: Engine, entry: JournalEntry) -> None:
-        """A reply's answer is about to be written."""
-        self.namespaces.replies_in_flight += 1
-        engine.writing(entry)
-
-    def _over(self, engine: Engine, ready: Prepared, written: Written | None) -> None:
-        """A reply's answer is over (``written``: what went out; None: nothing did): the
-        journal has it, the response settles, the inspector keeps it (bounded) and its
-        watchers are told."""
-        entry, ahead, wire = ready.entry, ready.ahead, ready.wire
-        assert entry is not None
-        try:
-            if written is not None and (ahead is None or not ahead.covers(written)):
-                wrote(entry, written)
-        finally:
-            self.namespaces.replies_in_flight -= 1
-            engine.settle(entry, written, ready.claim)
-            if ahead is None or not ahead.covers(written):
-                engine.finished(entry)
-            if written is not None and wire is not None:
-                engine.feed.sent(entry, wire.status, wire.headers, written)
-
-    def _closed(self, name: str, engine: Engine) -> OpenResponsesError | None:
-        """The 404 of a namespace another process dropped (after a pull), else None."""
-        try:
-            self.namespaces.pull(name, engine)
-        except OpenResponsesError as closed:
-            return closed
-        return None
-
-    async def _send(self, scope: Scope, receive: Receive, send: Send, engine: Engine,
-                    ready: Prepared) -> None:
-        """Write what ``prepare`` made (the store has it all by now)."""
-        now = self._now(scope, engine, ready)  # an error, a bug, a reply written at once
+    async def _send(self, scope: Scope, receive: Receive, send: Send, ready: Prepared) -> None:
+        """Write what ``Creates.answer`` made (the store has it all by now)."""
+        now = self._now(scope, ready)  # an error, a bug, a reply written at once
         if now is not None:
             await send(now[0])
             await send(now[1])
             return
         if ready.replay is not None:  # an idempotent replay: the first answer again
             try:
-                await send_replay(send, engine, ready.replay)
+                await send_replay(send, ready.engine, ready.replay)
             except OpenResponsesError as error:
                 await send_error(send, error)
             return
-        reply, entry, claim = ready.reply, ready.entry, ready.claim
+        reply, delivery = ready.reply, ready.delivery
         assert reply is not None
-        assert entry is not None
+        assert delivery is not None
         if ready.background:
             # background mode: run on this loop, not tied to this connection (background)
             assert isinstance(reply, Reply)
             try:
-                await answer_background(send, receive, engine, reply, entry, claim)
+                await answer_background(send, receive, ready.engine, reply, delivery.entry,
+                                        delivery.claim)
             finally:
-                engine.finished(entry)
+                ready.engine.finished(delivery.entry)
             return
-        self._begin(engine, entry)
+        delivery.begin()
         written = None
-        ahead, wire = ready.ahead, ready.wire
         try:
             if ready.error is not None:  # a reply the protocol cannot fold into JSON
                 await send_error(send, ready.error)
                 return
+            wire = delivery.wire
             if ready.bug is not None or wire is None:
                 await self._answer_bug(scope, send, ready.bug or RuntimeError("no wire"))
                 return
-            # once the writer has started, a bug can only drop the connection; ``Feed.watch``
-            # is ``send`` itself when nobody watches (not called then)
-            feed = engine.feed
-            written = await send_wire(feed.watch(entry, send, wire.kind) if feed.watchers
-                                      else send, receive, wire, ahead)
+            # once the writer has started, a bug can only drop the connection
+            written = await send_wire(delivery.watch(send), receive, wire, delivery.ahead)
         finally:
-            self._over(engine, ready, written)
+            delivery.over(written)
 
     async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
         """A bug before anything was sent is answered here (a 500 envelope, the traceback kept

@@ -18,7 +18,8 @@ from ormock.protocol.depth import MAX_DEPTH, nests_deeper
 from ormock.protocol.errors import OpenResponsesError
 from ormock.server.asgi import Message, Receive, Send
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_HEADER_BYTES", "declared_fits", "decode_json",
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_HEADER_BYTES", "body_again", "declared_fits",
+           "decode_json",
            "header_bytes", "headers_too_large", "is_json", "json_only", "json_request",
            "more_body", "read_body", "send_error", "send_whole", "too_large", "whole_body",
            "whole_messages"]
@@ -224,3 +225,18 @@ async def send_whole(send: Send, status: int, body: bytes,
     start, whole = whole_messages(status, body, headers, content_type)
     await send(start)
     await send(whole)
+
+
+def body_again(raw: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body read already once, then what the client sends (a
+    request handed to another route after its body was read)."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    return again

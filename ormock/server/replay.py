@@ -25,8 +25,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound
 
 from ormock.cassette.matching import request_body
 from ormock.engine.core import Engine
-from ormock.engine.entry_answer import wrote
-from ormock.engine.journal_sink import WrittenAhead
+from ormock.engine.delivery import Delivery
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import Forward
 from ormock.engine.writer import Tally, left_during, send_wire
@@ -71,13 +70,19 @@ class ReplayRoute(BaseRoute):
     def claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
         cassettes or records (with a shared store, as the other processes left it; not
-        pulled first when ``lazily``: ``Namespaces.routed``). ``found``: its engine as the
-        caller found it (``Namespaces.find``), which without a shared store is ``routed``'s."""
-        engine = (found if found is not None and self.namespaces.backend is None
-                  else self.namespaces.routed(name, lazily=lazily))  # shared: pulled
+        pulled first when ``lazily``). ``found``: its engine as the caller found it
+        (``Namespaces.find``), which is the one without a shared store."""
+        namespaces = self.namespaces
+        if namespaces.backend is None:
+            engine = found if found is not None else namespaces.find(name)
+        else:
+            try:  # as the other processes left it (unless ``lazily``)
+                engine = namespaces.serve(name, lazily=lazily)
+            except OpenResponsesError:  # unknown or closed: the route that serves it says so
+                engine = None
         if engine is None:
             return not name and bool(self.namespaces.settings.cassettes)
-        return bool(engine.replays) or engine.replays.upstream is not None
+        return engine.replaying
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -105,24 +110,16 @@ class ReplayRoute(BaseRoute):
             await self.on_bug(scope, send, exc)
             return
         scope.setdefault("state", {})[REPLAYED] = True
-        self.namespaces.replies_in_flight += 1
+        delivery = Delivery(engine, entry, wire, stateful=False, flight=self.namespaces.in_flight)
+        delivery.begin()
         written = None
-        # a shared journal has the entry whole before the client has the answer's last bytes
-        ahead = WrittenAhead(entry, engine.finished) if engine.sink is not None else None
         try:
             if replayed.headers_delay and await left_during(receive, replayed.headers_delay):
                 written = Tally().written(wire.kind, "client gone")  # nothing went out
             else:
-                written = await send_wire(engine.feed.watch(entry, send, wire.kind), receive,
-                                          wire, ahead)
-            if ahead is None or not ahead.covers(written):
-                wrote(entry, written)
+                written = await send_wire(delivery.watch(send), receive, wire, delivery.ahead)
         finally:
-            self.namespaces.replies_in_flight -= 1
-            if ahead is None or not ahead.covers(written):
-                engine.finished(entry)
-        if written is not None:  # kept for the inspector (bounded), its watchers told
-            engine.feed.sent(entry, wire.status, wire.headers, written)
+            delivery.over(written)
 
     async def _forward(self, engine: Engine, forward: Forward, scope: Scope, raw: bytes,
                        path: str, target: str, receive: Receive, send: Send) -> None:
@@ -130,7 +127,7 @@ class ReplayRoute(BaseRoute):
         problems: list[str] = []
         relay = Relay(upstream.url, upstream_key=upstream.key, log=problems.append,
                       pooled=False, name="ormock (recording)")
-        self.namespaces.replies_in_flight += 1
+        self.namespaces.in_flight.count += 1
         try:
             interaction = await relay.exchange(scope, raw, receive, send, path=path,
                                                target=target)
@@ -138,7 +135,7 @@ class ReplayRoute(BaseRoute):
             engine.recorded(forward, None, f"the relay failed: {exc!r}")
             raise
         finally:
-            self.namespaces.replies_in_flight -= 1
+            self.namespaces.in_flight.count -= 1
         engine.recorded(forward, interaction, "; ".join(problems) or None)
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:

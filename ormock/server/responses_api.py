@@ -9,8 +9,8 @@ answer for them:
   stored ``cancelled``, a finished one answered as it is; any other is 400
   ``unsupported_operation``). A response absent, deleted or created with another API key is
   404 ``response_not_found`` on every one of them.
-- ``Idempotency-Key`` on create (``idempotent``: the claim the engine settles once create's
-  answer is written, ``Engine.settle``).
+- ``Idempotency-Key`` on create: a request answered before is answered again here
+  (``send_replay``); the claim is taken in ``ormock.engine.create_answer``.
 
 The logic lives in ``ormock.engine.stateful``; this module reads requests and writes answers."""
 
@@ -27,7 +27,6 @@ from starlette.routing import BaseRoute, Route
 from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.stateful import (
-    Claim,
     Generating,
     IdempotencyRecord,
     check_include,
@@ -43,7 +42,7 @@ from ormock.server.background import cancel_background
 from ormock.server.body import send_whole
 from ormock.server.resume import EventStream, resume_query, settled, streamable
 
-__all__ = ["idempotent", "response_routes", "send_replay"]
+__all__ = ["response_routes", "send_replay"]
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 _POST_ONLY = ("compact", "input_tokens")  # /v1/responses/compact, /v1/responses/input_tokens
@@ -152,17 +151,6 @@ def response_routes(namespaces: Namespaces, prefix: str = "") -> list[BaseRoute]
 
 
 # -- around create ------------------------------------------------------------------------------
-def idempotent(engine: Engine, headers: dict[str, str], body: Any
-               ) -> Claim | IdempotencyRecord | None:
-    """For a create request with ``Idempotency-Key``: the claim it holds while it answers, or
-    the record of the same request answered before (replay it); None without the header. A
-    key too long, or held by another request or one still answering, raises (400, 409)."""
-    header = headers.get("idempotency-key")
-    if header is None:
-        return None
-    return Claim.take(engine.responses, header, owner_of(headers), body)
-
-
 async def send_replay(send: Send, engine: Engine, record: IdempotencyRecord) -> None:
     """The answer of the first request with this key, byte for byte, with
     ``X-Idempotent-Replayed: true`` (a response deleted since: 404)."""

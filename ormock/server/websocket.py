@@ -36,9 +36,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from ormock.cassette.matching import CassetteMiss
 from ormock.engine.core import Engine
-from ormock.engine.entry_answer import wrote
+from ormock.engine.delivery import Delivery
 from ormock.engine.journal import JournalEntry
-from ormock.engine.journal_sink import WrittenAhead
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render_socket
 from ormock.engine.replays import Replayed
@@ -264,22 +263,15 @@ class _Connection:
         on HTTP (``settle``: a client that left before the terminal event leaves it
         ``cancelled``); True while the connection is open."""
         try:
-            self.engine.writing(entry)
+            delivery = Delivery(self.engine, entry)
+            delivery.begin()
             written: Written | None = None
-            # a shared journal has the entry whole before the client has the turn's last frame
-            ahead = WrittenAhead(entry, self.engine.finished) \
-                if self.engine.sink is not None else None
             try:
-                wire = render_socket(reply)
-                written, open_ = await send_turn(self.socket, wire, self.ends,
-                                                 self.engine.feed.told(entry), ahead)
-                if ahead is None or not ahead.covers(written):
-                    wrote(entry, written)
-                self.engine.feed.sent(entry, wire.status, wire.headers, written)  # inspector
+                delivery.wire = wire = render_socket(reply)
+                written, open_ = await send_turn(self.socket, wire, self.ends, delivery.told(),
+                                                 delivery.ahead)
             finally:
-                self.engine.settle(entry, written, None)
-                if ahead is None or not ahead.covers(written):
-                    self.engine.finished(entry)
+                delivery.over(written)
             if isinstance(previous, str) and entry.response_status == "failed":
                 self.local.pop(previous, None)
             return open_
