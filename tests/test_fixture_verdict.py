@@ -17,6 +17,9 @@ def test_a_client_that_retries_is_resilient(ormock: Any) -> None:
     assert verdict.ok
 
 
+# the step's answer never went out (the 429 attempt left it to a retry that never came): the
+# after-test check would say so too
+@pytest.mark.ormock(assert_all_used=False)
 def test_a_client_that_gives_up_is_told_how(ormock: Any) -> None:
     ormock.use("rate-limited-once")
     with pytest.raises(openai.RateLimitError):

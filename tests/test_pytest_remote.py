@@ -54,6 +54,9 @@ def test_two(ormock):
     ormock.assert_called_with(input_contains="two 1")
 
 
+# after the reset the client gives up on the 429: the step's answer never goes out, which the
+# after-test check would say (a faulted attempt uses no step)
+@pytest.mark.ormock(assert_all_used=False)
 def test_a_fault_and_the_verdict(ormock):
     ormock.use("text")  # a catalogue scenario, sent as its YAML
     fault = ormock.inject({"http_error": {"status": 429, "retry_after_ms": 50},
@@ -78,7 +81,8 @@ def test_a_fault_and_the_verdict(ormock):
     assert ormock.assert_resilient(allow=["gave-up-too-early"]).allowed
 
 
-@pytest.mark.ormock(scenario="text", chaos="rate=1,seed=3,faults=http_error:503")
+@pytest.mark.ormock(scenario="text", chaos="rate=1,seed=3,faults=http_error:503",
+                    assert_all_used=False)  # every attempt faulted: no answer went out
 def test_chaos_from_the_marker(ormock):
     with pytest.raises(openai.InternalServerError):
         ormock.openai().responses.create(model="m", input="anything")

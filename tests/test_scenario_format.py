@@ -238,7 +238,7 @@ steps:
       - message: hi
 """,
      "bad.yaml:4: steps[0].items: unknown key 'items' ('items' belongs under 'reply': is it "
-     "indented too little?); known keys: match, name, reply, times",
+     "indented too little?); known keys: count_faulted, match, name, reply, times",
      id="too_little_indentation_says_where_the_key_belongs"),
     pytest.param("""\
 name: weather
@@ -359,7 +359,8 @@ def test_merge_keys_are_not_duplicates() -> None:
 def test_a_mapping_with_a_number_as_key() -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario({"name": "a", "steps": [{"reply": {}, 1: "x"}]})
-    assert str(caught.value) == "steps[0].1: unknown key '1'; known keys: match, name, reply, times"
+    assert str(caught.value) == ("steps[0].1: unknown key '1'; known keys: count_faulted, "
+                                 "match, name, reply, times")
 
 
 def test_an_item_has_exactly_one_type(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ def run(args: argparse.Namespace) -> int:
 
     rules = {name: str(value) for name, value in (
         ("min_backoff", args.min_backoff), ("storm_retries", args.storm_retries),
-        ("stall_timeout", args.stall_timeout)) if value is not None}
+        ("stall_timeout", args.stall_timeout), ("per_attempt", args.per_attempt))
+        if value is not None}
     allow = [c.strip() for a in args.allow for c in a.split(",") if c.strip()]
     if (args.journal is None) == (args.url is None):
         print("ormock verdict: give a journal file (saved from GET /_ormock/journal) or --url "
@@ -78,5 +79,9 @@ def add_parser(commands: Any) -> None:
     verdict.add_argument("--stall-timeout", type=float, default=None, metavar="SECONDS",
                          help="a stalled stream held open longer than this was never timed "
                          "out (default 30)")
+    verdict.add_argument("--per-attempt", default=None, metavar="FIELD,FIELD",
+                         help="body fields a client may change between attempts of one "
+                         "request, left out when recognising a retry (default "
+                         "client_metadata,prompt_cache_key; '' for none)")
     verdict.add_argument("--json", action="store_true", help="print the verdict as JSON")
     verdict.set_defaults(func=run)

@@ -25,9 +25,11 @@ from ormock.engine.entry_answer import final_response
 from ormock.engine.faulting import fault_reply, faults_for
 from ormock.engine.journal import JournalEntry, Sent, summarize
 from ormock.engine.stateful import owner_of
+from ormock.engine.step_uses import after_faults, refused
 from ormock.engine.store import ResponseStore, Stored
 from ormock.engine.turn import Turn, background_check, socket_check
 from ormock.faults import Fault
+from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.openai_items import call_outputs
 from ormock.protocol.plan import FunctionCallPlan, ItemPlan, ReasoningPlan, ReplyPlan
 from ormock.protocol.reasoning import INCLUDE_ENCRYPTED, reasoning_key, seal
@@ -70,9 +72,24 @@ def respond(
     tokens = context_tokens(request, parent) + added
     if joined is not None:
         context, tokens = [*joined.items, *context], joined.tokens + tokens
-    # ``generate: false`` (a warm-up): an answer with no output, from no scenario step
+    # ``generate: false`` (a warm-up, Codex's first WebSocket message): an answer with no
+    # output, from no scenario step (it uses none)
     selection = None if request.body.get("generate") is False else \
         forced or choose(engine, request, headers)
+    try:
+        return _respond(engine, request, entry, selection, forced is None, context, parent,
+                        tokens, joined, owner, local, transport)
+    except OpenResponsesError:
+        if selection is not None and forced is None:  # an error uses no step
+            refused(engine, selection, entry)
+        raise
+
+
+def _respond(engine: Engine, request: ResponseRequest, entry: JournalEntry,
+             selection: Selection | None, counted: bool, context: list[Json],
+             parent: Stored | None, tokens: int, joined: Joined | None, owner: str | None,
+             local: ResponseStore | None, transport: Transport | None) -> Reply | RawReply:
+    """``respond`` once the step is chosen (``counted``: its use was counted)."""
     # the provider played: the chosen scenario's profile, else the namespace's
     profile = (selection.scenario.profile if selection is not None else None) or engine.profile
     turn = Turn(request, entry, selection, context, parent, tokens, local,
@@ -81,6 +98,8 @@ def respond(
     turn.seed = request.content_seed(engine.seed)
     if selection is not None:
         entry.scenario, entry.step = selection.scenario.name, selection.step.index
+        if counted:
+            entry.step_used = True
     created, completed = engine.clock.pair()  # now(), now()
     faults = faults_for(engine, turn.step_reply, selection.scenario if selection else None,
                         selection.step.index if selection else 0)
@@ -101,6 +120,8 @@ def respond(
     unfit = socket_check(turn.step_reply, entry) if turn.socket else \
         background_check(turn.step_reply, entry) if request.echo.get("background") else None
     out = fault_reply(engine, reply, faults, entry, unfit)
+    if selection is not None and counted and entry.faults:
+        after_faults(engine, selection, reply, out, entry, transport is not None)
     final = final_response(out.events) if isinstance(out, Reply) else None
     if final is None or not isinstance(final.get("id"), str):
         return _framed(turn, out)
@@ -131,7 +152,8 @@ def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: J
     the body's), background mode (its run needs the events), a fault, the self-check, pacing
     or literal events."""
     if not transport or joined is not None or turn.request.echo.get("background") or (
-            faults or engine.self_check or (pacing and pacing.paced) or turn.literal):
+            faults or engine.self_check or (pacing and pacing.paced) or turn.literal
+            or turn.request.body.get("generate") is False):
         return None
     selection = turn.selection
     return (Same(selection.scenario) if selection else None,
@@ -348,7 +370,8 @@ def planned(engine: Engine, turn: Turn, events: list[Json], pacing: Pacing | Non
                   frames=step_reply.literal_frames(events)
                   if step_reply is not None and turn.literal and turn.request.stream
                   and not turn.socket else None,
-                  built=None if turn.literal else events, socket=turn.socket)
+                  built=None if turn.literal else events, socket=turn.socket,
+                  profile=turn.profile)
     if engine.self_check and not turn.literal:
         self_check(reply.events, turn.profile)
     return reply

@@ -172,7 +172,7 @@ def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bo
     field by field."""
     return made(Reply, events=[], stream=stream, headers={}, pacing=None, frames=None,
                 seed=seed, socket=socket, built=None, body=body, summary=summary,
-                framing=None)
+                framing=None, profile=None)
 
 
 class StreamCache:

@@ -19,7 +19,7 @@ from typing import Any
 from ormock.cassette.matching import Order
 from ormock.cassette.model import Cassette, Interaction
 from ormock.cassette.validation import checked
-from ormock.engine import attempt, building
+from ormock.engine import attempt, building, step_uses
 from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.compiled import Compiled
@@ -105,6 +105,8 @@ class Engine:
         self.named = ScenarioSet(counters=self.counters)  # chosen by header or model name
         self.faults: list[Fault] = []  # applied to every reply (Python and admin API)
         self.fault_counts: dict[int, int] = {}
+        # faulted answers whose step waits for their end (``step_uses``), by id of the entry
+        self.pending_steps: dict[int, tuple[JournalEntry, Selection]] = {}
         self.chaos: Chaos | None = chaos.fresh() if chaos is not None else None
         self.on_reply: list[Callable[[JournalEntry, Reply | RawReply], None]] = []
         # the server's feed (entry ids, live watchers) and this namespace's name; a server's
@@ -172,6 +174,7 @@ class Engine:
         self.named_by_request: dict[str, Scenario] = {}
         self.faults[:] = kept_faults
         self.fault_counts.clear()
+        self.pending_steps.clear()  # their counts start over
         self.scenario_chaos: dict[str, Chaos] = {}
         self.cache = StreamCache()
         self.compiled = Compiled()  # new contents' reply templates
@@ -381,6 +384,8 @@ class Engine:
         """The answer of ``entry`` is over (``sent``: what the writer sent; None: nothing
         was): what that changes of its response and its idempotency key (``written``)."""
         written(self.responses, entry, sent, claim)
+        if self.pending_steps:
+            step_uses.settled(self, entry, sent)
 
     def respond_with(self, scenario: Scenario, step: Step, body: Any) -> Reply | RawReply:
         """Answer ``body`` with a given step, whatever it matches (``ormock show``): the same

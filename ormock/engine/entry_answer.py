@@ -19,8 +19,8 @@ from ormock.protocol.secrets import scrub
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Ended, Written
 
-__all__ = ["answering", "failed", "final_response", "on_the_wire", "raw_ended", "record",
-           "unfoldable", "wrote"]
+__all__ = ["answering", "failed", "final_response", "last_status", "on_the_wire", "raw_ended",
+           "record", "sent_error", "unfoldable", "wrote"]
 
 
 def raw_ended(reply: RawReply) -> Ended:
@@ -77,7 +77,10 @@ def wrote(entry: JournalEntry, written: Written) -> None:
     ended = entry.ended = written.ended
     entry.sent_bytes = written.bytes
     if ended == "client gone":  # not ``written.complete``: no property call per answer
-        entry.sent = summarize(list(written.events), written.delays())
+        sent = entry.sent = summarize(list(written.events), written.delays())
+        if entry.response_status is not None and not any(
+                kind in TERMINAL_EVENTS for kind in sent.types):
+            entry.response_status = "cancelled"  # as the store keeps it (``written``)
 
 
 def final_response(events: list[Json]) -> Json | None:
@@ -97,6 +100,8 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
     if isinstance(reply, RawReply):
         entry.status = reply.status
         entry.ended = raw_ended(reply)
+        if reply.status >= 400:  # an injected error: the envelope it sent
+            entry.error = sent_error(reply)
         return
     entry.status, entry.stream = 200, reply.stream
     if reply.summary is not None:  # summarized by the stream cache already
@@ -119,11 +124,40 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
         entry.response_id, entry.response_status = final.get("id"), final.get("status")
     if reply.frames is not None:  # a wire fault or a literal body: only what went out
         entry.sent, entry.ended = on_the_wire(reply)
+        if entry.ended != "whole":  # the client never had the final Response
+            entry.response_status = last_status(reply, entry.sent)
         return
     if reply.stream and final is None:
         entry.ended = "truncated"
+        entry.response_status = last_status(reply, None)
     paced = reply.pacing is not None and reply.pacing.paced
     entry.sent = summarize(reply.events, reply.delays() if paced else None)
+
+
+def sent_error(reply: RawReply) -> Json | None:
+    """The ``error`` of an error answer's envelope, as it went out (None: not an envelope)."""
+    try:
+        envelope = json.loads(reply.body)
+    except ValueError:
+        return None
+    error = envelope.get("error") if isinstance(envelope, dict) else None
+    return error if isinstance(error, dict) else None
+
+
+def last_status(reply: Reply, sent: Sent | None) -> str | None:
+    """The status of the last Response snapshot a stream that did not end whole sent (what
+    the client was last told: ``in_progress`` for one cut before its terminal event; None
+    when none went out, as for a JSON body cut short): never a planned status the client did
+    not get."""
+    if not reply.stream:
+        return None
+    count = len(sent.types) if sent is not None else len(reply.events)
+    for event in reversed(reply.events[:count]):
+        response = event.get("response")
+        if isinstance(response, dict):
+            status = response.get("status")
+            return status if isinstance(status, str) else None
+    return None
 
 
 def unfoldable(error: ProtocolError) -> OpenResponsesError:

@@ -113,6 +113,9 @@ class JournalEntry:
     error: dict[str, Any] | None = None
     scenario: str | None = None
     step: int | None = None
+    # whether the answer used up a use of its step: False when a fault ended the attempt
+    # and the step waits for the retry (``ormock.engine.step_uses``); None: no step answered
+    step_used: bool | None = None
     # a replayed answer: the cassette file and the interaction's number in it (from 1)
     cassette: str | None = None
     interaction: int | None = None
@@ -202,7 +205,7 @@ _new = object.__new__
 def opened(method: str, path: str, headers: dict[str, str], body: Any, at: float,
            size: int) -> JournalEntry:
     """``JournalEntry(method, path, headers, body, at=at, size=size)``, the entry every
-    request opens, made without the dataclass's ``__init__`` of 28 parameters: its own
+    request opens, made without the dataclass's ``__init__`` of 29 parameters: its own
     fields and fresh lists set, every other field read from the class's
     default until it is set (tests/test_journal.py holds the two equal)."""
     entry: JournalEntry = _new(JournalEntry)

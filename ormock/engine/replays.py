@@ -20,7 +20,7 @@ came.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -249,7 +249,8 @@ def _replayed(engine: Engine, entry: JournalEntry, method: str, path: str, query
     response = replayed.response
     faults = faults_for(engine, None, None) if 200 <= response.status < 300 else []
     if faults:
-        out = fault_reply(engine, replayed.reply(speed), faults, entry)
+        out = fault_reply(engine, replace(replayed.reply(speed), profile=engine.profile),
+                          faults, entry)
         wire = render(out, "sse" if isinstance(out, Reply) and out.stream else "json")
         record(entry, out)
     else:

@@ -1,14 +1,24 @@
 """Values that satisfy a JSON Schema, drawn from a seeded Faker, for tool arguments and JSON output.
 
-Covers the JSON Schema a model is given in practice: objects (required and optional
-properties), arrays with item counts, enums and consts, strings with formats and lengths,
-numbers within bounds, ``anyOf``/``oneOf``/``allOf`` and local ``$ref``. ``hints`` supply values
-for properties by name (``location`` taken from the user's words).
+Covers the JSON Schema a model is given in practice: objects, arrays with item counts, enums and
+consts, strings with formats and lengths, numbers within bounds and steps, ``anyOf``/``oneOf``/
+``allOf`` and local ``$ref``. ``hints`` supply values for properties by name (``location`` taken
+from the user's words).
+
+The values are what a model sends and a real agent accepts, since an agent runs what it gets
+(the Codex CLI parses its tools' arguments strictly): an object has its required properties,
+and an optional one only where asked (a hint names it, or ``minProperties`` needs it); a
+``number`` is a whole number unless its bounds or ``multipleOf`` leave only fractions (a count
+read as an integer then parses); formats, lengths and bounds (``exclusiveMinimum`` /
+``exclusiveMaximum`` as numbers or, in draft 4, as flags) hold.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
 from faker import Faker
@@ -26,6 +36,9 @@ _FORMATS: dict[str, _Make] = {
     "uuid": lambda f: str(f.uuid4()),
     "hostname": lambda f: f.hostname(),
     "ipv4": lambda f: f.ipv4(),
+    "ipv6": lambda f: f.ipv6(),
+    "uri-reference": lambda f: f.uri_path(),
+    "idn-email": lambda f: f.email(),
 }
 _NAMED: dict[str, _Make] = {
     "location": lambda f: f.city(),
@@ -85,8 +98,7 @@ def value_for(
     if kind is None:
         kind = "object" if "properties" in schema else "string"
     if kind == "object":
-        props: Mapping[str, Any] = schema.get("properties") or {}
-        return {key: again(sub, key) for key, sub in props.items()}
+        return _object(schema, hints, again)
     if kind == "array":
         low = int(schema.get("minItems", 1))
         high = int(schema.get("maxItems", max(low, 2)))
@@ -133,25 +145,86 @@ def _string(schema: Mapping[str, Any], faker: Faker, hints: Mapping[str, Any], n
     return value
 
 
+def _object(schema: Mapping[str, Any], hints: Mapping[str, Any],
+            again: Callable[[Any, str], Any]) -> dict[str, Any]:
+    """The required properties (in the order the schema lists them), an optional one only
+    where a hint names it, then more optional ones until ``minProperties`` holds."""
+    props: Mapping[str, Any] = schema.get("properties") or {}
+    required = [name for name in schema.get("required") or () if isinstance(name, str)]
+    out = {key: again(sub, key) for key, sub in props.items() if key in required or key in hints}
+    extra = schema.get("additionalProperties")
+    for key in required:  # required with no schema of its own: what any other property takes
+        if key not in out:
+            out[key] = again(extra if isinstance(extra, Mapping) else {"type": "string"}, key)
+    wanted = schema.get("minProperties")
+    for key, sub in props.items():
+        if not isinstance(wanted, int) or len(out) >= wanted:
+            break
+        out.setdefault(key, again(sub, key))
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
+        value)
+
+
+def _bounds(schema: Mapping[str, Any]) -> tuple[float | None, bool, float | None, bool]:
+    """(low, low excluded, high, high excluded): ``minimum``/``maximum`` with the 2020 numeric
+    ``exclusiveMinimum``/``exclusiveMaximum`` or the draft-4 flags of the same names."""
+    found: list[tuple[float | None, bool]] = []
+    for plain, exclusive, tighter in (("minimum", "exclusiveMinimum", max),
+                                      ("maximum", "exclusiveMaximum", min)):
+        bound = schema.get(plain) if _is_number(schema.get(plain)) else None
+        flag = schema.get(exclusive)
+        opened = flag is True and bound is not None  # draft 4
+        if _is_number(flag) and (bound is None or tighter(flag, bound) == flag):
+            bound, opened = flag, True
+        found.append((bound, opened))
+    (low, low_open), (high, high_open) = found
+    return low, low_open, high, high_open
+
+
 def _number(schema: Mapping[str, Any], faker: Faker, integer: bool) -> int | float:
-    given_low = schema.get("minimum", schema.get("exclusiveMinimum"))
-    given_high = schema.get("maximum", schema.get("exclusiveMaximum"))
-    if given_low is None:  # only a maximum (or neither): the hundred below it, or 0 to 100
-        given_low = min(0, given_high - 100) if given_high is not None else 0
-    low = given_low
-    high = given_high if given_high is not None else low + 100
-    if "exclusiveMinimum" in schema and "minimum" not in schema:
-        low += 1 if integer else 0.5
-    if "exclusiveMaximum" in schema and "maximum" not in schema:
-        high -= 1 if integer else 0.5
-    if integer:
-        value: int | float = faker.random_int(int(low), max(int(low), int(high)))
-        step = schema.get("multipleOf")
-        if isinstance(step, int) and step > 0:
-            value = (int(value) // step) * step
-            if value < low:
-                value += step
-        return value
-    if high <= low:  # one value fits (or none does: the lower bound is the best answer)
-        return float(low)
-    return round(faker.pyfloat(min_value=float(low), max_value=float(high)), 2)
+    given_low, low_open, given_high, high_open = _bounds(schema)
+    # only a maximum (or neither): the hundred below it, or 0 to 100
+    low: float = given_low if given_low is not None else (
+        min(0, given_high - 100) if given_high is not None else 0)
+    high: float = given_high if given_high is not None else low + 100
+    low_open, high_open = low_open and given_low is not None, high_open and given_high is not None
+    step = schema.get("multipleOf")
+    if isinstance(step, (int, float)) and _is_number(step) and step > 0:
+        return _multiple(step, low, low_open, high, high_open, faker)
+    whole_low = math.floor(low) + 1 if low_open and float(low).is_integer() else math.ceil(low)
+    whole_high = math.ceil(high) - 1 if high_open and float(high).is_integer() \
+        else math.floor(high)
+    if whole_low <= whole_high:  # a whole number fits: what a model sends for a count
+        return faker.random_int(whole_low, whole_high)
+    if integer:  # no integer fits: the nearest one is the best answer there is
+        return whole_low
+    return (low + high) / 2  # only a fraction fits
+
+
+def _multiple(step: float, low: float, low_open: bool, high: float, high_open: bool,
+              faker: Faker) -> int | float:
+    """A multiple of ``step`` within the bounds: a whole one where one fits."""
+    first, last = math.ceil(low / step), math.floor(high / step)
+    if low_open and first * step <= low:
+        first += 1
+    if high_open and last * step >= high:
+        last -= 1
+    if first > last:  # no multiple fits: the lower bound is the best answer there is
+        return low
+    places = max(0, -int(Decimal(str(step)).as_tuple().exponent))
+    start = faker.random_int(first, last)
+    tried = itertools.chain(range(start, last + 1), range(first, start))
+    fraction: float | None = None
+    for k in itertools.islice(tried, 1000):  # a whole multiple, looked for from the draw
+        value = round(k * step, places)
+        if float(value).is_integer():
+            return int(value)
+        # one a float division shows to be a multiple (0.3 / 0.1 is not 3 in floats, and a
+        # validator reading it so would refuse it)
+        if fraction is None and (value / step).is_integer():
+            fraction = value
+    return fraction if fraction is not None else round(start * step, places)

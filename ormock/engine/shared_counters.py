@@ -46,6 +46,9 @@ class StoreCounters:
     def add(self, key: CounterKey) -> int:
         return self.backend.incr(_KIND, self._name(key))
 
+    def take(self, key: CounterKey) -> int:
+        return self.backend.incr(_KIND, self._name(key), -1)
+
     def value(self, key: CounterKey) -> int:
         found = self.backend.get(_KIND, self._name(key))
         return int(found) if found is not None else 0

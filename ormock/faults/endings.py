@@ -90,7 +90,8 @@ class FailMidstream(Fault):
 
     def apply(self, reply: Reply, rng: random.Random) -> Reply | RawReply:
         if not reply.stream:
-            failure = OpenResponsesError(self.message, type=self.type, param=self.param or "",
+            param = self.param if self.param is not None else reply.provider.error_param
+            failure = OpenResponsesError(self.message, type=self.type, param=param,
                                          code=self.code, status=ERROR_STATUS.get(self.type, 500))
             return RawReply(failure.status, failure.body(), dict(reply.headers))
         events = reply.events

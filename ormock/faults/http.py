@@ -7,25 +7,18 @@ import random
 from dataclasses import dataclass, field
 
 from ormock.faults.base import HTTP, Fault, Param, register
-from ormock.protocol.errors import ERROR_STATUS, OpenResponsesError
+from ormock.protocol.profile import OPENRESPONSES
 from ormock.protocol.reply import RawReply, Reply
+from ormock.protocol.sse import encode_json
 
 __all__ = ["HttpError", "error_type_for"]
 
-# status -> Open Responses error type: the protocol's own table first, then the usual others
-_TYPES: dict[int, str] = {}
-for _type, _status in ERROR_STATUS.items():
-    _TYPES.setdefault(_status, _type)
-_TYPES.update({403: "permission_denied", 408: "request_timeout", 422: "invalid_request",
-               502: "bad_gateway", 504: "gateway_timeout"})
 _RATE_LIMITS = {"requests": 60, "tokens": 200_000}
 
 
 def error_type_for(status: int) -> str:
     """The Open Responses error ``type`` that goes with an HTTP status."""
-    if status in _TYPES:
-        return _TYPES[status]
-    return "server_error" if status >= 500 else "invalid_request"
+    return OPENRESPONSES.status_error(status)[0]
 
 
 def _header_number(value: float) -> str:
@@ -44,15 +37,18 @@ def _duration(seconds: float) -> str:
 class HttpError(Fault):
     """An HTTP error instead of the reply, with the Open Responses error envelope.
 
-    The body is ``{"error": {"message", "type", "param", "code"}}`` with all four strings
-    (the Vercel AI SDK reads the message only then). Streamed and JSON requests alike.
+    The body is ``{"error": {"message", "type", "param", "code"}}``, spelled as the provider
+    the reply plays sends it (``Profile.status_error``): under the Open Responses profile all
+    four are strings (the Vercel AI SDK reads the message only then), the type that goes with
+    the status; under ``openai`` OpenAI's own (a 429 is ``type: requests``, ``code:
+    rate_limit_exceeded``, ``param: null``). Streamed and JSON requests alike.
     ``status``: any HTTP status (default 500). ``retry_after``: seconds, sent as
     ``Retry-After``. ``retry_after_ms``: milliseconds, sent as ``retry-after-ms``.
     ``should_retry``: sent as ``x-should-retry: true|false`` (overrides the status for the
     OpenAI SDKs). ``rate_limit_headers``: with status 429, send ``x-ratelimit-*`` headers
     (requests and tokens: limit, remaining, reset). ``message``, ``type``, ``code``, ``param``:
-    the envelope's fields (defaults: a message naming the fault, the type that goes with the
-    status, ``code`` = ``rate_limit_exceeded`` for 429 and the type otherwise, ``param`` "").
+    the envelope's fields (defaults: a message naming the fault, and the profile's type, code
+    and param for the status).
     ``headers``: more response headers.
     """
 
@@ -68,11 +64,12 @@ class HttpError(Fault):
         "should_retry": Param("boolean", "sent as x-should-retry: true|false", nullable=True),
         "rate_limit_headers": Param("boolean", "with status 429, send x-ratelimit-* headers"),
         "message": Param("string", "the error message", nullable=True),
-        "type": Param("string", "the error type (default: the one that goes with the status)",
-                      nullable=True),
-        "code": Param("string", "the error code (default: rate_limit_exceeded for 429, else "
-                      "the type)", nullable=True),
-        "param": Param("string", "the request parameter at fault"),
+        "type": Param("string", "the error type (default: the one the profile sends with the "
+                      "status)", nullable=True),
+        "code": Param("string", "the error code (default: the one the profile sends with the "
+                      "status)", nullable=True),
+        "param": Param("string", "the request parameter at fault (default: none, as the "
+                       "profile spells it)", nullable=True),
         "headers": Param("headers", "more response headers"),
     }
 
@@ -84,15 +81,16 @@ class HttpError(Fault):
     message: str | None = None
     type: str | None = None
     code: str | None = None
-    param: str = ""
+    param: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
     def apply(self, reply: Reply, rng: random.Random) -> RawReply:
-        error_type = self.type or error_type_for(self.status)
-        code = self.code or ("rate_limit_exceeded" if self.status == 429 else error_type)
-        error = OpenResponsesError(self.message or self._message(), type=error_type,
-                                   param=self.param, code=code, status=self.status)
-        return RawReply(self.status, error.body(), self._headers())
+        profile = reply.provider
+        error_type, code = profile.status_error(self.status)
+        error = {"message": self.message or self._message(), "type": self.type or error_type,
+                 "param": self.param if self.param is not None else profile.error_param,
+                 "code": self.code if self.code is not None else code}
+        return RawReply(self.status, encode_json({"error": error}).encode(), self._headers())
 
     def _reset(self) -> float:
         if self.retry_after_ms is not None:

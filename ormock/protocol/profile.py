@@ -56,8 +56,8 @@ from ormock.protocol.vocabulary import openai_vocabulary
 if TYPE_CHECKING:
     from ormock.protocol.request import ResponseRequest
 
-__all__ = ["DEFAULT_MODELS", "DEFAULT_PROFILE", "OPENAI", "OPENRESPONSES", "PLATFORM", "PROFILES",
-           "Model", "Profile", "get_profile",
+__all__ = ["DEFAULT_MODELS", "DEFAULT_PROFILE", "OPENAI", "OPENAI_STATUS_ERRORS", "OPENRESPONSES",
+           "PLATFORM", "PROFILES", "STATUS_TYPES", "Model", "Profile", "get_profile",
            "openai_vocabulary", "profile_names", "register_profile"]
 
 @dataclass(frozen=True)
@@ -118,6 +118,11 @@ class Profile:
     tool_calls_kept: int | None = None  # the function calls a reply keeps (None: every one)
     framing: SseFraming = SPEC_FRAMING  # how its SSE streams are framed
     error_body: ErrorBody | None = None  # its error envelope, made from Open Responses' one
+    # an injected HTTP error's envelope as the provider sends it: status -> (type, code), a
+    # status not listed taking its class's (400 or 500); empty: the Open Responses spelling
+    # (``STATUS_TYPES``, ``code`` the type, or rate_limit_exceeded for a 429)
+    status_errors: Mapping[int, tuple[str, str | int | None]] = field(default_factory=dict)
+    error_param: str | None = ""  # the ``param`` of an injected error that names none
 
     @property
     def known_events(self) -> frozenset[str]:
@@ -266,6 +271,18 @@ class Profile:
         ``invalid_request_error`` under OpenAI's spelling)."""
         return self.error_types.get(type_, type_)
 
+    def status_error(self, status: int) -> tuple[str, str | int | None]:
+        """The ``type`` and ``code`` of an injected HTTP error with this status, spelled as
+        this provider sends them (``status_errors``)."""
+        table = self.status_errors
+        if table:
+            found = table.get(status) or table.get(500 if status >= 500 else 400)
+            if found is not None:
+                return found
+        kind = STATUS_TYPES.get(status) or ("server_error" if status >= 500
+                                            else "invalid_request")
+        return kind, "rate_limit_exceeded" if status == 429 else kind
+
     def rename(self, events: list[dict[str, Any]]) -> None:
         """Give freshly built events this profile's wire names (in place)."""
         if not self.event_names:
@@ -280,6 +297,34 @@ class Profile:
 def _openai_extras(renamed: tuple[str, ...]) -> frozenset[str]:
     return frozenset(openai_vocabulary()["events"]) - ev.CORE_EVENT_TYPES - set(renamed)
 
+
+# status -> the Open Responses error type (protocol.md's table, then the usual others)
+STATUS_TYPES: dict[int, str] = {
+    400: "invalid_request", 401: "authentication_error", 403: "permission_denied",
+    404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 409: "conflict",
+    413: "request_too_large", 415: "unsupported_media_type", 422: "invalid_request",
+    429: "too_many_requests", 500: "server_error", 502: "bad_gateway",
+    503: "service_unavailable", 504: "gateway_timeout",
+}
+
+# OpenAI's envelopes, as its API answers them (param null unless a field is at fault):
+# 429 ``requests``/``rate_limit_exceeded`` (OpenAI's rate-limit guide; protocol.md, section 8);
+# 401 ``invalid_api_key``; 403 ``request_forbidden``/``unsupported_country_region_territory``;
+# 500 and 503 (``That model is currently overloaded``) ``server_error`` with a null code; 502
+# and 524 from its Cloudflare front, with the status as a numeric code (``cf_bad_gateway``,
+# ``cf_gateway_timeout``), as reported in public issues of client projects (dspy#203,
+# home-assistant#120072, promptr#32)
+OPENAI_STATUS_ERRORS: dict[int, tuple[str, str | int | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("request_forbidden", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", None),
+    429: ("requests", "rate_limit_exceeded"),
+    500: ("server_error", None),
+    502: ("cf_bad_gateway", 502),
+    503: ("server_error", None),
+    524: ("cf_gateway_timeout", 524),
+}
 
 # the built-in profiles, values like any plugin's (``registry.profile``), there from the start
 
@@ -299,6 +344,8 @@ OPENAI = Profile(
     done_optional=True,
     reencrypted_items=frozenset({"reasoning", "compaction"}),
     openai_items=True,
+    status_errors=OPENAI_STATUS_ERRORS,
+    error_param=None,
 )
 
 # seed 002: a stateful provider's "OpenAI-compatible subset v1" of the Responses API

@@ -15,6 +15,7 @@ from typing import Any
 
 from ormock.protocol.checker import ProtocolError, check_stream
 from ormock.protocol.dialect import SseFraming
+from ormock.protocol.profile import OPENRESPONSES, Profile
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json, json_events, parse_sse
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Frame, Pacing, frames_for
@@ -59,8 +60,16 @@ class Reply:
     # how the provider played frames the stream (None: as Open Responses does); ``render``
     # respells the rendered frames with it
     framing: SseFraming | None = field(default=None, repr=False, compare=False)
+    # the provider it plays (None: the Open Responses default): how a fault that answers an
+    # HTTP error instead spells its envelope (``Profile.status_error``)
+    profile: Profile | None = field(default=None, repr=False, compare=False)
     _folded: Json | ProtocolError | None = field(default=None, init=False, repr=False,
                                                  compare=False)
+
+    @property
+    def provider(self) -> Profile:
+        """The profile it plays (the Open Responses one unless set)."""
+        return self.profile or OPENRESPONSES
 
     def issued(self, body: bytes, summary: Any) -> Reply:
         """This reply with its bytes ready and its journal summary: what ``replace(self,

@@ -1,5 +1,7 @@
-"""Which request headers carry secrets, and how ormock shows them: the one definition that the
-journal, near-miss messages, the admin API and the pytest reports all use.
+"""Which request headers and body fields carry secrets, and how ormock shows them: the one
+definition that the journal, near-miss messages, the admin API and the pytest reports all use.
+A body field holds a secret by its name and its value's shape together (``is_secret_field``):
+``prompt_cache_key: "thread-7"`` is a name the client chose, not a key.
 
 A header is secret when its lower-cased name is one of ``SECRET_HEADERS``, ends with ``-key``
 or ``-token``, or contains ``secret``, ``password`` or ``cookie``. The journal keeps a secret
@@ -14,8 +16,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["KEY_PATTERNS", "MASK", "SECRET_HEADERS", "TOO_DEEP", "is_secret_header", "mask_headers",
-           "mask_json", "mask_text", "mask_value", "scrub", "shown_value"]
+__all__ = ["KEY_PATTERNS", "MASK", "SECRET_HEADERS", "TOO_DEEP", "is_secret_field",
+           "is_secret_header", "mask_headers", "mask_json", "mask_text", "mask_value", "scrub",
+           "shown_value"]
 
 MASK = "***"
 SECRET_HEADERS = frozenset({
@@ -103,11 +106,39 @@ _MASK_DEPTH = 64  # levels shown; deeper data is not shown at all (nor walked)
 TOO_DEEP = f"(nested deeper than {_MASK_DEPTH} levels: not shown)"
 
 
+# body fields named like a secret that hold identifiers, never credentials (a cache key is
+# a name the client chose for its prompt prefix; an idempotency key, a page token, ...)
+_NOT_SECRET_FIELDS = ("cache_key", "idempotency_key", "partition_key", "sort_key",
+                      "primary_key", "foreign_key", "routing_key", "dedupe_key", "dedup_key",
+                      "object_key", "lookup_key", "page_token", "cursor_token")
+_CREDENTIAL = re.compile(r"\S{4,}")  # a credential: one word, not prose, not a stub
+
+
+@lru_cache(maxsize=1024)
+def _secret_field_name(name: str) -> bool:
+    lowered = name.strip().lower().replace("-", "_")
+    if lowered.endswith(_NOT_SECRET_FIELDS):
+        return False
+    return is_secret_header(lowered.replace("_", "-"))
+
+
+def is_secret_field(name: str, value: Any) -> bool:
+    """Whether a JSON body field holds a secret: by its name AND its value. The name is one a
+    secret header could have (``api_key``, ``password``, ``client_secret``, ``x-api-key``,
+    ``refresh_token``; ``_`` read as ``-``) and not an identifier's (``prompt_cache_key``,
+    ``idempotency_key``, ``page_token``: ``_NOT_SECRET_FIELDS``); the value is shaped like a
+    credential: a string of one word of at least 4 characters (after an auth scheme), not a
+    sentence, a number or a stub. Key-shaped text (``KEY_PATTERNS``) is a secret under any
+    name (``mask_text``)."""
+    return (isinstance(value, str) and _CREDENTIAL.fullmatch(_split(value)[1]) is not None
+            and _secret_field_name(name))
+
+
 def mask_json(value: Any, _depth: int = 0) -> Any:
-    """Plain JSON data with secrets masked, for showing it (the inspector page): the value of a
-    key named like a secret header (``api_key``, ``password``, ``x-api-key``; ``_`` read as
-    ``-``) becomes ``***``, and key-shaped text anywhere in a string is masked. Data nested
-    deeper than 64 levels is replaced by ``TOO_DEEP``: never shown unmasked, never walked."""
+    """Plain JSON data with secrets masked, for showing it (the journal, the inspector page):
+    the value of a field that holds a secret (``is_secret_field``) becomes ``***``, and
+    key-shaped text anywhere in a string is masked. Data nested deeper than 64 levels is
+    replaced by ``TOO_DEEP``: never shown unmasked, never walked."""
     if isinstance(value, str):
         return mask_text(value)
     if not isinstance(value, (list, dict)):
@@ -116,5 +147,5 @@ def mask_json(value: Any, _depth: int = 0) -> Any:
         return TOO_DEEP
     if isinstance(value, list):
         return [mask_json(v, _depth + 1) for v in value]
-    return {k: (MASK if isinstance(k, str) and is_secret_header(k.replace("_", "-"))
-                and isinstance(v, str) else mask_json(v, _depth + 1)) for k, v in value.items()}
+    return {k: (MASK if isinstance(k, str) and is_secret_field(k, v)
+                else mask_json(v, _depth + 1)) for k, v in value.items()}

@@ -28,6 +28,10 @@ class Counters(Protocol):
         """Count one more; the new count (1 for the first)."""
         ...
 
+    def take(self, key: CounterKey) -> int:
+        """Count one less (a use given back: an attempt a fault ended); the new count."""
+        ...
+
     def value(self, key: CounterKey) -> int:
         """The count now (0 before the first)."""
         ...
@@ -60,6 +64,10 @@ class LocalCounters:
 
     def add(self, key: CounterKey) -> int:
         value = self.counts[key] = self.counts.get(key, 0) + 1
+        return value
+
+    def take(self, key: CounterKey) -> int:
+        value = self.counts[key] = self.counts.get(key, 0) - 1
         return value
 
     def value(self, key: CounterKey) -> int:

@@ -39,6 +39,9 @@ class Step:
     nth: int | None = None
     name: str | None = None
     line: int | None = None
+    # an attempt a fault ended (an HTTP error, a failed or cut stream) uses the step up too;
+    # by default it leaves the step to the client's retry
+    count_faulted: bool = False
 
     @property
     def label(self) -> str:
@@ -90,6 +93,7 @@ def _compile_step(raw: Json, index: int, lines: Lines) -> Step:
         nth=nth,
         name=raw.get("name"),
         line=lines.line(path),
+        count_faulted=bool(raw.get("count_faulted", False)),
     )
 
 

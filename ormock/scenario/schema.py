@@ -248,6 +248,13 @@ def _schema(checks: tuple[str, ...], faults: tuple[str, ...]) -> Json:
                         "match": _match(),
                         "times": {"oneOf": [{"type": "integer", "minimum": 1},
                                             {"const": "forever"}]},
+                        "count_faulted": {
+                            "description": "true: an attempt a fault ended (an HTTP error, a "
+                            "failed, cut or stalled stream) uses the step up too, as every "
+                            "request counts toward times; by default such an attempt leaves "
+                            "the step to the client's retry",
+                            "type": "boolean",
+                        },
                         "reply": _reply(_fault_schema()),
                     },
                 },

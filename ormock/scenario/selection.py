@@ -105,11 +105,14 @@ class ScenarioSet:
         if step.times is None:
             return True
         tag = self.tag(scenario)
-        if (tag, step.index) in self.spent:  # a count only grows: once spent, spent
+        # once spent, spent: in this process a use is given back only here (``release``);
+        # with shared counters another worker may give one back, so the store is asked
+        if (tag, step.index) in self.spent:
             return False
         if self.counters.value((tag, "uses", step.index)) < step.times:
             return True
-        self.spent.add((tag, step.index))
+        if not self.counters.shared:
+            self.spent.add((tag, step.index))
         return False
 
     def _claim(self, scenario: Scenario, step: Step) -> bool:
@@ -119,9 +122,22 @@ class ScenarioSet:
         used = self.counters.add((tag, "uses", step.index))
         if step.times is None:
             return True
-        if used >= step.times:
+        if used >= step.times and not self.counters.shared:
             self.spent.add((tag, step.index))
         return used <= step.times
+
+    def release(self, selection: Selection) -> None:
+        """Give back the use a selection took (and its ``nth`` arrival): the attempt it
+        answered was ended by a fault, so the client's retry finds the step again. A
+        scenario unloaded or replaced since has fresh counts: nothing to give back."""
+        scenario, step = selection.scenario, selection.step
+        if self.get(scenario.name) is not scenario:
+            return
+        tag = self.tag(scenario)
+        self.counters.take((tag, "uses", step.index))
+        if step.nth is not None:
+            self.counters.take((tag, "reached", step.index))
+        self.spent.discard((tag, step.index))
 
     def _reasons(self, scenario: Scenario, step: Step, view: Viewed,
                  left: bool | None = None) -> list[str]:

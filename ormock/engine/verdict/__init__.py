@@ -6,9 +6,12 @@ with a code, the requests it concerns (numbered from 1, as ``#1``) and a sentenc
 the client did and what to do instead. ``assert_resilient(entries, allow=(...))`` raises an
 ``AssertionError`` listing the findings not allowed.
 
-Two requests are *the same request* when their JSON bodies are equal once ``stream`` and
-``stream_options`` are left out (a client that retries a failed stream without streaming is
-still retrying), and they name the same ``X-Ormock-Scenario`` (other headers do not count).
+Two requests are *the same request* (two attempts of it) when their JSON bodies are equal once
+``stream``, ``stream_options`` and the fields a client changes per attempt are left out
+(``Rules.per_attempt``: ``client_metadata`` and ``prompt_cache_key`` by default; a client that
+retries a failed stream without streaming, or with a new timestamp in its metadata, is still
+retrying): the same input, tools, previous response, model and settings; and they name the same
+``X-Ormock-Scenario`` (other headers do not count). Over HTTP and WebSocket alike.
 A request is a *retry* when the same request came before it and that one failed: an HTTP error,
 a stream or body cut short (truncated, closed, reset, stalled), or a stream that ended in
 ``response.failed``. The server sees only what reaches it: a client that gives up, or waits,
@@ -28,7 +31,7 @@ retry-storm                one request was retried more than ``storm_retries`` t
 gave-up-too-early          a retryable failure before any event (408, 409, 429, 5xx,
                            ``x-should-retry: true``; a connection dropped or stalled before any
                            event) was never retried, unless it asked to wait more than
-                           ``max_retry_after``
+                           ``max_retry_after`` or was a warm-up (``generate: false``)
 accepted-broken-stream     a later request continued a stream that never completed (truncated,
                            dropped, stalled) via ``previous_response_id``, or sent back item ids
                            or call ids of a stream that never completed or that failed
@@ -50,11 +53,11 @@ from typing import Any
 
 from ormock.engine.journal import JournalEntry
 from ormock.engine.verdict.findings import find_all
-from ormock.engine.verdict.model import CODES, Finding, Rules, Verdict, rules_from
-from ormock.engine.verdict.reading import read_entry
+from ormock.engine.verdict.model import CODES, PER_ATTEMPT, Finding, Rules, Verdict, rules_from
+from ormock.engine.verdict.reading import read_all
 
-__all__ = ["CODES", "Finding", "Rules", "Verdict", "assert_resilient", "judge", "resilient",
-           "rules_from"]
+__all__ = ["CODES", "PER_ATTEMPT", "Finding", "Rules", "Verdict", "assert_resilient", "judge",
+           "resilient", "rules_from"]
 
 
 def _entries(source: Any) -> tuple[list[Any], float | None]:
@@ -91,7 +94,7 @@ def judge(
     rules = rules or Rules()
     items, found_now = _entries(entries)
     now = now if now is not None else found_now
-    requests = [read_entry(n, e) for n, e in enumerate(items, 1)]
+    requests = read_all(items, rules.per_attempt)
     findings = find_all(requests, rules, now)
     findings.sort(key=lambda f: (f.requests[0], list(CODES).index(f.code)))
     return Verdict(

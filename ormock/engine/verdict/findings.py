@@ -92,7 +92,8 @@ def _gave_up(requests: Sequence[Request], rules: Rules) -> list[Finding]:
     out = []
     for chain in _chains(requests):
         request = chain[-1]
-        if len(chain) > 1 or request.failure() is None or not request.retryable():
+        if len(chain) > 1 or request.failure() is None or not request.retryable() or (
+                request.warm_up):
             continue
         wait = request.retry_after()
         if wait is not None and wait > rules.max_retry_after:
@@ -116,6 +117,11 @@ def _built_on_broken(requests: Sequence[Request]) -> list[Finding]:
             continue
         ids = set(broken.output_ids)
         for later in requests[index + 1:]:
+            # an id a later whole answer sent again is that answer's from then on (a retry
+            # of the broken turn may give the same call ids)
+            carried = sorted(ids & _input_ids(later.body))
+            if later.delivered():
+                ids -= set(later.output_ids)
             continues = broken.response_id is not None and (
                 later.previous_response_id == broken.response_id)
             if continues and failed:
@@ -124,7 +130,6 @@ def _built_on_broken(requests: Sequence[Request]) -> list[Finding]:
                     f"(previous_response_id), which failed (request #{broken.number}: "
                     f"response.failed); retry the turn from the last good response instead")))
                 continue
-            carried = sorted(ids & _input_ids(later.body))
             if continues or carried:
                 how = (f"continues the response of request #{broken.number} "
                        "(previous_response_id)" if continues else

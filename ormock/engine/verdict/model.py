@@ -9,7 +9,7 @@ from typing import Any
 
 from ormock.protocol.types import Json
 
-__all__ = ["CODES", "Finding", "Rules", "Verdict", "numbers", "plural", "rules_from",
+__all__ = ["CODES", "PER_ATTEMPT", "Finding", "Rules", "Verdict", "numbers", "plural", "rules_from",
            "seconds"]
 
 CODES: dict[str, str] = {
@@ -24,6 +24,11 @@ CODES: dict[str, str] = {
 }
 
 
+# fields a client changes between attempts of one request: Codex's client_metadata carries the
+# time each attempt started (x-codex-ws-stream-request-start-ms); a cache key may be fresh
+PER_ATTEMPT = ("client_metadata", "prompt_cache_key")
+
+
 @dataclass(frozen=True)
 class Rules:
     """The thresholds of the verdict (seconds unless named otherwise).
@@ -34,6 +39,9 @@ class Rules:
     ``storm_retries``: more retries of one request than this is a storm (the openai SDK makes 2).
     ``max_retry_after``: a failure that asks for a longer wait may go unretried (the openai SDK
     gives up past 120 s). ``stall_timeout``: how long a stalled stream may be held open.
+    ``per_attempt``: the top-level body fields a client may change from one attempt of a
+    request to the next (a timestamp in ``client_metadata``, a fresh ``prompt_cache_key``):
+    left out when telling whether two requests are the same attempt.
     """
 
     min_backoff: float = 0.05
@@ -41,6 +49,7 @@ class Rules:
     storm_retries: int = 5
     max_retry_after: float = 120.0
     stall_timeout: float = 30.0
+    per_attempt: tuple[str, ...] = PER_ATTEMPT
 
     def __post_init__(self) -> None:
         for name in ("min_backoff", "retry_after_slack", "max_retry_after", "stall_timeout"):
@@ -54,6 +63,10 @@ class Rules:
         ):
             raise ValueError(f"verdict rule storm_retries must be a whole number >= 1, not "
                              f"{self.storm_retries!r}")
+        if not isinstance(self.per_attempt, tuple) or not all(
+                isinstance(name, str) and name for name in self.per_attempt):
+            raise ValueError(f"verdict rule per_attempt must be a tuple of field names, not "
+                             f"{self.per_attempt!r}")
 
 
 def rules_from(values: Mapping[str, str]) -> Rules:
@@ -65,6 +78,9 @@ def rules_from(values: Mapping[str, str]) -> Rules:
         if name not in known:
             raise ValueError(f"unknown verdict rule {name!r}; the rules are "
                              f"{', '.join(known)}")
+        if name == "per_attempt":  # field names, comma-separated (none: empty)
+            out[name] = tuple(part.strip() for part in text.split(",") if part.strip())
+            continue
         try:
             out[name] = int(text) if name == "storm_retries" else float(text)
         except ValueError:
