@@ -131,9 +131,10 @@ def _request(request: Any) -> RecordedRequest:
             body = document
         else:
             text = decoded
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
     return RecordedRequest(method=str(request.method).upper(), path=parts.path or "/",
                            query=parts.query, headers=_headers(request.headers, _CONNECTION),
-                           body=body, text=text)
+                           body=body, text=text, origin=origin)
 
 
 def _first(headers: Headers, name: str) -> str:
@@ -180,27 +181,31 @@ def _response(response: Any, number: int, lines: Lines) -> RecordedResponse:
     return RecordedResponse(status=status, headers=headers, body=framing.to_body(raw))
 
 
-def from_vcr(path: str | Path) -> Cassette:
-    """A vcrpy / pytest-recording cassette file (YAML, or JSON for ``.json``) as a
+def from_vcr(path: str | Path, serializer: Any = None) -> Cassette:
+    """A vcrpy / pytest-recording cassette file (YAML, or JSON for ``.json``; ``serializer``:
+    a project's own vcrpy serializer, a module or object with ``deserialize``) as a
     ``Cassette`` with ``origin="vcr"``: no timing, every offset 0."""
     import yaml
     from vcr.persisters.filesystem import FilesystemPersister
 
     file = str(path)
     try:
-        loaded = FilesystemPersister.load_cassette(path, serializer=_serializer(path))
+        loaded = FilesystemPersister.load_cassette(path, serializer=serializer or
+                                                   _serializer(path))
     except FileNotFoundError:  # vcrpy's CassetteNotFoundError: missing, or empty
         reason = "it is empty" if Path(path).is_file() else "no such file"
         raise CassetteError(f"cannot read the vcrpy cassette ({reason})", file=file) from None
     except (ValueError, yaml.YAMLError) as error:  # a decode error, bad YAML or JSON
         raise CassetteError(f"cannot read the vcrpy cassette: {error}", file=file) from None
     except (KeyError, TypeError, AttributeError):
-        raise CassetteError(f"not a vcrpy cassette: expected {VCR_SHAPE}", file=file) from None
+        raise CassetteError(f"not a vcrpy cassette: expected {VCR_SHAPE}"
+                            + (f" (read with the serializer {serializer!r})" if serializer
+                               else ""), file=file) from None
     except OSError as error:
         raise CassetteError(f"cannot read the vcrpy cassette ({error.strerror})",
                             file=file) from None
     requests, responses = loaded[0], loaded[1]
-    lines = Lines(file) if file.lower().endswith(".json") \
+    lines = Lines(file) if file.lower().endswith(".json") or serializer is not None \
         else lines_of(Path(path).read_text("utf-8", "replace"), file)
     interactions = tuple(
         Interaction(_request(request), _response(response, number, lines),

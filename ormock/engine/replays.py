@@ -45,11 +45,23 @@ from ormock.scenario.counters import Counters
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["FORWARD_ALL", "Forward", "Replayed", "Replays", "Upstream", "cassette_of",
-           "cassettes_in", "recorded_wire", "replay"]
+__all__ = ["CASSETTE_HEADER", "FORWARD_ALL", "ORIGIN_HEADER", "Forward", "Replayed", "Replays",
+           "Upstream", "cassette_of", "cassettes_in", "recorded_wire", "replay"]
 
 # record modes that replay nothing: every request goes to the upstream
 FORWARD_ALL = frozenset({"all", "rewrite"})
+# where a request routed in process was going (``https://host[:port]``), and which cassette of
+# those loaded a client wants its request answered from
+ORIGIN_HEADER = "x-ormock-origin"
+CASSETTE_HEADER = "x-ormock-cassette"
+
+
+def _named(cassette: Cassette, name: str) -> bool:
+    """Whether ``cassette``'s file is called ``name`` (with or without its suffix)."""
+    if cassette.file is None:
+        return False
+    file = Path(cassette.file)
+    return name in (file.name, file.stem)
 
 
 def cassettes_in(path: str | PathLike[str]) -> list[Cassette]:
@@ -182,13 +194,28 @@ class Replays:
         return bool(self.players)
 
     def take(self, method: str, path: str, query: str, body: Any, speed: float,
-             socket: bool = False) -> Replayed:
+             socket: bool = False, headers: Mapping[str, str] | None = None) -> Replayed:
         """The interaction that answers, marked played; ``CassetteMiss`` (the closest one of
-        all the cassettes) when none does."""
+        all the cassettes) when none does. ``headers``: the request's, for where it was going
+        (``X-Ormock-Origin``, set when it is routed in process) and which cassette it is for
+        (``X-Ormock-Cassette: NAME``: only the cassettes of that file name, with or without
+        its suffix)."""
+        sent = {k.lower(): v for k, v in (headers or {}).items()}
+        origin = sent.get(ORIGIN_HEADER)
+        players = self.players
+        wanted = sent.get(CASSETTE_HEADER)
+        if wanted:
+            players = [p for p in players if _named(p.cassette, wanted)]
+            if not players:
+                loaded = ", ".join(Path(p.cassette.file or "<cassette>").name
+                                   for p in self.players)
+                raise CassetteMiss(f"{method} {path}", reason=f"{CASSETTE_HEADER}: {wanted} "
+                                   f"names no loaded cassette; loaded: {loaded}")
         misses: list[CassetteMiss] = []
-        for player in self.players:
+        for player in players:
             try:
-                index, interaction = player.take(method, path, query, body, socket)
+                index, interaction = player.take(method, path, query, body, socket, origin,
+                                                 sent)
             except CassetteMiss as miss:
                 misses.append(miss)
                 continue
@@ -203,6 +230,14 @@ class Replays:
             raise CassetteMiss(f"{method} {path}")
         raise min(misses, key=lambda m: (m.closest is None, not m.used_up,
                                          len(m.differences)))
+
+    def release(self, replayed: Replayed) -> None:
+        """Play ``replayed``'s interaction again for the next request that matches it (a
+        fault kept its answer from the client); in one process only (a shared store's claims
+        only count up)."""
+        for player in self.players:
+            if player.cassette is replayed.cassette and player.claims is None:
+                player.used[replayed.index] = False
 
     def unused(self) -> list[tuple[Cassette, int, Interaction]]:
         for player in self.players:
@@ -240,7 +275,7 @@ def _replayed(engine: Engine, entry: JournalEntry, method: str, path: str, query
         raise _forward(replays, upstream, entry)
     speed = engine.replay_speed if engine.replay_speed is not None else engine.speed
     try:
-        replayed = replays.take(method, path, query, body, speed)
+        replayed = replays.take(method, path, query, body, speed, headers=headers)
     except CassetteMiss as miss:
         if upstream is not None:
             raise _forward(replays, upstream, entry) from None
@@ -248,10 +283,11 @@ def _replayed(engine: Engine, entry: JournalEntry, method: str, path: str, query
             raise _miss(miss) from None
     response = replayed.response
     faults = faults_for(engine, None, None) if 200 <= response.status < 300 else []
-    if faults:
-        out = fault_reply(engine, replayed.reply(speed), faults, entry)
+    out = fault_reply(engine, replayed.reply(speed), faults, entry) if faults else None
+    if out is not None and entry.faults:  # a fault struck: its answer, not the recorded one
         wire = render(out, "sse" if isinstance(out, Reply) and out.stream else "json")
         record(entry, out)
+        replays.release(replayed)  # not delivered whole: left to the client's retry
     else:
         wire = replayed.wire(speed)
         events = [e for frame in wire.frames for e in frame.carried(wire.kind)]
