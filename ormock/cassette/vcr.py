@@ -46,7 +46,8 @@ from ormock.protocol.sse import encode_json
 from ormock.scenario.source import Lines, lines_of, path_text
 from ormock.scenario.source import Path as KeyPath
 
-__all__ = ["DEFAULT_BASE_URL", "from_vcr", "is_vcr_document", "to_vcr", "vcr_dict"]
+__all__ = ["DEFAULT_BASE_URL", "from_vcr", "is_vcr_document", "serializer_from", "to_vcr",
+           "vcr_dict"]
 
 # where an exported request goes when the cassette names no upstream
 DEFAULT_BASE_URL = "https://api.openai.com"
@@ -80,6 +81,27 @@ def is_vcr_document(data: Any) -> bool:
     return (isinstance(data, Mapping) and data.get("version") == 1
             and isinstance(data.get("interactions"), list)
             and all(_is_vcr_interaction(item) for item in data["interactions"]))
+
+
+def serializer_from(spec: str) -> Any:
+    """A project's vcrpy serializer named ``MODULE:NAME`` (or a module that is one): an
+    object with ``serialize`` and ``deserialize``. ``ValueError`` says what is wrong."""
+    import importlib
+
+    module_name, _, name = spec.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"the serializer {spec!r} does not import: {error}") from None
+    for part in filter(None, name.split(".")):
+        found = getattr(found, part, None)
+        if found is None:
+            raise ValueError(f"the serializer {spec!r}: {module_name} has no {name!r}")
+    if not (callable(getattr(found, "deserialize", None))
+            and callable(getattr(found, "serialize", None))):
+        raise ValueError(f"the serializer {spec!r} has no serialize and deserialize: give "
+                         "MODULE:NAME of the object a project registers with vcrpy")
+    return found
 
 
 def _serializer(path: str | Path) -> Any:
@@ -198,9 +220,11 @@ def from_vcr(path: str | Path, serializer: Any = None) -> Cassette:
     except (ValueError, yaml.YAMLError) as error:  # a decode error, bad YAML or JSON
         raise CassetteError(f"cannot read the vcrpy cassette: {error}", file=file) from None
     except (KeyError, TypeError, AttributeError):
-        raise CassetteError(f"not a vcrpy cassette: expected {VCR_SHAPE}"
-                            + (f" (read with the serializer {serializer!r})" if serializer
-                               else ""), file=file) from None
+        hint = (f" (read with the serializer {serializer!r})" if serializer else
+                "; written by a project's own vcrpy serializer? read it with that serializer "
+                "(--vcr-serializer MODULE:NAME, or vcr_config's serializer in pytest)")
+        raise CassetteError(f"not a vcrpy cassette: expected {VCR_SHAPE}{hint}",
+                            file=file) from None
     except OSError as error:
         raise CassetteError(f"cannot read the vcrpy cassette ({error.strerror})",
                             file=file) from None

@@ -19,13 +19,14 @@ came.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ormock.cassette.fileformat import response_bytes
+from ormock.cassette.fileformat import CassetteError, response_bytes
 from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Cassette, Interaction, RecordedResponse
 from ormock.cassette.replay import answer_frames, header_pairs
@@ -45,8 +46,20 @@ from ormock.scenario.counters import Counters
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["CASSETTE_HEADER", "FORWARD_ALL", "ORIGIN_HEADER", "Forward", "Replayed", "Replays",
-           "Upstream", "cassette_of", "cassettes_in", "recorded_wire", "replay"]
+__all__ = [
+    "CASSETTE_HEADER",
+    "FORWARD_ALL",
+    "ORIGIN_HEADER",
+    "CassetteSkipped",
+    "Forward",
+    "Replayed",
+    "Replays",
+    "Upstream",
+    "cassette_of",
+    "cassettes_in",
+    "recorded_wire",
+    "replay",
+]
 
 # record modes that replay nothing: every request goes to the upstream
 FORWARD_ALL = frozenset({"all", "rewrite"})
@@ -64,15 +77,28 @@ def _named(cassette: Cassette, name: str) -> bool:
     return name in (file.name, file.stem)
 
 
-def cassettes_in(path: str | PathLike[str]) -> list[Cassette]:
+class CassetteSkipped(UserWarning):
+    """A file of a cassettes folder that could not be read (the others load)."""
+
+
+def cassettes_in(path: str | PathLike[str], serializer: Any = None) -> list[Cassette]:
     """The cassettes of a file, or of every ``*.yaml``/``*.yml``/``*.json`` file in a folder
-    (sorted; names starting with ``.`` are left out: temporary files of an atomic write)."""
+    (sorted; names starting with ``.`` are left out: temporary files of an atomic write). In a
+    folder, a file that cannot be read is left out with a ``CassetteSkipped`` warning naming it
+    and why; a file given by name that cannot be read is a ``CassetteError``. ``serializer``: a
+    project's vcrpy serializer, which reads every file."""
     target = Path(path)
-    if target.is_dir():
-        files = sorted(p for p in target.iterdir() if p.is_file()
-                       and p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
-        return [load(file) for file in files]
-    return [load(target)]
+    if not target.is_dir():
+        return [load(target, serializer)]
+    files = sorted(p for p in target.iterdir() if p.is_file()
+                   and p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
+    out = []
+    for file in files:
+        try:
+            out.append(load(file, serializer))
+        except CassetteError as error:
+            warnings.warn(CassetteSkipped(f"skipped {error}"), stacklevel=2)
+    return out
 
 
 def cassette_of(source: Cassette | str | PathLike[str]) -> Cassette:

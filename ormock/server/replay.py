@@ -87,6 +87,8 @@ class ReplayRoute(BaseRoute):
             return Match.NONE, {}
         for name in replay_candidates(scope.get("path", "")):
             if self.claims(name):
+                if name == "openai" and self.namespaces.routed(name, lazily=True) is None:
+                    name = ""  # no namespace of that name: the default's Azure path
                 return Match.FULL, {"path_params": {"namespace": name} if name else {}}
         return Match.NONE, {}
 
@@ -97,7 +99,9 @@ class ReplayRoute(BaseRoute):
         caller found it (``Namespaces.find``), which without a shared store is ``routed``'s."""
         engine = (found if found is not None and self.namespaces.backend is None
                   else self.namespaces.routed(name, lazily=lazily))  # shared: pulled
-        if engine is None:
+        if engine is None:  # ``/openai/v1/...``: the default namespace's Azure path
+            if name == "openai":
+                return self.claims("", lazily=lazily)
             return not name and bool(self.namespaces.settings.cassettes)
         return bool(engine.replays) or engine.replays.upstream is not None
 
