@@ -193,3 +193,26 @@ def test_a_fault_is_layered_on_a_replayed_cassette(
     result.assert_outcomes(passed=1)
     line = next(line for line in _out(result) if line.startswith("OUT faulted"))
     assert line.startswith("OUT faulted [429, 200] ")
+
+
+def test_ormock_records_what_pytest_recording_replays(
+    pytester: pytest.Pytester, provider: OrmockServer
+) -> None:
+    """Recorded through ormock's recorder (``--ormock-vcr --record-mode=once``): the project's
+    serializer writes the cassettes, the key never reaches them, and vcrpy replays them."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_project=PROJECT)
+    recorded = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr",
+                                  "--record-mode=once")
+    recorded.assert_outcomes(passed=5)
+    assert provider.engine().journal  # the provider was asked, through the fakes' relay
+    text = (pytester.path / "cassettes/test_project/test_stream.yaml").read_text()
+    assert "parsed_body:" in text and KEY not in text and "event: response.created" in text
+    provider.stop()
+    replayed = pytester.runpytest("-s", "-p", "no:cacheprovider")
+    replayed.assert_outcomes(passed=5)
+    again = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr")
+    again.assert_outcomes(passed=5)
+    assert _out(replayed) == _out(again)
+    assert [line for line in _out(recorded) if not line.startswith("OUT counts")] == \
+        [line for line in _out(again) if not line.startswith("OUT counts")]

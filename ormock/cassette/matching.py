@@ -114,6 +114,13 @@ class CassetteMiss(LookupError):
     used_up: bool = False
     played: bool = False  # the closest one was played already
     reason: str | None = None  # why no interaction could answer, when it is not a near miss
+    vcr: bool = False  # the cassette is vcrpy's (recorded with pytest-recording's options)
+
+    @property
+    def how_to_record(self) -> str:
+        if self.vcr:
+            return "--record-mode=new_episodes with pytest-recording or ormock_vcr"
+        return "ormock record, or --ormock-record=new_episodes in pytest"
 
     def describe(self) -> str:
         head = f"no recorded interaction in {self.file or 'the cassette'} matches {self.request}"
@@ -126,7 +133,7 @@ class CassetteMiss(LookupError):
             where += f" (line {self.closest.line})"
         if self.used_up:
             return (f"{head}: {where} matches but was already played; record the repeat "
-                    "(--ormock-record=new_episodes) or send it fewer times")
+                    f"({self.how_to_record}) or send it fewer times")
         played = " (played already)" if self.played else ""
         return f"{head}; closest is {where}{played}: " + "; ".join(self.differences)
 
@@ -258,17 +265,19 @@ class Player:
         shown = f"{method} {sent.target}"
         for index, interaction in enumerate(interactions):  # an exact match, played already
             if self.used[index] and not self._compare(interaction.request, sent):
-                raise CassetteMiss(shown, interaction, index, [], self.cassette.file, True)
+                raise CassetteMiss(shown, interaction, index, [], self.cassette.file, True,
+                                   vcr=self.cassette.origin == "vcr")
         if best is None:  # every interaction of this kind played: the closest of them
             for index, interaction in enumerate(interactions):
                 if (interaction.socket is not None) == socket:
                     best = _closer(best, index, interaction.request, sent,
                                    self._compare(interaction.request, sent))
         if best is None:
-            raise CassetteMiss(shown, file=self.cassette.file)
+            raise CassetteMiss(shown, file=self.cassette.file, vcr=self.cassette.origin == "vcr")
         closest, differences = best[0], best[2]
         raise CassetteMiss(shown, interactions[closest], closest, differences,
-                           self.cassette.file, played=self.used[closest])
+                           self.cassette.file, played=self.used[closest],
+                           vcr=self.cassette.origin == "vcr")
 
     def _compare(self, recorded: RecordedRequest, sent: _Sent) -> list[str]:
         return self._differences(recorded, sent.method, sent.target, sent.body, sent.origin,

@@ -365,8 +365,8 @@ def _recorded(engine: Engine, forward: Forward, interaction: Interaction | None,
 def _miss(miss: CassetteMiss) -> OpenResponsesError:
     first = miss.differences[0].split(":", 1)[0] if miss.differences else "path"
     return OpenResponsesError(
-        f"{miss.describe()}. Record it (ormock record, or --ormock-record=new_episodes in "
-        "pytest), or make the request match the recording.",
+        f"{miss.describe()}. Record it ({miss.how_to_record}), or make the request match "
+        "the recording.",
         code="cassette_miss", param=first, status=400)
 
 

@@ -11,8 +11,9 @@ The answer is the fake's, byte for byte and in time: exact streams, faults, rese
 reach the client as they would from a provider. Each routed request has a transport of its own,
 closed with its answer, so nothing is pooled across tests or event loops.
 
-What a route leaves alone goes out as it would have: requests to the fake's own server, and to
-the hosts the route ignores (vcrpy's ``ignore_hosts``, ``ignore_localhost``).
+What a route leaves alone goes out as it would have: requests to the fake's own server, those
+the fake's server makes itself (its recording relay's, to the provider), and those to the hosts
+the route ignores (vcrpy's ``ignore_hosts``, ``ignore_localhost``).
 """
 
 from __future__ import annotations
@@ -43,9 +44,14 @@ class Route:
     ignore_hosts: frozenset[str] = frozenset()
     ignore_localhost: bool = False
     seen: Callable[[str], None] = lambda origin: None
+    # whether the caller is the fake's server itself (a recording relay's request to the
+    # provider goes out, never back to the fake)
+    own_thread: Callable[[], bool] = lambda: False
     routed: int = field(default=0)
 
     def takes(self, url: Any) -> bool:
+        if self.own_thread():
+            return False
         host = str(url.host).lower()
         own = urlsplit(self.root)
         if host == own.hostname and url.port == own.port:

@@ -207,7 +207,7 @@ class VcrCassette:
         route = Route(server.url, self.ormock.namespace,
                       ignore_hosts=frozenset(h.lower() for h in hosts),
                       ignore_localhost=bool(self._config.get("ignore_localhost", False)),
-                      seen=self._seen)
+                      seen=self._seen, own_thread=server.on_its_thread)
         with routed(route):
             yield self
 
