@@ -101,6 +101,7 @@ class VcrCassette:
                         "record the repeats instead (--record-mode=new_episodes)",
                         pytrace=False)
         mode = str(merged.get("record_mode", record_mode))
+        folder = os.fspath(merged.get("cassette_library_dir") or folder)  # vcrpy's, as there
         suffix = "." + str(merged.get("serializer", "yaml"))
         transform = VCR.ensure_suffix(suffix)
         if "path_transformer" in merged:
