@@ -22,6 +22,7 @@ they re-record, as vcrpy 9 does).
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -235,8 +236,11 @@ class VcrCassette:
         from ormock.cassette.redact import Redaction
         from ormock.cassette.vcr import vcr_dict
 
-        self.ormock.settle()
-        interactions = self.ormock.engine.replays.new_interactions()
+        replays = self.ormock.engine.replays
+        deadline = time.monotonic() + 10.0  # the client can have the last byte before the
+        while replays.pending > 0 and time.monotonic() < deadline:  # server hands it over
+            time.sleep(0.002)
+        interactions = replays.new_interactions()
         if not interactions:
             return [], []
         cassette = Redaction().cassette(Cassette(tuple(interactions), upstream=self._origin))
