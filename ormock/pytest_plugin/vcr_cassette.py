@@ -43,6 +43,7 @@ HONOURED = frozenset({
     "filter_post_data_parameters", "before_record_request", "before_record_response",
     "before_record", "decode_compressed_response", "ignore_hosts", "ignore_localhost",
     "allowed_hosts", "path_transformer", "cassette_library_dir", "allow_playback_repeats",
+    "additional_matchers",
 })
 _FORWARDS = {"once": "once", "new_episodes": "new_episodes", "all": "all"}
 
@@ -150,8 +151,8 @@ class VcrCassette:
         from ormock.cassette.model import Cassette
         from ormock.cassette.vcr import from_vcr
 
-        names = [m for m in merged.get("match_on", ("method", "scheme", "host", "port",
-                                                    "path", "query"))]
+        names = [*merged.get("match_on", ("method", "scheme", "host", "port", "path", "query")),
+                 *merged.get("additional_matchers", ())]  # as vcrpy joins them
         custom = [m for m in names if not isinstance(m, str) or m not in MATCHERS]
         if custom:
             pytest.fail(f"ormock (ormock_vcr): match_on {custom!r}: an ormock fake matches on "
