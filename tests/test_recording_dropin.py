@@ -114,7 +114,7 @@ class TestAgent:
         print("OUT counts", vcr.play_count, vcr.all_played, len(vcr.requests))
 
 
-@pytest.mark.vcr(match_on=["method", "scheme", "host", "port", "path", "query", "body"])
+@pytest.mark.vcr(additional_matchers=["body"])
 def test_changed_input():
     reply = client().responses.create(model="m", input=os.environ.get("INPUT", "as recorded"))
     print("OUT changed", reply.output_text)
@@ -216,3 +216,50 @@ def test_ormock_records_what_pytest_recording_replays(
     assert _out(replayed) == _out(again)
     assert [line for line in _out(recorded) if not line.startswith("OUT counts")] == \
         [line for line in _out(again) if not line.startswith("OUT counts")]
+
+
+LIMITS = """
+import os
+import socket
+
+import openai
+import pytest
+
+
+def client():
+    return openai.OpenAI(base_url=os.environ["PROVIDER_URL"], api_key="k", max_retries=0)
+
+
+@pytest.mark.vcr("../test_project/test_text.yaml", record_on_exception=False)
+def test_unserved_setting(vcr):
+    pass
+
+
+@pytest.mark.block_network
+@pytest.mark.vcr(os.path.join(os.path.dirname(__file__), "cassettes/test_project/test_text.yaml"))
+def test_blocked_but_replayed(vcr):
+    assert client().responses.create(model="m", input="hello").output_text
+    with pytest.raises(AttributeError, match="has no '_path': it gives play_count"):
+        vcr._path
+
+
+@pytest.mark.block_network
+def test_blocked_without_a_cassette():
+    port = int(os.environ["PROVIDER_URL"].split(":")[2].split("/")[0])
+    with socket.socket() as sock, pytest.raises(RuntimeError, match="Network is disabled"):
+        sock.connect(("127.0.0.1", port))  # another server on loopback: blocked
+"""
+
+
+def test_what_is_not_served_is_said_and_the_network_block_lets_the_fake_through(
+    pytester: pytest.Pytester, provider: OrmockServer
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_project=PROJECT)
+    pytester.runpytest("-p", "no:cacheprovider", "--record-mode=once",
+                       "-k", "test_text").assert_outcomes(passed=1)
+    pytester.makepyfile(test_limits=LIMITS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ormock-vcr", "test_limits.py")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*the vcrpy setting 'record_on_exception' of vcr_config or "
+                                 "@pytest.mark.vcr cannot be served by an ormock fake*"])

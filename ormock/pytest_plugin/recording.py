@@ -29,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from ormock.pytest_plugin.session import SESSION
+
 __all__ = ["RECORDING_INSTALLED", "add_options", "enabled", "hookspecs", "recording_loaded"]
 
 RECORDING_INSTALLED = importlib.util.find_spec("pytest_recording") is not None
@@ -148,10 +150,13 @@ def allowed_hosts(request: pytest.FixtureRequest) -> list[str] | None:
     return hosts.split(",") if isinstance(hosts, str) else hosts
 
 
-def _guard(original: Callable[..., Any], allowed: list[str]) -> Callable[..., Any]:
+def _guard(original: Callable[..., Any], allowed: list[str],
+           fakes: Callable[[], tuple[str, int] | None]) -> Callable[..., Any]:
     pattern = re.compile("(" + ")|(".join(allowed) + ")") if allowed else None
 
     def connect(self: socket.socket, address: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(address, tuple) and tuple(address[:2]) == fakes():
+            return original(self, address, *args, **kwargs)  # the fakes' server
         host: Any = ""
         if self.family in (socket.AF_INET, socket.AF_INET6):
             host = address[0]
@@ -170,7 +175,9 @@ def block_network(request: pytest.FixtureRequest, record_mode: str,
                   vcr_markers: list[pytest.Mark]) -> Iterator[None]:
     """pytest-recording's network block (``--block-network``, ``@pytest.mark.block_network``):
     a socket may connect only to the allowed hosts, in the modes that do not record; the
-    ormock server the fakes are on is always allowed (the routed requests reach it)."""
+    address of the ormock server the fakes are on is always allowed (the routed requests reach
+    it there), and only it: another server on loopback is blocked as pytest-recording blocks
+    it."""
     marker = request.node.get_closest_marker(name="block_network")
     if marker is not None and (marker.args or set(marker.kwargs) - {"allowed_hosts"}):
         pytest.fail("Invalid arguments to `block_network`. It accepts only the following "
@@ -186,10 +193,15 @@ def block_network(request: pytest.FixtureRequest, record_mode: str,
             and (not vcr_markers or mode == "none")):
         yield
         return
-    allowed = [*(request.getfixturevalue("allowed_hosts") or []), r"127\.0\.0\.1\Z"]
+    allowed = list(request.getfixturevalue("allowed_hosts") or [])
+    session = request.config.stash[SESSION]
+
+    def fakes() -> tuple[str, int] | None:  # where the session's fakes are, once it serves
+        return (session.server().host, session.server().port) if session.started else None
+
     connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
-    socket.socket.connect = _guard(connect, allowed)  # type: ignore[method-assign]
-    socket.socket.connect_ex = _guard(connect_ex, allowed)  # type: ignore[method-assign]
+    socket.socket.connect = _guard(connect, allowed, fakes)  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guard(connect_ex, allowed, fakes)  # type: ignore[method-assign]
     try:
         yield
     finally:
