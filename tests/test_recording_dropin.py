@@ -258,6 +258,10 @@ def test_what_is_not_served_is_said_and_the_network_block_lets_the_fake_through(
     pytester.makepyfile(test_project=PROJECT)
     pytester.runpytest("-p", "no:cacheprovider", "--record-mode=once",
                        "-k", "test_text").assert_outcomes(passed=1)
+    before = len(provider.engine().journal)
+    pytester.runpytest("-p", "no:cacheprovider", "--ormock-vcr", "--disable-recording",
+                       "-k", "test_text", "test_project.py").assert_outcomes(passed=1)
+    assert len(provider.engine().journal) == before + 1  # not routed: the provider answered
     pytester.makepyfile(test_limits=LIMITS)
     result = pytester.runpytest("-p", "no:cacheprovider", "--ormock-vcr", "test_limits.py")
     result.assert_outcomes(passed=2, errors=1)
