@@ -262,8 +262,8 @@ def test_what_is_not_served_is_said_and_the_network_block_lets_the_fake_through(
     pytester.runpytest("-p", "no:cacheprovider", "--ormock-vcr", "--disable-recording",
                        "-k", "test_text", "test_project.py").assert_outcomes(passed=1)
     assert len(provider.engine().journal) == before + 1  # not routed: the provider answered
-    pytester.makepyfile(test_limits=LIMITS)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--ormock-vcr", "test_limits.py")
+    pytester.makepyfile(test_unserved=LIMITS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ormock-vcr", "test_unserved.py")
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*the vcrpy setting 'record_on_exception' of vcr_config or "
                                  "@pytest.mark.vcr cannot be served by an ormock fake*"])
