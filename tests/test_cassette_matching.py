@@ -60,8 +60,8 @@ def test_method_and_path_are_part_of_the_match() -> None:
                                                      query="include=x")),))
     with pytest.raises(CassetteMiss) as caught:
         Player.of(cassette).take("GET", "/v1/responses/resp_2", "include=x", None)
-    assert "path: recorded /v1/responses/resp_1?include=x, sent /v1/responses/resp_2" in \
-        str(caught.value)
+    assert "path: recorded /v1/responses/resp_1, sent /v1/responses/resp_2" in str(caught.value)
+    assert "query" not in str(caught.value).split("closest", 1)[1]
     assert Player.of(cassette).take("GET", "/v1/responses/resp_1", "include=x", None)[0] == 0
 
 

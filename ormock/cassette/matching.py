@@ -24,17 +24,57 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
+from ormock.cassette.differences import body_differences, json_diff
 from ormock.cassette.model import Cassette, Interaction, RecordedRequest
 from ormock.cassette.redact import parse_path
 from ormock.protocol.depth import loads
-from ormock.protocol.hints import short
 from ormock.scenario.counters import Counters
 
-__all__ = ["CassetteMiss", "Player", "json_diff"]
+__all__ = [
+    "MATCHERS",
+    "ORMOCK_MATCH_ON",
+    "VCR_MATCH_ON",
+    "CassetteMiss",
+    "Player",
+    "json_diff",
+    "match_on_of",
+]
 
 Order = Literal["any", "recorded"]
 _MISSING = object()
+
+# what a request is compared on: an ormock cassette's own (its body, JSON-aware, with the ignored
+# paths left out), and vcrpy's default ``match_on`` for a vcrpy cassette
+ORMOCK_MATCH_ON = ("method", "path", "query", "body")
+VCR_MATCH_ON = ("method", "scheme", "host", "port", "path", "query")
+# the matchers known by name: vcrpy's (``uri`` is scheme, host, port, path and query; ``body``
+# compares JSON documents by path, ``raw_body`` the exact text; ``headers`` every header)
+MATCHERS = ("method", "scheme", "host", "port", "path", "query", "uri", "body", "raw_body",
+            "headers")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def match_on_of(cassette: Cassette) -> tuple[str, ...]:
+    """What requests are compared on for ``cassette``: its own ``match_on``, else vcrpy's
+    default for a vcrpy cassette and ormock's for ormock's."""
+    if cassette.match_on is not None:
+        return cassette.match_on
+    return VCR_MATCH_ON if cassette.origin == "vcr" else ORMOCK_MATCH_ON
+
+
+def _origin_parts(origin: str | None) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of ``https://host[:port]``; None when unknown."""
+    if not origin:
+        return None
+    parts = urlsplit(origin)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    except ValueError:
+        port = 0
+    return scheme, (parts.hostname or "").lower(), port
 
 
 def _strip(value: Any, path: tuple[str, ...]) -> Any:
@@ -62,39 +102,6 @@ def _strip(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def json_diff(recorded: Any, sent: Any, path: str = "", limit: int = 8) -> list[str]:
-    """The differences between two JSON values, one line per path."""
-    out: list[str] = []
-
-    def walk(a: Any, b: Any, where: str) -> None:
-        if len(out) >= limit or a == b:
-            return
-        if isinstance(a, dict) and isinstance(b, dict):
-            for key in list(a) + [k for k in b if k not in a]:
-                here = f"{where}.{key}" if where else str(key)
-                if key not in b:
-                    out.append(f"{here}: recorded {short(a[key])}, not sent")
-                elif key not in a:
-                    out.append(f"{here}: sent {short(b[key])}, not in the recording")
-                else:
-                    walk(a[key], b[key], here)
-            return
-        if isinstance(a, list) and isinstance(b, list):
-            for index in range(max(len(a), len(b))):
-                here = f"{where}[{index}]"
-                if index >= len(b):
-                    out.append(f"{here}: recorded {short(a[index])}, not sent")
-                elif index >= len(a):
-                    out.append(f"{here}: sent {short(b[index])}, not in the recording")
-                else:
-                    walk(a[index], b[index], here)
-            return
-        out.append(f"{where or '(body)'}: recorded {short(a)}, sent {short(b)}")
-
-    walk(recorded, sent, path)
-    return out
-
-
 @dataclass
 class CassetteMiss(LookupError):
     """No unused interaction matches; ``closest`` the nearest one and how it differs."""
@@ -106,9 +113,19 @@ class CassetteMiss(LookupError):
     file: str | None = None
     used_up: bool = False
     played: bool = False  # the closest one was played already
+    reason: str | None = None  # why no interaction could answer, when it is not a near miss
+    vcr: bool = False  # the cassette is vcrpy's (recorded with pytest-recording's options)
+
+    @property
+    def how_to_record(self) -> str:
+        if self.vcr:
+            return "--record-mode=new_episodes with pytest-recording or ormock_vcr"
+        return "ormock record, or --ormock-record=new_episodes in pytest"
 
     def describe(self) -> str:
         head = f"no recorded interaction in {self.file or 'the cassette'} matches {self.request}"
+        if self.reason is not None:
+            return f"{head}: {self.reason}"
         if self.closest is None or self.index is None:
             return f"{head}: the cassette has no interaction for it"
         where = f"interaction {self.index + 1}"
@@ -116,12 +133,36 @@ class CassetteMiss(LookupError):
             where += f" (line {self.closest.line})"
         if self.used_up:
             return (f"{head}: {where} matches but was already played; record the repeat "
-                    "(--ormock-record=new_episodes) or send it fewer times")
+                    f"({self.how_to_record}) or send it fewer times")
         played = " (played already)" if self.played else ""
         return f"{head}; closest is {where}{played}: " + "; ".join(self.differences)
 
     def __str__(self) -> str:
         return self.describe()
+
+
+@dataclass(frozen=True)
+class _Sent:
+    method: str
+    target: str
+    body: Any
+    origin: str | None
+    headers: dict[str, str] | None
+
+
+# (index, rank, differences): the closest interaction so far
+_Best = tuple[int, tuple[int, int, int], list[str]]
+
+
+def _closer(best: _Best | None, index: int, recorded: RecordedRequest, sent: _Sent,
+            differences: list[str]) -> _Best:
+    """The closer of ``best`` and this interaction: on the same method and path first, then
+    the one with the fewest differences."""
+    rank = (recorded.method != sent.method, recorded.path != sent.target.partition("?")[0],
+            len(differences))
+    if best is None or rank < best[1]:
+        return (index, rank, differences)
+    return best
 
 
 def _body_of(request: RecordedRequest) -> Any:
@@ -175,45 +216,74 @@ class Player:
         return body
 
     def _differences(self, recorded: RecordedRequest, method: str, target: str,
-                     body: Any) -> list[str]:
-        out = []
-        if recorded.method != method:
+                     body: Any, origin: str | None = None,
+                     headers: dict[str, str] | None = None) -> list[str]:
+        """How a sent request differs from ``recorded`` on what the cassette matches on, in
+        vcrpy's order; scheme, host and port only where the request says where it was going
+        (``origin``: routed in process; a client pointed at ormock has only ormock's)."""
+        out: list[str] = []
+        on = match_on_of(self.cassette)
+        if "method" in on and recorded.method != method:
             out.append(f"method: recorded {recorded.method}, sent {method}")
-        if recorded.target != target:
-            out.append(f"path: recorded {recorded.target}, sent {target}")
-        return out + json_diff(self._key(_body_of(recorded)), self._key(body))
+        sent_at, recorded_at = _origin_parts(origin), _origin_parts(recorded.origin)
+        if sent_at is not None and recorded_at is not None:
+            for index, name in enumerate(("scheme", "host", "port")):
+                if (name in on or "uri" in on) and sent_at[index] != recorded_at[index]:
+                    out.append(f"{name}: recorded {recorded_at[index]}, sent {sent_at[index]}")
+        path, _, query = target.partition("?")
+        if ("path" in on or "uri" in on) and recorded.path != path:
+            out.append(f"path: recorded {recorded.path}, sent {path}")
+        if ("query" in on or "uri" in on) and \
+                sorted(parse_qsl(recorded.query)) != sorted(parse_qsl(query)):
+            out.append(f"query: recorded {recorded.query or '(none)'}, sent {query or '(none)'}")
+        if "headers" in on and headers is not None:
+            out += json_diff({k: v for k, v in recorded.headers.items()},
+                             {k.lower(): v for k, v in headers.items()
+                              if k.lower() in recorded.headers}, "headers")
+        if "raw_body" in on:
+            a, b = _body_of(recorded), body
+            if a != b:
+                out += body_differences(a, b)
+        elif "body" in on:
+            out += body_differences(self._key(_body_of(recorded)), self._key(body),
+                                    self.cassette.match_lenient)
+        return out
 
     def take(self, method: str, path: str, query: str, body: Any,
-             socket: bool = False) -> tuple[int, Interaction]:
-        """The interaction that answers this request, marked used; or ``CassetteMiss``."""
-        target = f"{path}?{query}" if query else path
+             socket: bool = False, origin: str | None = None,
+             headers: dict[str, str] | None = None) -> tuple[int, Interaction]:
+        """The interaction that answers this request, marked used; or ``CassetteMiss``.
+        ``origin``: the scheme, host and port the request was going to, when it says so."""
+        sent = _Sent(method, f"{path}?{query}" if query else path, body, origin, headers)
         interactions = self.cassette.interactions
         while True:
-            found, best = self._match(method, target, body, socket)
+            found, best = self._match(sent, socket)
             if found is not None:
                 return found, interactions[found]
             if best is None or not self.refresh():  # nothing another worker played since
                 break
-        shown = f"{method} {target}"
+        shown = f"{method} {sent.target}"
         for index, interaction in enumerate(interactions):  # an exact match, played already
-            if self.used[index] and not self._differences(interaction.request, method, target,
-                                                          body):
-                raise CassetteMiss(shown, interaction, index, [], self.cassette.file, True)
+            if self.used[index] and not self._compare(interaction.request, sent):
+                raise CassetteMiss(shown, interaction, index, [], self.cassette.file, True,
+                                   vcr=self.cassette.origin == "vcr")
         if best is None:  # every interaction of this kind played: the closest of them
             for index, interaction in enumerate(interactions):
-                if (interaction.socket is not None) != socket:
-                    continue
-                differences = self._differences(interaction.request, method, target, body)
-                if best is None or len(differences) < len(best[1]):
-                    best = (index, differences)
+                if (interaction.socket is not None) == socket:
+                    best = _closer(best, index, interaction.request, sent,
+                                   self._compare(interaction.request, sent))
         if best is None:
-            raise CassetteMiss(shown, file=self.cassette.file)
-        closest, differences = best
+            raise CassetteMiss(shown, file=self.cassette.file, vcr=self.cassette.origin == "vcr")
+        closest, differences = best[0], best[2]
         raise CassetteMiss(shown, interactions[closest], closest, differences,
-                           self.cassette.file, played=self.used[closest])
+                           self.cassette.file, played=self.used[closest],
+                           vcr=self.cassette.origin == "vcr")
 
-    def _match(self, method: str, target: str, body: Any, socket: bool
-               ) -> tuple[int | None, tuple[int, list[str]] | None]:
+    def _compare(self, recorded: RecordedRequest, sent: _Sent) -> list[str]:
+        return self._differences(recorded, sent.method, sent.target, sent.body, sent.origin,
+                                 sent.headers)
+
+    def _match(self, sent: _Sent, socket: bool) -> tuple[int | None, _Best | None]:
         """The interaction this request plays (claimed), else None and the closest unused
         one with its differences."""
         interactions = self.cassette.interactions
@@ -224,18 +294,16 @@ class Player:
                 while candidates and self._played_elsewhere(candidates[0]):
                     del candidates[0]
                 candidates = candidates[:1]
-            best: tuple[int, list[str]] | None = None
+            best: _Best | None = None
             lost = False
             for index in candidates:
-                differences = self._differences(interactions[index].request, method, target,
-                                                body)
+                differences = self._compare(interactions[index].request, sent)
                 if not differences:
                     if self._claim(index):
                         return index, None
                     lost = True  # another worker played it: look again
                     break
-                if best is None or len(differences) < len(best[1]):
-                    best = (index, differences)
+                best = _closer(best, index, interactions[index].request, sent, differences)
             if not lost:
                 return None, best
 

@@ -81,6 +81,9 @@ class RecordedRequest:
     headers: Headers = field(default_factory=dict)
     body: Json | None = None  # a JSON request body
     text: str | None = None  # a body that is not JSON
+    # where it went, ``https://host[:port]``: a vcrpy cassette's URI says it (what its
+    # ``scheme``, ``host`` and ``port`` matchers compare); None in ormock's own
+    origin: str | None = None
 
     @property
     def target(self) -> str:
@@ -146,3 +149,8 @@ class Cassette:
     file: str | None = None
     # told apart from ormock's own: a vcrpy / pytest-recording cassette, timing unknown
     origin: Literal["ormock", "vcr"] = "ormock"
+    # what a request is compared on (``ormock.cassette.matching.MATCHERS``); None: vcrpy's
+    # default for a vcrpy cassette, ormock's (its body included) for ormock's
+    match_on: tuple[str, ...] | None = None
+    # null, empty and absent alike in bodies (``--cassette-match lenient``)
+    match_lenient: bool = False

@@ -38,6 +38,16 @@ def _is_ormock_document(data: Any) -> bool:
                for item in data["interactions"])
 
 
+def _is_vcr_like(data: Any) -> bool:
+    """vcrpy's shape written by a project's own serializer: each request has a ``uri`` (its
+    body perhaps under another key, such as ``parsed_body``)."""
+    return (isinstance(data, Mapping) and isinstance(data.get("interactions"), list)
+            and bool(data["interactions"])
+            and all(isinstance(item, Mapping) and isinstance(item.get("request"), Mapping)
+                    and "uri" in item["request"] and "response" in item
+                    for item in data["interactions"]))
+
+
 def shape_of(data: Any) -> Shape | None:
     """``"vcr"``, ``"ormock"``, or None for parsed data that is neither kind of cassette. An
     empty ``interactions: []`` under ``version: 1`` with nothing else of vcrpy's (its files
@@ -47,6 +57,8 @@ def shape_of(data: Any) -> Shape | None:
         return "vcr"
     if _is_ormock_document(data):
         return "ormock"
+    if _is_vcr_like(data):  # read by vcrpy, which says what it lacks
+        return "vcr"
     return None
 
 
@@ -67,10 +79,14 @@ def _peek(text: str, file: str) -> Any:
                             key=error.key) from None
 
 
-def load(path: str | PathLike[str]) -> Cassette:
+def load(path: str | PathLike[str], serializer: Any = None) -> Cassette:
     """Read a cassette file of either kind: ``origin`` says which (``"vcr"``: no timing, every
-    offset 0, replayed unpaced). Neither shape is a ``CassetteError`` naming both."""
+    offset 0, replayed unpaced). Neither shape is a ``CassetteError`` naming both.
+    ``serializer``: a project's vcrpy serializer (``deserialize(text)``): the file is a vcrpy
+    cassette written by it."""
     file = os.fspath(path)
+    if serializer is not None:
+        return from_vcr(file, serializer)
     try:
         text = read_text(file)
     except ScenarioError as error:

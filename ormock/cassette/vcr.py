@@ -46,7 +46,8 @@ from ormock.protocol.sse import encode_json
 from ormock.scenario.source import Lines, lines_of, path_text
 from ormock.scenario.source import Path as KeyPath
 
-__all__ = ["DEFAULT_BASE_URL", "from_vcr", "is_vcr_document", "to_vcr", "vcr_dict"]
+__all__ = ["DEFAULT_BASE_URL", "from_vcr", "is_vcr_document", "serializer_from", "to_vcr",
+           "vcr_dict"]
 
 # where an exported request goes when the cassette names no upstream
 DEFAULT_BASE_URL = "https://api.openai.com"
@@ -80,6 +81,27 @@ def is_vcr_document(data: Any) -> bool:
     return (isinstance(data, Mapping) and data.get("version") == 1
             and isinstance(data.get("interactions"), list)
             and all(_is_vcr_interaction(item) for item in data["interactions"]))
+
+
+def serializer_from(spec: str) -> Any:
+    """A project's vcrpy serializer named ``MODULE:NAME`` (or a module that is one): an
+    object with ``serialize`` and ``deserialize``. ``ValueError`` says what is wrong."""
+    import importlib
+
+    module_name, _, name = spec.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"the serializer {spec!r} does not import: {error}") from None
+    for part in filter(None, name.split(".")):
+        found = getattr(found, part, None)
+        if found is None:
+            raise ValueError(f"the serializer {spec!r}: {module_name} has no {name!r}")
+    if not (callable(getattr(found, "deserialize", None))
+            and callable(getattr(found, "serialize", None))):
+        raise ValueError(f"the serializer {spec!r} has no serialize and deserialize: give "
+                         "MODULE:NAME of the object a project registers with vcrpy")
+    return found
 
 
 def _serializer(path: str | Path) -> Any:
@@ -131,9 +153,10 @@ def _request(request: Any) -> RecordedRequest:
             body = document
         else:
             text = decoded
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
     return RecordedRequest(method=str(request.method).upper(), path=parts.path or "/",
                            query=parts.query, headers=_headers(request.headers, _CONNECTION),
-                           body=body, text=text)
+                           body=body, text=text, origin=origin)
 
 
 def _first(headers: Headers, name: str) -> str:
@@ -180,27 +203,33 @@ def _response(response: Any, number: int, lines: Lines) -> RecordedResponse:
     return RecordedResponse(status=status, headers=headers, body=framing.to_body(raw))
 
 
-def from_vcr(path: str | Path) -> Cassette:
-    """A vcrpy / pytest-recording cassette file (YAML, or JSON for ``.json``) as a
+def from_vcr(path: str | Path, serializer: Any = None) -> Cassette:
+    """A vcrpy / pytest-recording cassette file (YAML, or JSON for ``.json``; ``serializer``:
+    a project's own vcrpy serializer, a module or object with ``deserialize``) as a
     ``Cassette`` with ``origin="vcr"``: no timing, every offset 0."""
     import yaml
     from vcr.persisters.filesystem import FilesystemPersister
 
     file = str(path)
     try:
-        loaded = FilesystemPersister.load_cassette(path, serializer=_serializer(path))
+        loaded = FilesystemPersister.load_cassette(path, serializer=serializer or
+                                                   _serializer(path))
     except FileNotFoundError:  # vcrpy's CassetteNotFoundError: missing, or empty
         reason = "it is empty" if Path(path).is_file() else "no such file"
         raise CassetteError(f"cannot read the vcrpy cassette ({reason})", file=file) from None
     except (ValueError, yaml.YAMLError) as error:  # a decode error, bad YAML or JSON
         raise CassetteError(f"cannot read the vcrpy cassette: {error}", file=file) from None
     except (KeyError, TypeError, AttributeError):
-        raise CassetteError(f"not a vcrpy cassette: expected {VCR_SHAPE}", file=file) from None
+        hint = (f" (read with the serializer {serializer!r})" if serializer else
+                "; written by a project's own vcrpy serializer? read it with that serializer "
+                "(--vcr-serializer MODULE:NAME, or vcr_config's serializer in pytest)")
+        raise CassetteError(f"not a vcrpy cassette: expected {VCR_SHAPE}{hint}",
+                            file=file) from None
     except OSError as error:
         raise CassetteError(f"cannot read the vcrpy cassette ({error.strerror})",
                             file=file) from None
     requests, responses = loaded[0], loaded[1]
-    lines = Lines(file) if file.lower().endswith(".json") \
+    lines = Lines(file) if file.lower().endswith(".json") or serializer is not None \
         else lines_of(Path(path).read_text("utf-8", "replace"), file)
     interactions = tuple(
         Interaction(_request(request), _response(response, number, lines),

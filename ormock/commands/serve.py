@@ -51,12 +51,18 @@ def run(args: argparse.Namespace) -> int:
     if refused is not None:
         print(f"ormock: {refused}", file=sys.stderr)
         return 2
+    try:
+        cassettes = _cassettes(args)
+    except ValueError as error:
+        print(f"ormock: {error}", file=sys.stderr)
+        return 2
+    own = cassettes if not args.cassette_namespaces else []
     options: dict[str, Any] = dict(
         seed=args.seed, clock=args.clock, self_check=args.self_check, speed=args.speed,
         scenarios=args.scenario, scenario_dirs=args.scenario_dir, api_key=args.api_key,
         limits=limits, admin_hosts=args.admin_host, allowed_hosts=args.allowed_host,
         chaos=args.chaos or None,
-        profile=args.profile, plugins=args.plugin, cassettes=args.cassette,
+        profile=args.profile, plugins=args.plugin, cassettes=own,
         cassette_ignore=args.cassette_ignore, cassette_order=args.cassette_order,
         store=args.store)
     server: OrmockServer | Workers
@@ -86,7 +92,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"ormock: cannot listen on {args.host}:{args.port} ({error})", file=sys.stderr)
         return 3
     loaded = f"; scenarios: {', '.join(args.scenario)}" if args.scenario else ""
-    if args.cassette:
+    notes = []
+    if args.cassette_namespaces and isinstance(server, OrmockServer):
+        for name, cassette in _by_name(cassettes):
+            server.namespaces.open(name)
+            server.namespaces.get(name).use_cassette(cassette)
+            notes.append(f"ormock: {cassette.file} on {server.url}/{name}/v1")
+        loaded += f"; {len(notes)} cassettes, a namespace each"
+    elif args.cassette:
         settings = server.settings if isinstance(server, Workers) else server.namespaces.settings
         count = len(settings.cassettes)
         loaded += f"; replaying {count} cassette{'s' if count != 1 else ''}"
@@ -94,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         loaded += f"; {args.workers} workers on --store {shown(args.store)}"
     print(f"ormock serving Open Responses on {server.base_url} "
           f"(seed {args.seed}{loaded}; Ctrl-C stops)", file=sys.stderr, flush=True)
+    for note in notes:
+        print(note, file=sys.stderr, flush=True)
     if args.json:  # one line for a script that started it (with --port 0, the port it got)
         print(json.dumps({"base_url": server.base_url, "seed": args.seed,
                           "workers": args.workers, "scenarios": args.scenario,
@@ -173,6 +188,14 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--cassette-order", choices=("any", "recorded"), default="any",
                        help="any: a request takes the first unused interaction it matches "
                             "(default); recorded: it must match the next one")
+    serve.add_argument("--cassette-match", choices=("exact", "lenient"), default="exact",
+                       help="exact: bodies compared as recorded (default); lenient: null, "
+                            "empty and absent alike")
+    serve.add_argument("--cassette-namespaces", action="store_true",
+                       help="each cassette in a namespace of its own, named by its file "
+                            "(http://HOST:PORT/<name>/v1), instead of one pool")
+    serve.add_argument("--vcr-serializer", default=None, metavar="MODULE:NAME",
+                       help="a project's own vcrpy serializer, which reads every --cassette")
     serve.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
                        help="load an ormock plugin (a module or .py file with "
                        "register(registry)); repeatable")
@@ -220,3 +243,58 @@ def _providers() -> list[str]:
     installed plugin's)."""
     builtin = {p.name for p in (OPENRESPONSES, OPENAI, PLATFORM)}
     return [name for name in profile_names() if name not in builtin]
+
+
+def _cassettes(args: argparse.Namespace) -> list[Any]:
+    """The ``--cassette`` paths as the server takes them: the paths themselves, or (with
+    ``--vcr-serializer``, ``--cassette-match lenient`` or ``--cassette-namespaces``) the
+    cassettes read here. A file of a folder that cannot be read is named on stderr and left
+    out; ``ValueError`` for what stops the start."""
+    import warnings
+    from dataclasses import replace
+
+    from ormock.cassette.fileformat import CassetteError
+    from ormock.cassette.vcr import serializer_from
+    from ormock.engine.replays import CassetteSkipped, cassettes_in
+
+    special = (args.vcr_serializer or args.cassette_match != "exact"
+               or args.cassette_namespaces)
+    if not args.cassette or (not special and args.workers > 1):
+        return list(args.cassette)
+    if special and args.workers > 1:
+        raise ValueError("--vcr-serializer, --cassette-match lenient and --cassette-namespaces "
+                         "are for one process: drop --workers")
+    serializer = serializer_from(args.vcr_serializer) if args.vcr_serializer else None
+    out = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CassetteSkipped)
+        try:
+            for path in args.cassette:
+                out += cassettes_in(path, serializer)
+        except CassetteError as error:
+            raise ValueError(str(error)) from None
+    for warning in caught:
+        print(f"ormock: --cassette: {warning.message}", file=sys.stderr)
+    if args.cassette_match == "lenient":
+        out = [replace(cassette, match_lenient=True) for cassette in out]
+    return out
+
+
+def _by_name(cassettes: list[Any]) -> list[tuple[str, Any]]:
+    """Each cassette with its namespace: its file's name made URL-safe (``-2``, ``-3`` for a
+    name taken)."""
+    import re
+    from pathlib import Path
+
+    taken: set[str] = set()
+    out = []
+    for cassette in cassettes:
+        base = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(cassette.file or "cassette").stem)
+        base = base.strip("-.") or "cassette"
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name)
+        out.append((name, cassette))
+    return out

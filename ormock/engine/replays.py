@@ -19,13 +19,14 @@ came.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ormock.cassette.fileformat import response_bytes
+from ormock.cassette.fileformat import CassetteError, response_bytes
 from ormock.cassette.matching import CassetteMiss, Order, Player
 from ormock.cassette.model import Cassette, Interaction, RecordedResponse
 from ormock.cassette.replay import answer_frames, header_pairs
@@ -45,22 +46,59 @@ from ormock.scenario.counters import Counters
 if TYPE_CHECKING:
     from ormock.engine.core import Engine
 
-__all__ = ["FORWARD_ALL", "Forward", "Replayed", "Replays", "Upstream", "cassette_of",
-           "cassettes_in", "recorded_wire", "replay"]
+__all__ = [
+    "CASSETTE_HEADER",
+    "FORWARD_ALL",
+    "ORIGIN_HEADER",
+    "CassetteSkipped",
+    "Forward",
+    "Replayed",
+    "Replays",
+    "Upstream",
+    "cassette_of",
+    "cassettes_in",
+    "recorded_wire",
+    "replay",
+]
 
 # record modes that replay nothing: every request goes to the upstream
 FORWARD_ALL = frozenset({"all", "rewrite"})
+# where a request routed in process was going (``https://host[:port]``), and which cassette of
+# those loaded a client wants its request answered from
+ORIGIN_HEADER = "x-ormock-origin"
+CASSETTE_HEADER = "x-ormock-cassette"
 
 
-def cassettes_in(path: str | PathLike[str]) -> list[Cassette]:
+def _named(cassette: Cassette, name: str) -> bool:
+    """Whether ``cassette``'s file is called ``name`` (with or without its suffix)."""
+    if cassette.file is None:
+        return False
+    file = Path(cassette.file)
+    return name in (file.name, file.stem)
+
+
+class CassetteSkipped(UserWarning):
+    """A file of a cassettes folder that could not be read (the others load)."""
+
+
+def cassettes_in(path: str | PathLike[str], serializer: Any = None) -> list[Cassette]:
     """The cassettes of a file, or of every ``*.yaml``/``*.yml``/``*.json`` file in a folder
-    (sorted; names starting with ``.`` are left out: temporary files of an atomic write)."""
+    (sorted; names starting with ``.`` are left out: temporary files of an atomic write). In a
+    folder, a file that cannot be read is left out with a ``CassetteSkipped`` warning naming it
+    and why; a file given by name that cannot be read is a ``CassetteError``. ``serializer``: a
+    project's vcrpy serializer, which reads every file."""
     target = Path(path)
-    if target.is_dir():
-        files = sorted(p for p in target.iterdir() if p.is_file()
-                       and p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
-        return [load(file) for file in files]
-    return [load(target)]
+    if not target.is_dir():
+        return [load(target, serializer)]
+    files = sorted(p for p in target.iterdir() if p.is_file()
+                   and p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
+    out = []
+    for file in files:
+        try:
+            out.append(load(file, serializer))
+        except CassetteError as error:
+            warnings.warn(CassetteSkipped(f"skipped {error}"), stacklevel=2)
+    return out
 
 
 def cassette_of(source: Cassette | str | PathLike[str]) -> Cassette:
@@ -182,13 +220,28 @@ class Replays:
         return bool(self.players)
 
     def take(self, method: str, path: str, query: str, body: Any, speed: float,
-             socket: bool = False) -> Replayed:
+             socket: bool = False, headers: Mapping[str, str] | None = None) -> Replayed:
         """The interaction that answers, marked played; ``CassetteMiss`` (the closest one of
-        all the cassettes) when none does."""
+        all the cassettes) when none does. ``headers``: the request's, for where it was going
+        (``X-Ormock-Origin``, set when it is routed in process) and which cassette it is for
+        (``X-Ormock-Cassette: NAME``: only the cassettes of that file name, with or without
+        its suffix)."""
+        sent = {k.lower(): v for k, v in (headers or {}).items()}
+        origin = sent.get(ORIGIN_HEADER)
+        players = self.players
+        wanted = sent.get(CASSETTE_HEADER)
+        if wanted:
+            players = [p for p in players if _named(p.cassette, wanted)]
+            if not players:
+                loaded = ", ".join(Path(p.cassette.file or "<cassette>").name
+                                   for p in self.players)
+                raise CassetteMiss(f"{method} {path}", reason=f"{CASSETTE_HEADER}: {wanted} "
+                                   f"names no loaded cassette; loaded: {loaded}")
         misses: list[CassetteMiss] = []
-        for player in self.players:
+        for player in players:
             try:
-                index, interaction = player.take(method, path, query, body, socket)
+                index, interaction = player.take(method, path, query, body, socket, origin,
+                                                 sent)
             except CassetteMiss as miss:
                 misses.append(miss)
                 continue
@@ -203,6 +256,14 @@ class Replays:
             raise CassetteMiss(f"{method} {path}")
         raise min(misses, key=lambda m: (m.closest is None, not m.used_up,
                                          len(m.differences)))
+
+    def release(self, replayed: Replayed) -> None:
+        """Play ``replayed``'s interaction again for the next request that matches it (a
+        fault kept its answer from the client); in one process only (a shared store's claims
+        only count up)."""
+        for player in self.players:
+            if player.cassette is replayed.cassette and player.claims is None:
+                player.used[replayed.index] = False
 
     def unused(self) -> list[tuple[Cassette, int, Interaction]]:
         for player in self.players:
@@ -240,7 +301,7 @@ def _replayed(engine: Engine, entry: JournalEntry, method: str, path: str, query
         raise _forward(replays, upstream, entry)
     speed = engine.replay_speed if engine.replay_speed is not None else engine.speed
     try:
-        replayed = replays.take(method, path, query, body, speed)
+        replayed = replays.take(method, path, query, body, speed, headers=headers)
     except CassetteMiss as miss:
         if upstream is not None:
             raise _forward(replays, upstream, entry) from None
@@ -248,11 +309,12 @@ def _replayed(engine: Engine, entry: JournalEntry, method: str, path: str, query
             raise _miss(miss) from None
     response = replayed.response
     faults = faults_for(engine, None, None) if 200 <= response.status < 300 else []
-    if faults:
-        out = fault_reply(engine, replace(replayed.reply(speed), profile=engine.profile),
-                          faults, entry)
+    out = (fault_reply(engine, replace(replayed.reply(speed), profile=engine.profile), faults,
+                       entry) if faults else None)
+    if out is not None and entry.faults:  # a fault struck: its answer, not the recorded one
         wire = render(out, "sse" if isinstance(out, Reply) and out.stream else "json")
         record(entry, out)
+        replays.release(replayed)  # not delivered whole: left to the client's retry
     else:
         wire = replayed.wire(speed)
         events = [e for frame in wire.frames for e in frame.carried(wire.kind)]
@@ -304,8 +366,8 @@ def _recorded(engine: Engine, forward: Forward, interaction: Interaction | None,
 def _miss(miss: CassetteMiss) -> OpenResponsesError:
     first = miss.differences[0].split(":", 1)[0] if miss.differences else "path"
     return OpenResponsesError(
-        f"{miss.describe()}. Record it (ormock record, or --ormock-record=new_episodes in "
-        "pytest), or make the request match the recording.",
+        f"{miss.describe()}. Record it ({miss.how_to_record}), or make the request match "
+        "the recording.",
         code="cassette_miss", param=first, status=400)
 
 

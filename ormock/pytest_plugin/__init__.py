@@ -46,14 +46,13 @@ from ormock.pytest_plugin.profiles import (  # noqa: F401  (a hook: pytest finds
     profile_level,
     pytest_generate_tests,
 )
-from ormock.pytest_plugin.session import OrmockSession
+from ormock.pytest_plugin.session import SESSION, OrmockSession
 
 if TYPE_CHECKING:
     from ormock.server.runner import OrmockServer
 
 __all__ = ["OrmockFixture", "OrmockOptions"]
 
-SESSION = pytest.StashKey[OrmockSession]()
 FAKES = pytest.StashKey[list[OrmockFixture]]()
 CALL_REPORT = pytest.StashKey[pytest.TestReport]()
 POLICY_KEYS = frozenset(KEYS) - {"scenario", "faults", "chaos", "cassette"}
@@ -75,8 +74,18 @@ def _speed(value: str) -> float:
         raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from None
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from ormock.pytest_plugin import recording
+
+    if not recording.recording_loaded(pluginmanager):  # pytest-recording's hook, for its mode
+        pluginmanager.add_hookspecs(recording.hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    from ormock.pytest_plugin import recording
+
     group = parser.getgroup("ormock", "ormock: a fake Open Responses provider per test")
+    recording.add_options(parser, pluginmanager)
     group.addoption("--ormock-record", choices=RECORD_MODES, default="none",
                     help="cassette record mode (for the fakes with a cassette): none (default: "
                          "replay only), once (record a cassette that does not exist yet), "
@@ -230,6 +239,12 @@ def pytest_configure(config: pytest.Config) -> None:
         except OptionsError as error:
             raise pytest.UsageError(str(error)) from None
     config.stash[SESSION] = OrmockSession(settings)
+    from ormock.pytest_plugin import recording
+
+    if recording.enabled(config):  # after pytest-recording: its fixtures' names are these
+        for line in recording.MARKERS:
+            config.addinivalue_line("markers", line)
+        config.pluginmanager.register(recording, "ormock-vcr")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

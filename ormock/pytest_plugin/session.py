@@ -16,6 +16,8 @@ import threading
 import zlib
 from typing import TYPE_CHECKING
 
+import pytest
+
 from ormock.pytest_plugin.options import SessionSettings
 
 if TYPE_CHECKING:
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from ormock.pytest_plugin.backend import FakeBackend
     from ormock.server.runner import OrmockServer
 
-__all__ = ["OrmockSession"]
+__all__ = ["SESSION", "OrmockSession"]
 
 
 class OrmockSession:
@@ -104,3 +106,6 @@ class OrmockSession:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+SESSION = pytest.StashKey[OrmockSession]()  # the config's session (``config.stash[SESSION]``)

@@ -59,11 +59,14 @@ Log = Callable[[str], None]
 # request headers that belong to the client's connection to the relay, not to the upstream
 NOT_FORWARDED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "te",
                            "trailer", "transfer-encoding", "upgrade", "content-length",
-                           "accept-encoding", "proxy-authorization"})
+                           "accept-encoding", "proxy-authorization",
+                           # ormock's own: where a request routed in process was going, and
+                           # the cassette it asks for (``ormock.engine.replays``)
+                           "x-ormock-origin", "x-ormock-cassette"})
 # answer headers that belong to the upstream's connection to the relay
 _NOT_RELAYED = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer",
                           "transfer-encoding", "upgrade"})
-NOT_RECORDED = HOP_BY_HOP | {"host", "accept-encoding"}
+NOT_RECORDED = HOP_BY_HOP | {"host", "accept-encoding", "x-ormock-origin", "x-ormock-cassette"}
 
 
 def check_upstream(url: str) -> str:

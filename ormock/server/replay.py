@@ -1,6 +1,8 @@
 """Replaying cassettes over HTTP: any request under ``[/<namespace>]/v1/`` of a namespace that
 has cassettes is answered from them first, whatever its method, path or body (a recorded 400 to
-an invalid request replays too).
+an invalid request replays too); so is any other path below such a namespace (a provider's path
+kept as it was: ``/<namespace>/openai/v1/responses``), and an Azure path (``/openai/...``) of the
+default namespace (``replay_candidates``).
 
 The route is tried before every other one, and only claims a request when the namespace's engine
 has cassettes, so a server without them pays one dictionary lookup (with a shared store, also
@@ -34,11 +36,31 @@ from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.body import read_body, send_error
 from ormock.server.relay import Relay, relayed_path
 
-__all__ = ["REPLAYED", "ReplayRoute", "namespace_of"]
+__all__ = ["REPLAYED", "ReplayRoute", "namespace_of", "replay_candidates"]
 
 # set in the request's ``scope["state"]`` when a cassette answers it: what wraps the app
 # (``profile_errors``) leaves the recorded bytes alone
 REPLAYED = "ormock_replayed"
+
+
+def replay_candidates(path: str) -> list[str]:
+    """The namespaces a request to ``path`` may be a replay of, most specific first: the one
+    of ``[/<namespace>]/v1/...``; the first segment's, for any other path below it (a client
+    routed in process keeps its provider's path: ``/<namespace>/openai/v1/responses``,
+    ``/<namespace>/openai/deployments/NAME/...``, ``/<namespace>/responses``); and the
+    default namespace for an Azure path (``/openai/...``). Never the admin API's."""
+    if path.startswith("/_ormock"):
+        return []
+    out = []
+    named = namespace_of(path)
+    if named is not None:
+        out.append(named)
+    head, slash, rest = path[1:].partition("/")
+    if head and slash and head not in out and not rest.startswith("_ormock"):
+        out.append(head)
+    if path.startswith("/openai/") and "" not in out:
+        out.append("")
+    return out
 
 
 def namespace_of(path: str) -> str | None:
@@ -62,27 +84,37 @@ class ReplayRoute(BaseRoute):
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if scope["type"] != "http":
             return Match.NONE, {}
-        name = namespace_of(scope.get("path", ""))
-        if name is None or not self.claims(name):
-            return Match.NONE, {}
-        return Match.FULL, {"path_params": {"namespace": name} if name else {}}
+        for name in replay_candidates(scope.get("path", "")):
+            if self.claims(name):
+                if name == "openai" and self._engine(name, lazily=True) is None:
+                    name = ""  # no namespace of that name: the default's Azure path
+                return Match.FULL, {"path_params": {"namespace": name} if name else {}}
+        return Match.NONE, {}
 
     def claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
         cassettes or records (with a shared store, as the other processes left it; not
         pulled first when ``lazily``). ``found``: its engine as the caller found it
         (``Namespaces.find``), which is the one without a shared store."""
-        namespaces = self.namespaces
-        if namespaces.backend is None:
-            engine = found if found is not None else namespaces.find(name)
-        else:
-            try:  # as the other processes left it (unless ``lazily``)
-                engine = namespaces.serve(name, lazily=lazily)
-            except OpenResponsesError:  # unknown or closed: the route that serves it says so
-                engine = None
-        if engine is None:
+        engine = self._engine(name, lazily=lazily, found=found)
+        if engine is None:  # ``/openai/v1/...``: the default namespace's Azure path
+            if name == "openai":
+                return self.claims("", lazily=lazily)
             return not name and bool(self.namespaces.settings.cassettes)
         return engine.replaying
+
+    def _engine(self, name: str, *, lazily: bool = False, found: Engine | None = None
+                ) -> Engine | None:
+        """The engine of namespace ``name`` as routing sees it (with a shared store, as the
+        other processes left it, unless ``lazily``); None when it is unknown or closed (the
+        route that serves the request says so)."""
+        namespaces = self.namespaces
+        if namespaces.backend is None:
+            return found if found is not None else namespaces.find(name)
+        try:
+            return namespaces.serve(name, lazily=lazily)
+        except OpenResponsesError:
+            return None
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}

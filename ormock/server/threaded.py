@@ -55,6 +55,11 @@ class ThreadedServer:
         """The URL to give an OpenAI client: ``http://127.0.0.1:PORT/v1``."""
         return self.url + "/v1"
 
+    def on_its_thread(self) -> bool:
+        """Whether the caller runs on this server's own thread (its handlers do: a request
+        the server itself makes, such as a recording relay's, is told apart by it)."""
+        return self._thread is not None and threading.current_thread() is self._thread
+
     def start(self: _S) -> _S:
         """Serve in a background thread; returns once connections are accepted."""
         if self._thread is not None:
