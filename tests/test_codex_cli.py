@@ -117,7 +117,7 @@ def _closed_port() -> int:
 
 
 def run_codex(launcher: Path, base_url: str, prompt: str, tmp_path: Path, *,
-              websocket: bool) -> Run:
+              websocket: bool, model: str = "gpt-5") -> Run:
     work, home = tmp_path / "work", tmp_path / "codex-home"
     work.mkdir()
     home.mkdir()
@@ -130,9 +130,10 @@ def run_codex(launcher: Path, base_url: str, prompt: str, tmp_path: Path, *,
     provider = (f'{{name="ormock", base_url="{base_url}", wire_api="responses", '
                 f'env_key="ORMOCK_KEY", stream_idle_timeout_ms=1500, '
                 f'supports_websockets={"true" if websocket else "false"}}}')
-    # gpt-5: the newest model family sends its tools as an additional_tools input item
+    # gpt-5: its tools in ``tools``; the newest family (gpt-6-luna, ...) sends them in an
+    # additional_tools input item, grouped in namespace tools
     command = [str(launcher), "exec", "--skip-git-repo-check", "--ephemeral", "-s",
-               "read-only", "--json", "-m", "gpt-5", "-c", "model_provider=ormock",
+               "read-only", "--json", "-m", model, "-c", "model_provider=ormock",
                "-c", f"model_providers.ormock={provider}", "-c", "features.plugins=false",
                "-c", "analytics.enabled=false", prompt]
     process = subprocess.Popen(command, cwd=work, env=env, stdin=subprocess.DEVNULL,
@@ -227,5 +228,31 @@ def test_the_embedded_default_turn(codex: Path, server: OrmockServer, tmp_path: 
                  if item.get("type") == "function_call_output"]
     assert sent_back and not any("failed to parse function arguments" in str(i["output"])
                                  for i in sent_back)
+    found = verdict(server, name)
+    assert found["ok"], found["report"]
+
+
+def test_the_newest_models_tools_come_in_namespaces_and_the_loop_completes(
+        codex: Path, server: OrmockServer, tmp_path: Path) -> None:
+    # gpt-6-luna: Codex sends its tools as an additional_tools item of namespace tools (a 400
+    # before issue 30); the default calls one of them, naming its namespace, Codex runs it and
+    # sends its output back, and the default answers
+    name, base = opened(server)
+    engine = server.engine(name)
+    run = run_codex(codex, base, "What is in this folder?", tmp_path, websocket=False,
+                    model="gpt-6-luna")
+    assert run.exit_code == 0, run.stderr[-2000:]
+    assert run.answer and run.events[-1]["type"] == "turn.completed"
+    first, *rest = [e for e in engine.journal if e.path.endswith("/responses")]
+    assert first.status == 200 and first.body["input"][0]["type"] == "additional_tools"
+    assert {t["type"] for t in first.body["input"][0]["tools"]} == {"namespace"}
+    # under store: false Codex sends the call back with its output: as the default made it
+    sent = [item for e in rest for item in e.body["input"]]
+    (call,) = [i for i in sent if i.get("type") in ("function_call", "custom_tool_call")]
+    assert call["namespace"] and call["id"] in first.output_ids
+    outputs = [i for i in sent if i.get("type") in ("function_call_output",
+                                                    "custom_tool_call_output")]
+    assert [o["call_id"] for o in outputs] == [call["call_id"]]
+    assert all(e.status == 200 for e in rest)
     found = verdict(server, name)
     assert found["ok"], found["report"]
