@@ -85,10 +85,10 @@ def codex(request: pytest.FixtureRequest) -> Path:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[OrmockServer]:
-    """A server playing OpenAI, whose API Codex speaks. Not self-checking: the self-check
-    holds the echoed request to the official Open Responses schema, which has no place for
-    the namespace and hosted tools Codex offers (a 500 self_check_failed on every turn)."""
-    with OrmockServer(seed=0, profile="openai") as running:
+    """A server playing OpenAI, whose API Codex speaks, checking every answer it makes (the
+    self-check sets aside the OpenAI tools Codex offers, which the official schema has no
+    place for)."""
+    with OrmockServer(seed=0, profile="openai", self_check=True) as running:
         yield running
 
 
