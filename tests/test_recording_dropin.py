@@ -179,13 +179,18 @@ def test_the_same_suite_passes_alike_under_pytest_recording_and_ormock(
     assert re.search(r"OUT stream \S", "\n".join(_out(ormock)))
 
 
-def test_a_fault_is_layered_on_a_replayed_cassette(
-    pytester: pytest.Pytester, provider: OrmockServer
-) -> None:
+def _text_recorded(pytester: pytest.Pytester) -> None:
+    """The project, and its ``test_text`` cassette recorded by vcrpy from the provider."""
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_project=PROJECT)
     pytester.runpytest("-p", "no:cacheprovider", "--record-mode=once",
                        "-k", "test_text").assert_outcomes(passed=1)
+
+
+def test_a_fault_is_layered_on_a_replayed_cassette(
+    pytester: pytest.Pytester, provider: OrmockServer
+) -> None:
+    _text_recorded(pytester)
     provider.stop()
     pytester.makepyfile(test_faulted=FAULTED)
     result = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr",
@@ -254,10 +259,7 @@ def test_blocked_without_a_cassette():
 def test_what_is_not_served_is_said_and_the_network_block_lets_the_fake_through(
     pytester: pytest.Pytester, provider: OrmockServer
 ) -> None:
-    pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_project=PROJECT)
-    pytester.runpytest("-p", "no:cacheprovider", "--record-mode=once",
-                       "-k", "test_text").assert_outcomes(passed=1)
+    _text_recorded(pytester)
     before = len(provider.engine().journal)
     pytester.runpytest("-p", "no:cacheprovider", "--ormock-vcr", "--disable-recording",
                        "-k", "test_text", "test_project.py").assert_outcomes(passed=1)
