@@ -302,3 +302,29 @@ def test_ormock_profile_runs_a_test_once_per_profile(pytester: pytest.Pytester) 
     for name in profile_names():  # each run played its own profile: stored or not
         result.stdout.fnmatch_lines([f"*test_client?{name}? PLAYED {name} "
                                      f"{get_profile(name).stateful}"])
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_the_report_says_what_differs_per_profile(pytester: pytest.Pytester,
+                                                   xdist: list[str]) -> None:
+    # a client that continues a conversation: the stateless providers refuse or drop it
+    pytester.makepyfile(test_chain="""
+        import pytest
+
+        @pytest.mark.parametrize("ormock_profile", ["openai", "lmstudio", "openrouter", "ollama"])
+        def test_continues(ormock, ormock_profile):
+            client = ormock.openai()
+            first = client.responses.create(model="ormock-1", input="hi")
+            second = client.responses.create(model="ormock-1", input="and?",
+                                             previous_response_id=first.id)
+            assert second.previous_response_id == first.id, "the chain was dropped"
+    """)
+    result = pytester.runpytest_subprocess(*xdist)
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines([
+        "*= ormock profiles =*",
+        "test_chain.py::test_continues: passed under openai, lmstudio; "
+        "failed under openrouter, ollama",
+        "  openrouter: openai.BadRequestError: *previous_response_id*",
+        "  ollama: AssertionError: the chain was dropped*",
+    ])

@@ -36,6 +36,7 @@ from ormock.pytest_plugin.options import (
     OrmockOptions,
     SessionSettings,
     parse_float,
+    parse_profile,
     parse_seed,
     parse_upstream,
     parse_url,
@@ -43,6 +44,7 @@ from ormock.pytest_plugin.options import (
     validate,
 )
 from ormock.pytest_plugin.profiles import (  # noqa: F401  (a hook: pytest finds it here)
+    ProfileSummary,
     profile_level,
     pytest_generate_tests,
 )
@@ -200,18 +202,6 @@ def _url(config: pytest.Config, record: str) -> str | None:
     return None
 
 
-def _profile(name: str) -> str:
-    from ormock.plugins import load_entry_points
-    from ormock.protocol.profile import profile_names
-
-    if name not in profile_names():
-        load_entry_points()  # an installed plugin's profile
-    if name not in profile_names():
-        raise OptionsError(f"ini option ormock_profile: {name!r} is not a profile; use one of "
-                           f"{', '.join(profile_names())}")
-    return name
-
-
 def _folder(config: pytest.Config) -> Path | None:
     value = str(config.getini("ormock_scenarios")).strip()
     if not value:
@@ -235,10 +225,11 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"ini option ormock_plugins: {error}") from None
     if settings.profile is not None:  # the default: nothing to import at start-up
         try:
-            _profile(settings.profile)
+            parse_profile(settings.profile, "ini option ormock_profile")
         except OptionsError as error:
             raise pytest.UsageError(str(error)) from None
     config.stash[SESSION] = OrmockSession(settings)
+    config.pluginmanager.register(ProfileSummary(), "ormock-profiles")  # its report section
     from ormock.pytest_plugin import recording
 
     if recording.enabled(config):  # after pytest-recording: its fixtures' names are these

@@ -103,11 +103,16 @@ def parse_float(value: Any, where: str) -> float:
 
 
 def parse_profile(value: Any, where: str) -> str:
-    """A profile's name, one of those registered (the built-ins and the plugins')."""
-    from ormock.protocol.profile import get_profile
+    """A profile's name, one of those registered: the built-ins, the real providers'
+    (``ormock.providers``, registered when ``ormock.plugins`` is imported) and an installed
+    plugin's (its entry point, loaded when the name is not known otherwise)."""
+    from ormock.plugins import load_entry_points
+    from ormock.protocol.profile import get_profile, profile_names
 
     if not isinstance(value, str):
         raise OptionsError(f"{where}: profile must be a profile name, not {value!r}")
+    if value not in profile_names():
+        load_entry_points()
     try:
         return get_profile(value).name
     except ValueError as error:
