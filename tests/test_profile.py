@@ -81,4 +81,5 @@ def test_the_pytest_plugin_takes_a_profile(pytester: pytest.Pytester) -> None:
     pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=1)
     pytester.makeini("[pytest]\normock_profile = anthropic\n")
     result = pytester.runpytest()
-    result.stderr.fnmatch_lines(["*ini option ormock_profile: 'anthropic' is not a profile*"])
+    result.stderr.fnmatch_lines(
+        ["*ini option ormock_profile: unknown profile 'anthropic': use one of*"])
