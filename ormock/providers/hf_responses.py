@@ -2,8 +2,8 @@
 Hugging Face router by default), served as ``/v1/responses``.
 
 Sources:
-- https://github.com/huggingface/responses.js (README: "Not implemented: remote function
-  calling, MCP server, file upload, stateful API"; background mode and the ``GET``, ``DELETE``,
+- https://github.com/huggingface/responses.js (its README lists remote function calling, MCP
+  servers, file upload and the stateful API as missing; background mode and the ``GET``, ``DELETE``,
   ``CANCEL`` routes still to do; models named ``provider@model``, as
   ``cerebras@meta-llama/Llama-3.3-70B-Instruct`` in ``examples/mcp.js``)
 - ``src/routes/responses.ts``: a stream is written as ``data: <json>\\n\\n`` per event (no
