@@ -278,8 +278,9 @@ def test_rate_limit_headers_and_the_error_envelope(upstream: OrmockServer, tmp_p
 
     async def openrouter(reader: Any, writer: Any) -> None:
         body = b'{"error":{"code":429,"message":"Rate limit exceeded"},"metadata":{"raw":"x"}}'
+        # it closes each connection after one answer, and says so (``raw_upstream``)
         writer.write(b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
-                     b"retry-after-ms: 20\r\ncontent-length: " + str(len(body)).encode()
+                     b"connection: close\r\nretry-after-ms: 20\r\ncontent-length: " + str(len(body)).encode()
                      + b"\r\n\r\n" + body)
         await writer.drain()
 
@@ -439,8 +440,10 @@ def test_no_key_is_sent_without_upstream_key_env(base: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """The cassette's own (redacted) Authorization is never sent: without a key, none."""
     async def answer(reader: Any, writer: Any) -> None:
+        # it closes each connection after one answer, and says so: the relay's pooled client
+        # does not send the next request on a connection being closed
         writer.write(b"HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n"
-                     b"content-length: 2\r\n\r\n{}")
+                     b"connection: close\r\ncontent-length: 2\r\n\r\n{}")
         await writer.drain()
 
     with raw_upstream(answer) as (raw, heads):
