@@ -280,8 +280,8 @@ def test_rate_limit_headers_and_the_error_envelope(upstream: OrmockServer, tmp_p
         body = b'{"error":{"code":429,"message":"Rate limit exceeded"},"metadata":{"raw":"x"}}'
         # it closes each connection after one answer, and says so (``raw_upstream``)
         writer.write(b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
-                     b"connection: close\r\nretry-after-ms: 20\r\ncontent-length: " + str(len(body)).encode()
-                     + b"\r\n\r\n" + body)
+                     b"connection: close\r\nretry-after-ms: 20\r\ncontent-length: "
+                     + str(len(body)).encode() + b"\r\n\r\n" + body)
         await writer.drain()
 
     with raw_upstream(openrouter) as (raw, heads):
