@@ -10,7 +10,6 @@ itself is made step by step in ``ormock.engine.building``; the cassettes in ``re
 from __future__ import annotations
 
 import functools
-import random
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
@@ -24,6 +23,7 @@ from ormock.engine.cache import StreamCache
 from ormock.engine.capped import Capped
 from ormock.engine.compiled import Compiled
 from ormock.engine.entry_answer import failed, record
+from ormock.engine.faulting import Striking
 from ormock.engine.feed import Feed
 from ormock.engine.journal import Journal, JournalEntry, opened
 from ormock.engine.journal_sink import written_at_once
@@ -104,7 +104,6 @@ class Engine:
         self.scenarios = ScenarioSet(counters=self.counters)  # loaded: matched against all
         self.named = ScenarioSet(counters=self.counters)  # chosen by header or model name
         self.faults: list[Fault] = []  # applied to every reply (Python and admin API)
-        self.fault_counts: dict[int, int] = {}
         # faulted answers whose step waits for their end (``step_uses``), by id of the entry
         self.pending_steps: dict[int, tuple[JournalEntry, Selection]] = {}
         self.chaos: Chaos | None = chaos.fresh() if chaos is not None else None
@@ -113,8 +112,6 @@ class Engine:
         # ``Namespaces`` sets both
         self.feed = Feed()
         self.name = ""
-        self.fault_tags: dict[int, str] = {}  # fault.key -> its shared count's name
-        self.fault_draws: dict[int, str] = {}  # fault.key -> what its shared draws are named
         self._lock = threading.Lock()
         self.lock = self._lock  # held while its state changes (the server's replays take it)
         # the cassettes given to use_cassette (a reset keeping scenarios keeps them too)
@@ -162,7 +159,7 @@ class Engine:
             self.responses.clear()
         self.ids = IdFactory(self.seed, self.responses.start())  # a restart: other ids
         self.clock = Clock(self.clock_mode)
-        self.rng = random.Random(f"ormock:faults:{self.seed}")
+        self.striking = Striking.fresh(self.seed)  # fault counts and draws start over
         limits = self.limits
         self.journal = Journal(limits.journal_entries, limits.journal_bytes, self._joined,
                                self._added)
@@ -173,9 +170,7 @@ class Engine:
         self.named.clear()
         self.named_by_request: dict[str, Scenario] = {}
         self.faults[:] = kept_faults
-        self.fault_counts.clear()
         self.pending_steps.clear()  # their counts start over
-        self.scenario_chaos: dict[str, Chaos] = {}
         self.cache = StreamCache()
         self.compiled = Compiled()  # new contents' reply templates
         self.replays = Replays(upstream=self._upstream)
