@@ -93,19 +93,16 @@ class Creates:
         answered again while the admin state changed meanwhile: the ``Prepared`` answer, the
         404 of a namespace another process dropped, or ``REPLAYED`` when a cassette loaded
         meanwhile makes the request the replay route's."""
-        if not engine.sharing.shared:  # no shared store: nothing to hold, nothing can be stale
-            return prepare(engine, path, headers, body, request, size, None, None,
-                           self.namespaces.in_flight)
+        flight = self.namespaces.in_flight
         old = None  # a stale attempt's journal entry, which the next one replaces
         while True:
             held = hold(engine)
-            if held is None:  # a shared engine whose store holds nothing: as unshared
-                return prepare(engine, path, headers, body, request, size, None, None,
-                               self.namespaces.in_flight)
+            if held is None:  # no shared store: nothing to hold, nothing can be stale
+                return prepare(engine, path, headers, body, request, size, None, None, flight)
             try:
                 with holding(held):
                     return prepare(engine, path, headers, body, request, size, held, old,
-                                   self.namespaces.in_flight)
+                                   flight)
             except Stale:  # nothing was written or sent: take the change in, answer again
                 old = held.entry
                 try:
