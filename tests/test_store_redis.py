@@ -249,8 +249,8 @@ def test_a_connection_redis_dropped_is_made_again(url: str, raw: redis.Redis) ->
 
 def test_a_connection_idle_past_its_health_check_is_checked_first(
         url: str, raw: redis.Redis) -> None:
-    """A call goes straight to the socket (``redis_link._fast``) only while the connection's
-    health check is not due: past its interval, the connection's own way, a PING first."""
+    """A connection idle past its health check interval is PINGed before a call is sent on it
+    (``send_packed_command``'s own check); one used since is not."""
     backend = RedisBackend(url)
     backend.put("response", "a", b"1")  # this thread's connection made
     own = backend._r.link._own()
@@ -263,6 +263,19 @@ def test_a_connection_idle_past_its_health_check_is_checked_first(
     backend.get("response", "a")  # checked: straight again
     assert raw.info("commandstats")["cmdstat_ping"]["calls"] == 1
     backend.close()
+
+
+def test_hiredis_packs_a_call_as_the_connection_would() -> None:
+    """``redis_link`` packs with hiredis's ``pack_command`` when installed: the bytes the
+    connection's own ``pack_command`` makes of a script's arguments (str, bytes, int)."""
+    from ormock.engine.store import redis_link
+
+    if redis_link._pack is None:
+        pytest.skip("hiredis not installed: the connection's own packer is used")
+    conn = redis.Connection()  # (packing needs no server)
+    for call in [("EVALSHA", "f" * 40, 0), ("EVALSHA", "a" * 40, 0, "ns:", "response", "12.5",
+                                           b"\x00\xffbytes", "", b"", -3, 2**40, "h\u00e9\u2603")]:
+        assert redis_link._pack(call) == b"".join(conn.pack_command(*call))
 
 
 def test_a_write_forgets_at_most_a_hundred_expired_keys(url: str, raw: redis.Redis) -> None:

@@ -1,40 +1,38 @@
-"""How the Redis backend talks to Redis: each thread its own connection of the pool, one script
-a call (``EVALSHA``), sent and read straight on that connection.
+"""How the Redis backend talks to Redis: each thread keeps one connection of the pool and runs a
+script a call on it (``EVALSHA``), through the connection's public methods.
 
-``redis.Redis``'s own path for a script (``Script.__call__`` -> ``execute_command``: a pool
-get and release per call, each asking the socket whether it has stray data, the command's
-retry wrapper and its observability hooks) takes more of the caller's CPU than Redis spends
-running the script (``bench/README.md``, "Past findings that explain the design"). Here a
-thread takes one connection of the pool the first time it calls and keeps it (a thread that
-ends gives it back), so a call is: pack, send, read. Connections stay ``redis``'s own
-(``redis.Connection``: the URL's auth, TLS, unix socket, RESP parsing, its health check), and
-so do the errors.
+Why not ``redis.Redis``'s own path for a script (``Script.__call__`` -> ``execute_command``): it
+takes a connection from the pool and gives it back on every call, asks the socket each time
+whether it holds stray data, and wraps the call in its retry loop and observability hooks; for a
+store that makes one small call a request, that was more of the caller's CPU than Redis spent
+running the script (``bench/README.md``, "Past findings"). Here a thread takes a connection the
+first time it calls and keeps it (a thread that ends gives it back), and a call is
+``send_packed_command`` then ``read_response``. Everything else stays ``redis``'s own: the URL's
+auth, TLS and unix sockets, RESP parsing (hiredis's when installed), the connection's health
+check (a connection idle past ``health_check_interval`` is PINGed before it is used), and the
+errors (a lost connection is disconnected and raised as ``redis``'s ``ConnectionError`` or
+``TimeoutError``, an error answer as its ``ResponseError``).
 
-With hiredis, the send and the read skip even the connection's own methods
-(``send_packed_command``, ``read_response``: four Python calls deep, several times the work
-of the socket's own send and receive): a call writes to the connection's socket and feeds
-what it reads to the connection's own hiredis reader (``_fast``), as ``read_response`` does,
-with its health check kept (a connection idle past its interval, or not connected, goes the
-connection's own way) and its errors (a lost connection is disconnected and raised as
-``redis``'s ``ConnectionError`` or ``TimeoutError``, an error answer as the ``ResponseError``
-the reader made of it).
-
-A write whose answer nobody waits for (``send(..., wait=False)``, the store's
-``put_nowait``) is sent and not read: Redis runs it as it arrives, and the thread reads its
-answer before its next call on the connection (so that call sees the write done). An error
-answer of such a write is logged, not raised into an unrelated later call; a script Redis no
-longer knows (restarted, ``SCRIPT FLUSH``) is loaded and the write run again then.
+A write whose answer nobody waits for (``send(..., wait=False)``, the store's ``put_nowait``) is
+sent and not read: Redis runs it as it arrives, and the thread reads its answer before its next
+call on the connection, so that call sees the write done. An error answer of such a write is
+logged, not raised into an unrelated later call; a script Redis no longer knows (restarted,
+``SCRIPT FLUSH``) is loaded and the write run again then.
 
 A call Redis cannot take (the connection lost again when sent once more, an answer that says
 Redis is out of memory, read-only, still loading or refuses the password) raises the store's
 ``StoreUnavailable``, its message naming the store as printed (no password): not a bug, a 503.
 A call is sent once more only when Redis cannot have run it (the connection was lost before the
 whole call was written, or Redis did not know the script), or when running it twice does what
-running it once did (``AGAIN``: a read, a write of the same values). A count, a claim, a
-delete or a log append whose answer was lost after it was sent may have been made: it is not
-sent again (a step counter would count twice, a claim won would read as lost) but raised; and
-so that a connection Redis closed since its last call (a restart) does not cost such a call a
-503, its connection is first looked at and made again when Redis hung up on it.
+running it once did (``AGAIN``: a read, a write of the same values). A count, a claim, a delete
+or a log append whose answer was lost after it was sent may have been made: it is not sent again
+(a step counter would count twice, a claim won would read as lost) but raised; and so that a
+connection Redis closed since its last call (a restart) does not cost such a call a 503, the
+connection is first asked whether Redis hung up on it (``can_read``) and made again if so.
+
+After a fork, the child never uses a connection its parent made: a thread's connection is kept
+with the process id it was made in, and taken anew from the pool (which resets itself in a
+forked child) when that id is not the process's.
 """
 
 from __future__ import annotations
@@ -42,9 +40,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import select
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -68,14 +64,14 @@ log = logging.getLogger("ormock.store.redis")
 
 Args = Sequence[str | bytes | int]
 
-# hiredis's packer, called straight: ``Connection.pack_command`` adds a Python pass over the
-# arguments (splitting a command name with spaces, copying buffers) that a script's never need,
-# and every create's write has ~20 arguments
+# hiredis's public packer, when installed: the same bytes as ``Connection.pack_command`` for a
+# script's arguments (str, bytes, int; tests/test_store_redis.py checks it), without that
+# method's Python pass over each of them (a create's write has ~20)
 _pack: Callable[[tuple[Any, ...]], bytes] | None
 try:
     import hiredis
     _pack = cast("Callable[[tuple[Any, ...]], bytes]", hiredis.pack_command)
-except ImportError:  # the Python packer of the connection's own
+except ImportError:  # the connection's own packer
     _pack = None
 _LOST = (RedisConnectionError, RedisTimeoutError)  # (a refused password, Redis loading too)
 _REFUSED = (OutOfMemoryError, ReadOnlyError, NoPermissionError)  # Redis says no to any call now
@@ -91,17 +87,9 @@ class _Unanswered(Exception):
         super().__init__(str(error))
         self.error = error
 
-# what the connection's hiredis reader answers while a reply is incomplete (``_read``); None:
-# no such reader here, every call goes the connection's own way
-_MORE: object | None
-try:
-    from redis._parsers.hiredis import NOT_ENOUGH_DATA as _MORE
-except ImportError:  # another layout of the redis package
-    _MORE = None
-_monotonic = time.monotonic
 
-# this process's id, kept by fork hooks rather than asked per call (``os.getpid`` is a system
-# call): a connection made before a fork is never used by the child
+# this process's id, kept up to date by a fork hook rather than asked on every call (a system
+# call): a connection made before a fork is never used by the child (module docstring)
 _pid = os.getpid()
 
 
@@ -200,14 +188,10 @@ class Link:
     @staticmethod
     def _once(own: _Own, script: str, packed: Any, args: Args, wait: bool) -> Any:
         conn = own.conn
-        fast = _fast(conn)
-        if fast:
-            _write(conn, packed)
-        else:
-            conn.send_packed_command(packed)
+        conn.send_packed_command(packed)  # (a connection not connected connects first)
         if wait:
             try:
-                return _read(conn) if fast else conn.read_response()
+                return conn.read_response()
             except _LOST as error:
                 raise _Unanswered(error) from error
         own.pending.append((script, args))
@@ -225,7 +209,7 @@ class Link:
         conn = own.conn
         for index, (script, args) in enumerate(pending):
             try:
-                _read(conn) if _fast(conn) else conn.read_response()
+                conn.read_response()
             except NoScriptError:
                 again.append((script, args))
             except ResponseError as error:
@@ -245,78 +229,14 @@ class Link:
 
 
 def _hung_up(conn: Any) -> None:
-    """Disconnect ``conn`` when Redis closed it since its last answer (its socket readable with
-    no answer due: the end of the stream, or bytes nobody asked for), so that the call about to
-    be sent is sent on a new connection rather than lost on that one."""
-    sock = conn._sock
-    if sock is None:
+    """Disconnect ``conn`` when Redis closed it since its last answer (``can_read``: the end of
+    the stream, or bytes nobody asked for), so that the call about to be sent is sent on a new
+    connection rather than lost on that one."""
+    if not getattr(conn, "is_connected", True):  # (redis < 6: ``can_read`` connects it)
         return
-    if hasattr(select, "poll"):  # any descriptor (``select`` takes none past FD_SETSIZE)
-        poller = select.poll()
-        poller.register(sock, select.POLLIN)
-        readable = bool(poller.poll(0))
-    else:
-        readable = bool(select.select((sock,), (), (), 0)[0])
-    if readable:
-        conn.disconnect()
-
-
-def _fast(conn: Any) -> bool:
-    """Whether a call may go straight to ``conn``'s socket and hiredis reader: connected, its
-    health check not due, its parser hiredis's with no answer it read ahead (some versions of
-    ``redis`` keep one a ``can_read`` found; the connection's own methods otherwise: they
-    connect, check its health, read with the Python parser)."""
-    parser = conn._parser
-    if _MORE is None or conn._sock is None or getattr(parser, "_reader", None) is None \
-            or getattr(parser, "_next_response", _MORE) is not _MORE:
-        return False
-    interval = conn.health_check_interval
-    return not interval or _monotonic() <= conn.next_health_check
-
-
-def _write(conn: Any, packed: Sequence[bytes]) -> None:
-    """``conn.send_packed_command`` without its checks (``_fast`` made them)."""
-    sock = conn._sock
     try:
-        for item in packed:
-            sock.sendall(item)
-    except TimeoutError:  # (socket.timeout)
+        stray = conn.can_read(0)
+    except _LOST:  # closed by Redis
+        stray = True
+    if stray:
         conn.disconnect()
-        raise RedisTimeoutError("Timeout writing to socket") from None
-    except OSError as error:
-        conn.disconnect()
-        raise RedisConnectionError(f"Error while writing to socket: {error}") from error
-    except BaseException:  # half sent: the connection is of no use any more
-        conn.disconnect()
-        raise
-
-
-def _read(conn: Any) -> Any:
-    """``conn.read_response()`` for a connection ``_fast`` allows: the next answer from the
-    connection's own hiredis reader, fed from its socket until it has one whole."""
-    parser = conn._parser
-    reader, sock, buffer = parser._reader, conn._sock, parser._buffer
-    try:
-        answer = reader.gets()
-        while answer is _MORE:
-            size = sock.recv_into(buffer)
-            if not size:
-                raise RedisConnectionError("Connection closed by server.")
-            reader.feed(buffer, 0, size)
-            answer = reader.gets()
-    except TimeoutError:  # (socket.timeout)
-        conn.disconnect()
-        raise RedisTimeoutError(f"Timeout reading from {conn._host_error()}") from None
-    except OSError as error:
-        conn.disconnect()
-        raise RedisConnectionError(f"Error while reading from {conn._host_error()}: "
-                                   f"{error}") from error
-    except BaseException:
-        conn.disconnect()
-        raise
-    interval = conn.health_check_interval
-    if interval:
-        conn.next_health_check = _monotonic() + interval
-    if isinstance(answer, ResponseError):
-        raise answer
-    return answer
