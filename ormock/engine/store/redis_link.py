@@ -5,13 +5,13 @@ Why not ``redis.Redis``'s own path for a script (``Script.__call__`` -> ``execut
 takes a connection from the pool and gives it back on every call, asks the socket each time
 whether it holds stray data, and wraps the call in its retry loop and observability hooks; for a
 store that makes one small call a request, that was more of the caller's CPU than Redis spent
-running the script (``bench/README.md``, "Past findings"). Here a thread takes a connection the
-first time it calls and keeps it (a thread that ends gives it back), and a call is
-``send_packed_command`` then ``read_response``. Everything else stays ``redis``'s own: the URL's
-auth, TLS and unix sockets, RESP parsing (hiredis's when installed), the connection's health
-check (a connection idle past ``health_check_interval`` is PINGed before it is used), and the
-errors (a lost connection is disconnected and raised as ``redis``'s ``ConnectionError`` or
-``TimeoutError``, an error answer as its ``ResponseError``).
+running the script (``bench/README.md``, "Past findings that explain the design"). Here a
+thread takes a connection the first time it calls and keeps it (a thread that ends gives it
+back), and a call is ``send_packed_command`` then ``read_response``. Everything else stays
+``redis``'s own: the URL's auth, TLS and unix sockets, RESP parsing (hiredis's when installed),
+the connection's health check (a connection idle past ``health_check_interval`` is PINGed before
+it is used), and the errors (a lost connection is disconnected and raised as ``redis``'s
+``ConnectionError`` or ``TimeoutError``, an error answer as its ``ResponseError``).
 
 A write whose answer nobody waits for (``send(..., wait=False)``, the store's ``put_nowait``) is
 sent and not read: Redis runs it as it arrives, and the thread reads its answer before its next
@@ -232,7 +232,7 @@ def _hung_up(conn: Any) -> None:
     """Disconnect ``conn`` when Redis closed it since its last answer (``can_read``: the end of
     the stream, or bytes nobody asked for), so that the call about to be sent is sent on a new
     connection rather than lost on that one."""
-    if not getattr(conn, "is_connected", True):  # (redis < 6: ``can_read`` connects it)
+    if not getattr(conn, "is_connected", True):  # (none in older redis: ``can_read`` connects)
         return
     try:
         stray = conn.can_read(0)
