@@ -6,12 +6,12 @@ time but for a few values: the ids, the two timestamps, the message's text, the 
 and, in a stream, the deltas (their number moves the sequence numbers after them). So the
 reply is built once per shape, with a sentinel standing for each of those values
 (``build_final``/``build_frames`` and ``Framed``, the very code of a build), and its bytes cut
-at the sentinels (``ormock.engine.byte_template``, as the stream cache cuts its bytes); a
-request fills the slots: its JSON body (or its stream's
-frames before and after the deltas, and its deltas framed from its text by ``delta_frames``)
-and the final Response's JSON (which a stream's terminal event holds as it is: filled once,
-its frames around it), with the journal summary made of precomputed event types. The bytes,
-summary, ids (drawn in the same order) and stored response are a build's.
+at the sentinels into ``ByteTemplate``s (``ormock.engine.byte_template``, where the stream
+cache cuts its bytes too); a request fills the slots: its JSON body (or its stream's frames
+before and after the deltas, and its deltas framed from its text by ``delta_frames``) and the
+final Response's JSON (which a stream's terminal event holds as it is: filled once, its frames
+around it), with the journal summary made of precomputed event types. The bytes, summary, ids
+(drawn in the same order) and stored response are a build's.
 
 A template is keyed by everything else the bytes depend on: the step (its own usage), the
 profile (event names, estimated usage), the stream flag, the plan's shape and the echo (the
