@@ -5,19 +5,19 @@ ids and the two timestamps differ between the bytes of its replies. So the bytes
 reply of a given content are kept, with the ids it drew (in order) and its timestamps, and a
 later reply of that content is those bytes with fresh ids drawn, in the same order, from the
 engine's seeded factory, and its own timestamps: byte for byte what building it again would
-give, without building it. Only unpaced replies with no fault to apply are kept, for
-streamed and JSON requests separately.
+give, without building it: the first reply's bytes are cut at its ids and timestamps into
+``ByteTemplate``s (``ormock.engine.byte_template``, the one way a build's bytes are reused, as
+a compiled template's are) and filled with the new ones. Only unpaced replies with no fault to
+apply are kept, for streamed and JSON requests separately.
 """
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Callable
-from operator import itemgetter
 from typing import Any
 
 from ormock.engine.bounded import Bounded
+from ormock.engine.byte_template import ByteTemplate
 from ormock.engine.journal import Sent
 from ormock.protocol.frozen import made
 from ormock.protocol.ids import IdFactory
@@ -64,35 +64,9 @@ def _times(created: int, completed: int | None) -> list[bytes]:
     return out
 
 
-# a template's formats: the body's and what picks its arguments, the final JSON's (None: the
-# body is it) and its picker, where the summary's output ids are among the ids
-_Formats = tuple[bytes, Callable[[list[Any]], Any], bytes | None, Callable[[list[Any]], Any],
-                 tuple[int, ...] | None]
-_SLOT = re.compile(rb"%%|%\((\d+)\)([sd])")
-
-
-def _cut(data: bytes, old: tuple[bytes, ...], slots: tuple[bytes, ...]
-         ) -> tuple[bytes, Callable[[list[Any]], Any]]:
-    """``data`` as a positional ``%``-format, and what picks its arguments from the values of
-    ``old`` (in order): each of ``old``, replaced in turn as ``issue`` used to replace them
-    (every occurrence, one after the other), becomes its named slot first, then every slot, in
-    the order they stand, a positional one."""
-    data = data.replace(b"%", b"%%")
-    for value, slot in zip(old, slots, strict=True):
-        data = data.replace(value, slot)
-    order: list[int] = []
-
-    def positional(match: re.Match[bytes]) -> bytes:
-        if match.group(1) is None:
-            return b"%%"
-        order.append(int(match.group(1)))
-        return b"%" + match.group(2)
-
-    data = _SLOT.sub(positional, data)
-    if len(order) == 1:  # ``itemgetter`` of one index gives the value, not a tuple
-        only = order[0]
-        return data, lambda values: (values[only],)
-    return data, itemgetter(*order) if order else (lambda values: ())
+# a template's byte templates: the body's, the final JSON's (None: the body is it), and where
+# the summary's output ids are among the ids
+_Formats = tuple[ByteTemplate, ByteTemplate | None, tuple[int, ...] | None]
 
 
 class StreamTemplate:
@@ -121,25 +95,23 @@ class StreamTemplate:
 
     @property
     def _formats(self) -> _Formats:
-        """The body and the final Response's JSON (None: the body is it) as positional
-        ``%``-formats with a slot for each occurrence of an id or timestamp, each with what
-        picks its arguments from the fresh values (made at the first ``issue``: a template
-        used once pays nothing), and where each of the summary's output ids is among the ids
-        (None: one is not, or there are none)."""
+        """The body and the final Response's JSON (None: the body is it) cut at each
+        occurrence of an id or a timestamp into a ``ByteTemplate`` filled from the fresh
+        values (the ids, created_at, completed_at: cut at the first ``issue``, so that a
+        template used once pays nothing), and where each of the summary's output ids is among
+        the ids (None: one is not, or there are none)."""
         if self._cut is not None:
             return self._cut
         old = (*(i.encode() for i in self.ids), *_times(self.created, self.completed))
-        count = len(self.ids)
-        slots = (*(b"%%(%d)s" % n for n in range(count)), b'"created_at":%%(%d)d' % count,
-                 b'"completed_at":%%(%d)d' % (count + 1))[:len(old)]
-        body, body_args = _cut(self.body, old, slots)
-        final, final_args = (None, body_args) if self.final is self.body else \
-            _cut(self.final, old, slots)
+        spellings = (*(b"%s",) * len(self.ids), b'"created_at":%d',
+                     b'"completed_at":%d')[:len(old)]
+        body = ByteTemplate.at_values(self.body, old, spellings)
+        final = None if self.final is self.body else \
+            ByteTemplate.at_values(self.final, old, spellings)
         where = {value: n for n, value in enumerate(self.ids)}
         outputs = self.summary.output_ids
         found = tuple(where.get(i, -1) for i in outputs)
-        self._cut = (body, body_args, final, final_args,
-                     found if outputs and -1 not in found else None)
+        self._cut = (body, final, found if outputs and -1 not in found else None)
         return self._cut
 
     def issue(self, ids: IdFactory, created: int, completed: int
@@ -148,10 +120,10 @@ class StreamTemplate:
         journal summary, for a new reply of this content: its formats filled with fresh ids,
         drawn in the order the first reply drew them, and its own timestamps."""
         fresh = ids.many(self.prefixes)  # drawn at once, in the order the first reply drew them
-        body_format, body_args, final_format, final_args, outputs = self._formats
+        body_template, final_template, outputs = self._formats
         values = [*map(str.encode, fresh), created, completed]
-        body = body_format % body_args(values)
-        final = body if final_format is None else final_format % final_args(values)
+        body = body_template.fill(values)
+        final = body if final_template is None else final_template.fill(values)
         summary = self.summary
         if outputs is not None:
             summary = tuple.__new__(Sent, (summary.types, summary.numbers, summary.delays,

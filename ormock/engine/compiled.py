@@ -6,11 +6,12 @@ time but for a few values: the ids, the two timestamps, the message's text, the 
 and, in a stream, the deltas (their number moves the sequence numbers after them). So the
 reply is built once per shape, with a sentinel standing for each of those values
 (``build_final``/``build_frames`` and ``Framed``, the very code of a build), and its bytes cut
-at the sentinels into a ``%``-format; a request fills the slots: its JSON body (or its stream's
-frames before and after the deltas, and its deltas framed from its text by ``delta_frames``)
-and the final Response's JSON (which a stream's terminal event holds as it is: filled once,
-its frames around it), with the journal summary made of precomputed event types. The bytes,
-summary, ids (drawn in the same order) and stored response are a build's.
+at the sentinels into ``ByteTemplate``s (``ormock.engine.byte_template``, where the stream
+cache cuts its bytes too); a request fills the slots: its JSON body (or its stream's frames
+before and after the deltas, and its deltas framed from its text by ``delta_frames``) and the
+final Response's JSON (which a stream's terminal event holds as it is: filled once, its frames
+around it), with the journal summary made of precomputed event types. The bytes, summary, ids
+(drawn in the same order) and stored response are a build's.
 
 A template is keyed by everything else the bytes depend on: the step (its own usage), the
 profile (event names, estimated usage), the stream flag, the plan's shape and the echo (the
@@ -25,12 +26,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
+from functools import partial
 from typing import Any
 
 from ormock.engine.bounded import Bounded
+from ormock.engine.byte_template import ByteTemplate, Slot
 from ormock.engine.journal import Sent
 from ormock.protocol import events as ev
 from ormock.protocol.ids import IdFactory
@@ -93,35 +95,21 @@ class _Sentinels:
         return f"{_MARK}i{len(self.prefixes) - 1}@"
 
 
-@dataclass(frozen=True)
-class _Format:
-    """Bytes with slots: ``fmt % pick(values)``, ``values`` laid out as ``Template.values``."""
+def _slot(ids: int, match: re.Match[bytes]) -> Slot:
+    """A sentinel's slot: its conversion, and where its value is among a fill's values (laid
+    out as ``Template.values``)."""
+    kind = (match.group(1) or b"i").decode()
+    number = int(match.group(2) or match.group(3) or 0)
+    if kind == "i":
+        return b"%s", number
+    if kind == "q":
+        return b"%d", ids + 4 + number
+    return b"%d" if kind in "cd" else b"%s", ids + "cdtu".index(kind)
 
-    fmt: bytes
-    pick: Callable[[Sequence[Any]], tuple[Any, ...]]
 
-    @staticmethod
-    def of(raw: bytes, ids: int) -> _Format:
-        pieces: list[bytes] = []
-        order: list[int] = []
-        at = 0
-        for match in _SLOT.finditer(raw):
-            kind = (match.group(1) or b"i").decode()
-            number = int(match.group(2) or match.group(3) or 0)
-            pieces += [raw[at:match.start()].replace(b"%", b"%%"),
-                       b"%d" if kind in "cdq" else b"%s"]
-            # the ids, then created_at, completed_at, text, usage, then the numbers
-            order.append(number if kind == "i" else ids + 4 + number if kind == "q"
-                         else ids + "cdtu".index(kind))
-            at = match.end()
-        pieces.append(raw[at:].replace(b"%", b"%%"))
-        if len(order) > 1:  # itemgetter gives a tuple only for two and more
-            return _Format(b"".join(pieces), itemgetter(*order))
-
-        def pick(values: Sequence[Any]) -> tuple[Any, ...]:
-            return tuple(values[i] for i in order)
-
-        return _Format(b"".join(pieces), pick)
+def _cut(raw: bytes, ids: int) -> ByteTemplate:
+    """A reply's bytes built with sentinels, cut at them (``ids``: how many ids it drew)."""
+    return ByteTemplate.cut(raw, _SLOT, partial(_slot, ids))
 
 
 @dataclass(frozen=True)
@@ -130,9 +118,9 @@ class Template:
     JSON, the usage JSON, then the sequence numbers of the events after the deltas."""
 
     prefixes: tuple[str, ...]
-    final: _Format
-    head: _Format | None  # a stream's frames before the deltas, and after them
-    tail: _Format | None
+    final: ByteTemplate
+    head: ByteTemplate | None  # a stream's frames before the deltas, and after them
+    tail: ByteTemplate | None
     closing: bytes | None  # the tail ends with the final Response's JSON, then this
     first: int  # the sequence number of the first delta
     kind: str  # the deltas' wire type
@@ -186,19 +174,18 @@ class Template:
                              else encode_json(text).encode(), usage]
         head, tail = self.head, self.tail
         if head is None or tail is None:  # JSON: the final Response is the body
-            body = raw = self.final.fmt % self.final.pick(values)
+            body = raw = self.final.fill(values)
         else:
             start = self.first + deltas
             values += range(start, start + len(self.after))  # the numbers after the deltas
-            raw = self.final.fmt % self.final.pick(values)
+            raw = self.final.fill(values)
             if pieces is None:
                 assert words is not None
                 framed = self.deltas.frames(self.first, fresh[self.message], words)
             else:
                 framed = b"".join(delta_frames(self.kind, self.first, fresh[self.message], 0, 0,
                                                pieces))
-            body = b"".join([head.fmt % head.pick(values), framed,
-                             tail.fmt % tail.pick(values),
+            body = b"".join([head.fill(values), framed, tail.fill(values),
                              *((raw, self.closing) if self.closing is not None else ()),
                              DONE_FRAME])
         kinds = self.kinds.get(deltas)
@@ -257,21 +244,21 @@ def compile_reply(plan: ReplyPlan, echo: Json, profile: Profile, step_reply: Ste
         for part in parts:
             if type(part) is dict and names:
                 part["type"] = names.get(part["type"], part["type"])
-        head = _Format.of(b"".join(Framed(parts[:first]).frames), ids)
+        head = _cut(b"".join(Framed(parts[:first]).frames), ids)
         after = b"".join(Framed(parts[end:]).frames)
         # the terminal event holds the final Response's JSON as it is: filled once, for the
         # store and the stream
         final_raw, ends = encode_json(final).encode(), b"}\n\n"
         if after.endswith(final_raw + ends):
             after, closing = after[:-len(final_raw) - len(ends)], ends
-        tail = _Format.of(after, ids)
+        tail = _cut(after, ids)
     outputs = [v for item in final["output"] for k in ("id", "call_id")
                if isinstance(v := item.get(k), str)]
     if outputs != [f"{_MARK}i{msg}@"]:  # the summary's output ids: the message's only
         return None
     renamed = [names.get(t, t) for t in types]
     return Template(
-        prefixes=tuple(sentinels.prefixes), final=_Format.of(encode_json(final).encode(), ids),
+        prefixes=tuple(sentinels.prefixes), final=_cut(encode_json(final).encode(), ids),
         head=head, tail=tail, closing=closing, first=first, kind=kind, message=msg, chunk=chunk,
         by_words=chunk is chunker("words"), deltas=DeltaFormat(kind, 0, 0),
         before=tuple(renamed[:first]), after=tuple(renamed[end:]), delta=kind,
