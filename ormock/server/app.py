@@ -11,7 +11,6 @@ carries ``X-Request-ID`` (the client's own when it sent one).
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,58 +20,29 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
 
-from ormock.engine.core import Engine
-from ormock.engine.create_answer import Creates, Prepared
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
-from ormock.engine.writer import at_once_messages, send_wire
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.reply import Reply
-from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
-from ormock.server.asgi import Now, Receive, Scope, Send
+from ormock.server.asgi import Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
-from ormock.server.background import answer_background
 from ormock.server.body import (
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_HEADER_BYTES,
-    body_again,
-    decode_json,
-    json_only,
-    json_request,
-    more_body,
-    read_body,
-    send_error,
-    whole_body,
-    whole_messages,
 )
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
-from ormock.server.create_bodies import ParsedBodies
-from ormock.server.front import Front, bug_error, create_namespace
+from ormock.server.create import CreateEndpoint, error_response
+from ormock.server.front import Front, create_namespace
 from ormock.server.inspector import inspector_routes
 from ormock.server.perimeter import Perimeter
 from ormock.server.profile_errors import ProfileErrors
 from ormock.server.replay import ReplayRoute
-from ormock.server.responses_api import response_routes, send_replay
+from ormock.server.responses_api import response_routes
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
-
-
-def error_messages(error: OpenResponsesError) -> Now:
-    """``send_error``'s two messages, to send at once."""
-    return whole_messages(error.status, error.body(), error.headers)
-
-
-def error_response(error: OpenResponsesError) -> Response:
-    return Response(
-        error.body(),
-        status_code=error.status,
-        media_type="application/json",
-        headers=error.headers,
-    )
 
 
 class _CreateRoute(BaseRoute):
@@ -80,7 +50,7 @@ class _CreateRoute(BaseRoute):
     matched by a string test instead of a regular expression, and tried first. Another method
     gets 405."""
 
-    def __init__(self, create: _CreateResponse) -> None:
+    def __init__(self, create: CreateEndpoint) -> None:
         self.create = create
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
@@ -100,149 +70,6 @@ class _CreateRoute(BaseRoute):
         raise NoMatchFound(name, path_params)
 
 
-class _CreateResponse:
-    """``POST [/<namespace>]/v1/responses``: the body read and decoded, the engine's answer
-    asked for once (``Creates.answer``, on a shared store answered again while the admin state
-    changed meanwhile), then written."""
-
-    def __init__(self, namespaces: Namespaces, max_body: int) -> None:
-        self.namespaces = namespaces
-        self.creates = Creates(namespaces)
-        self.max_body = max_body
-        self.replay: ReplayRoute | None = None  # routed to when a cassette loaded meanwhile
-        self._read = ParsedBodies()  # valid bodies decoded and checked (``_parse``)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The router's way in (the front's: ``answer``, the headers decoded already)."""
-        headers: dict[str, str] = {}
-        for name, value in scope["headers"]:
-            headers[name.decode("latin-1")] = value.decode("latin-1")
-        await self.answer(scope, receive, send, headers,
-                          scope.get("path_params", {}).get("namespace", ""), None)
-
-    async def answer(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
-                     name: str, found: Engine | None) -> None:
-        """Answer the create request of namespace ``name`` (``found``: its engine as the
-        front found it, None when it did not look)."""
-        creates, engine = self.creates, None
-        try:
-            engine = creates.engine(name, found)
-            # ``_raw_body``'s steps, without its two coroutines: the usual body is the first
-            # message whole
-            json_request(headers, self.max_body)
-            message = await receive()
-            raw = whole_body(message, self.max_body)
-            if raw is None:
-                raw = await more_body(receive, message, self.max_body)
-            body, request = self._read.get(raw) or self._parse(raw)
-        except OpenResponsesError as error:
-            await send_error(send, creates.refused(name, engine, error))
-            return
-        except Exception as exc:
-            await self._answer_bug(scope, send, exc)
-            return
-        ready = creates.answer(name, engine, scope["path"], headers, body, request, len(raw))
-        if isinstance(ready, OpenResponsesError):
-            await send_error(send, ready)
-        elif isinstance(ready, str):  # REPLAYED: a cassette loaded meanwhile
-            assert self.replay is not None
-            await self.replay.handle(scope, body_again(raw, receive), send)
-        else:
-            await self._send(scope, receive, send, ready)
-
-    def _now(self, scope: Scope, ready: Prepared) -> Now | None:
-        """The answer's two messages when it is an error, a bug, or a reply written in one
-        go with nothing to wait for and nobody watching (begun and over already); None for
-        any other (``_send`` writes it)."""
-        delivery = ready.delivery
-        if delivery is None:  # no reply of its own to write
-            if ready.error is not None:
-                return error_messages(ready.error)
-            if ready.bug is not None:
-                return error_messages(self._bug_error(scope, ready.bug))
-            return None
-        written = ready.at_once()
-        if written is None or delivery.wire is None:
-            return None
-        delivery.begin()
-        if delivery.ahead is not None:
-            delivery.ahead(written)
-        messages = at_once_messages(delivery.wire, written)
-        delivery.over(written)
-        return messages
-
-    async def _send(self, scope: Scope, receive: Receive, send: Send, ready: Prepared) -> None:
-        """Write what ``Creates.answer`` made (the store has it all by now)."""
-        now = self._now(scope, ready)  # an error, a bug, a reply written at once
-        if now is not None:
-            await send(now[0])
-            await send(now[1])
-            return
-        if ready.replay is not None:  # an idempotent replay: the first answer again
-            try:
-                await send_replay(send, ready.engine, ready.replay)
-            except OpenResponsesError as error:
-                await send_error(send, error)
-            return
-        reply, delivery = ready.reply, ready.delivery
-        assert reply is not None
-        assert delivery is not None
-        if ready.background:
-            # background mode: run on this loop, not tied to this connection (background)
-            assert isinstance(reply, Reply)
-            try:
-                await answer_background(send, receive, ready.engine, reply, delivery.entry,
-                                        delivery.claim)
-            finally:
-                ready.engine.finished(delivery.entry)
-            return
-        delivery.begin()
-        written = None
-        try:
-            if ready.error is not None:  # a reply the protocol cannot fold into JSON
-                await send_error(send, ready.error)
-                return
-            wire = delivery.wire
-            if ready.bug is not None or wire is None:
-                await self._answer_bug(scope, send, ready.bug or RuntimeError("no wire"))
-                return
-            # once the writer has started, a bug can only drop the connection
-            written = await send_wire(delivery.watch(send), receive, wire, delivery.ahead)
-        finally:
-            delivery.over(written)
-
-    async def _answer_bug(self, scope: Scope, send: Send, exc: Exception) -> None:
-        """A bug before anything was sent is answered here (a 500 envelope, the traceback kept
-        for the after-test report), not by Starlette's error middleware, which re-raises to the
-        server and so drops a keep-alive connection."""
-        await send_error(send, self._bug_error(scope, exc))
-
-    def _bug_error(self, scope: Scope, exc: Exception) -> OpenResponsesError:
-        """The 500 envelope of a bug, its traceback kept for the after-test report (the 503 of
-        a store that cannot take a call now: no bug, ``bug_error``)."""
-        found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
-        if found is not None and not isinstance(exc, StoreUnavailable):
-            found.errors.append("".join(traceback.format_exception(exc)).rstrip())
-        return bug_error(exc)
-
-    async def _raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        """A JSON body, read with the size limit (415 for another media type)."""
-        json_only(headers)
-        return await read_body(receive, headers.get("content-length", ""), self.max_body)
-
-    def _parse(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:
-        """Decode and check a body; a valid one is remembered by its bytes, so that a repeated
-        request is not decoded and checked again. An invalid one is left to the engine, which
-        journals it with its error."""
-        body = decode_json(raw)
-        try:
-            request = parse_request(body)
-        except OpenResponsesError:
-            return body, None
-        self._read.keep(raw, body, request)
-        return body, request
-
-
 def create_app(
     namespaces: Namespaces | None = None,
     *,
@@ -255,7 +82,7 @@ def create_app(
     """The ASGI app of one ormock server; ``namespaces`` holds its engines and their options;
     ``allowed_hosts``: the names it answers to besides loopback ones (``Perimeter``)."""
     namespaces = namespaces or Namespaces()
-    create = _CreateResponse(namespaces, max_body)
+    create = CreateEndpoint(namespaces, max_body)
     socket = ResponsesSocket(namespaces)
 
     async def models(request: Request) -> Response:
@@ -283,12 +110,12 @@ def create_app(
             type="not_found", code="unknown_route", param="path", status=exc.status_code))
 
     def bug_answer(scope: Scope, exc: Exception) -> Response:
-        return error_response(create._bug_error(scope, exc))
+        return error_response(create.bug_error(scope, exc))
 
     async def server_error(request: Request, exc: Exception) -> Response:
         return bug_answer(request.scope, exc)
 
-    replay, create_route = ReplayRoute(namespaces, max_body, create._answer_bug), \
+    replay, create_route = ReplayRoute(namespaces, max_body, create.answer_bug), \
         _CreateRoute(create)
     create.replay = replay
     routes: list[BaseRoute] = [replay, create_route,
@@ -297,10 +124,10 @@ def create_app(
     for prefix in ("", "/{namespace:str}"):
         routes += [
             WebSocketRoute(prefix + "/v1/responses", socket),
-            *compact_routes(namespaces, create._raw_body, create._answer_bug, prefix),
+            *compact_routes(namespaces, create.raw_body, create.answer_bug, prefix),
             *response_routes(namespaces, prefix),
             Route(prefix + "/v1/models", models, methods=["GET"]),
-            *conversation_routes(namespaces, create._raw_body, create._answer_bug, prefix),
+            *conversation_routes(namespaces, create.raw_body, create.answer_bug, prefix),
         ]
     app = Starlette(
         routes=routes,

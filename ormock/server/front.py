@@ -14,7 +14,6 @@ from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import remember_transport
-from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
@@ -30,7 +29,7 @@ from ormock.server.replay import ReplayRoute
 if TYPE_CHECKING:
     from ormock.server.app import _CreateRoute
 
-__all__ = ["CREATE_PATH", "Front", "bug_error", "create_namespace"]
+__all__ = ["CREATE_PATH", "Front", "create_namespace"]
 
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
@@ -43,20 +42,6 @@ _NAME_KEPT_LENGTH = 64
 
 
 CREATE_PATH = "/v1/responses"
-
-
-def bug_error(exc: Exception) -> OpenResponsesError:
-    """The envelope of an exception a route let escape: a bug of ormock's (500
-    ``internal_error``), or a store that cannot take a call now, which is none (503
-    ``store_unavailable``, the message naming the store: ``StoreUnavailable``)."""
-    if isinstance(exc, StoreUnavailable):
-        return OpenResponsesError(str(exc), type="service_unavailable",
-                                  code="store_unavailable", status=503)
-    return OpenResponsesError(
-        f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
-        "ormock, please report it with the request.",
-        type="server_error", code="internal_error", status=500,
-    )
 
 
 def create_namespace(path: str) -> str | None:
