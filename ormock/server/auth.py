@@ -46,6 +46,11 @@ class ApiKeyGuard:
                 self.allows(scope)):
             await self.app(scope, receive, send)
             return
+        await self.refuse(scope, receive, send)
+
+    @staticmethod
+    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request without the key: 401 (HTTP), a handshake refused (WebSocket)."""
         if scope["type"] == "websocket":
             await receive()  # websocket.connect
             await send({"type": "websocket.close", "code": 1008, "reason": "invalid API key"})

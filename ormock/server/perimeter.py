@@ -178,6 +178,13 @@ class Perimeter:
         if refused is None:
             await self.app(scope, receive, send)
             return
+        await self.refuse(scope, receive, send, refused)
+
+    @staticmethod
+    async def refuse(scope: Scope, receive: Receive, send: Send,
+                     refused: OpenResponsesError) -> None:
+        """Answer a request ``refusal`` refused: its 403 envelope (HTTP), a handshake refused
+        (WebSocket)."""
         if scope["type"] == "websocket":
             await receive()  # websocket.connect; a close before accept refuses the handshake
             await send({"type": "websocket.close", "code": 1008,

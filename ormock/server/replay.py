@@ -85,11 +85,20 @@ class ReplayRoute(BaseRoute):
         if scope["type"] != "http":
             return Match.NONE, {}
         for name in replay_candidates(scope.get("path", "")):
-            if self.claims(name):
-                if name == "openai" and self._engine(name, lazily=True) is None:
-                    name = ""  # no namespace of that name: the default's Azure path
-                return Match.FULL, {"path_params": {"namespace": name} if name else {}}
+            claimed = self.claimed(name)
+            if claimed is not None:
+                return Match.FULL, {"path_params": {"namespace": claimed} if claimed else {}}
         return Match.NONE, {}
+
+    def claimed(self, name: str, *, lazily: bool = False, found: Engine | None = None
+                ) -> str | None:
+        """The namespace whose cassettes answer a request to namespace ``name`` when this
+        route claims it (``claims``), else None."""
+        if not self.claims(name, lazily=lazily, found=found):
+            return None
+        if name == "openai" and self._engine(name, lazily=True) is None:
+            return ""  # no namespace of that name: the default's Azure path
+        return name
 
     def claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
