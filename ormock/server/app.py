@@ -1,12 +1,6 @@
-"""The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace.
-
-``POST [/<namespace>]/v1/responses`` (most of the requests a test makes) goes from the one
-front layer (``ormock.server.front``: the request id) straight to its endpoint when nothing in
-front of it would act on it, else through the router like every route, on a route of its own
-tried first and matched without a regular expression (``_CreateRoute``); its endpoint reads the
-body with a size limit, asks the engine, and writes the reply. An unpaced stream goes out as
-whole events coalesced into one write; no event is ever split across writes. Every response
-carries ``X-Request-ID`` (the client's own when it sent one).
+"""The Starlette app: ``/v1/*`` endpoints of an Open Responses provider, per namespace, behind
+the front (``ormock.server.front``), which answers ``POST [/<namespace>]/v1/responses`` itself
+(the create endpoint: ``ormock.server.create``) and gives every response its ``X-Request-ID``.
 """
 
 from __future__ import annotations
@@ -14,18 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.datastructures import URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, NoMatchFound, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 from ormock.server.admin import admin_routes
-from ormock.server.asgi import Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
 from ormock.server.body import (
     DEFAULT_MAX_BODY,
@@ -33,8 +25,8 @@ from ormock.server.body import (
 )
 from ormock.server.compact import compact_routes
 from ormock.server.conversations import conversation_routes
-from ormock.server.create import CreateEndpoint, error_response
-from ormock.server.front import Front, create_namespace
+from ormock.server.create import CreateEndpoint, error_response, method_not_allowed
+from ormock.server.front import Front
 from ormock.server.inspector import inspector_routes
 from ormock.server.perimeter import Perimeter
 from ormock.server.profile_errors import ProfileErrors
@@ -43,31 +35,6 @@ from ormock.server.responses_api import response_routes
 from ormock.server.websocket import ResponsesSocket
 
 __all__ = ["create_app"]
-
-
-class _CreateRoute(BaseRoute):
-    """The route of ``POST [/<namespace>]/v1/responses``, which most requests take, so it is
-    matched by a string test instead of a regular expression, and tried first. Another method
-    gets 405."""
-
-    def __init__(self, create: CreateEndpoint) -> None:
-        self.create = create
-
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        name = create_namespace(scope.get("path", "")) if scope["type"] == "http" else None
-        if name is None:
-            return Match.NONE, {}
-        child: Scope = {"endpoint": self.create,
-                        "path_params": {"namespace": name} if name else {}}
-        return (Match.FULL if scope["method"] == "POST" else Match.PARTIAL), child
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] != "POST":
-            raise HTTPException(405, headers={"Allow": "POST"})
-        await self.create(scope, receive, send)
-
-    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
-        raise NoMatchFound(name, path_params)
 
 
 def create_app(
@@ -97,10 +64,8 @@ def create_app(
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
-            return error_response(OpenResponsesError(
-                f"{request.method} is not allowed on {request.url.path}.",
-                type="method_not_allowed", code="method_not_allowed", param="method",
-                status=405, headers=dict(exc.headers or {})))
+            return error_response(method_not_allowed(request.method, request.url.path,
+                                                      dict(exc.headers or {})))
         return error_response(OpenResponsesError(
             f"No route for {request.method} {request.url.path}: ormock serves "
             "POST /v1/responses, /v1/responses/compact and /v1/responses/input_tokens, "
@@ -109,16 +74,12 @@ def create_app(
             "GET /v1/models and the admin API under /_ormock/.",
             type="not_found", code="unknown_route", param="path", status=exc.status_code))
 
-    def bug_answer(scope: Scope, exc: Exception) -> Response:
-        return error_response(create.bug_error(scope, exc))
-
     async def server_error(request: Request, exc: Exception) -> Response:
-        return bug_answer(request.scope, exc)
+        return error_response(create.bug_error(request.scope, exc))
 
-    replay, create_route = ReplayRoute(namespaces, max_body, create.answer_bug), \
-        _CreateRoute(create)
+    replay = ReplayRoute(namespaces, max_body, create.answer_bug)
     create.replay = replay
-    routes: list[BaseRoute] = [replay, create_route,
+    routes: list[BaseRoute] = [replay,
                                *inspector_routes(namespaces, admin_hosts),
                                *admin_routes(namespaces, admin_hosts, max_body)]
     for prefix in ("", "/{namespace:str}"):
@@ -139,5 +100,5 @@ def create_app(
     served: Any = ProfileErrors(app, namespaces)
     guard = None if api_key is None else ApiKeyGuard(served, api_key)
     perimeter = Perimeter(guard or served, allowed_hosts)
-    return Front(perimeter, namespaces.seed, namespaces, replay, create_route, bug_answer,
-                 guard, perimeter, max_header_bytes)
+    return Front(perimeter, namespaces, seed=namespaces.seed, perimeter=perimeter, guard=guard,
+                 replay=replay, endpoint=create, max_header_bytes=max_header_bytes)

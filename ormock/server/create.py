@@ -36,7 +36,7 @@ from ormock.server.create_bodies import ParsedBodies
 from ormock.server.replay import ReplayRoute
 from ormock.server.responses_api import send_replay
 
-__all__ = ["CreateEndpoint", "bug_error", "error_response"]
+__all__ = ["CreateEndpoint", "bug_error", "error_response", "method_not_allowed"]
 
 
 def bug_error(exc: Exception) -> OpenResponsesError:
@@ -51,6 +51,13 @@ def bug_error(exc: Exception) -> OpenResponsesError:
         "ormock, please report it with the request.",
         type="server_error", code="internal_error", status=500,
     )
+
+
+def method_not_allowed(method: str, path: str, headers: dict[str, str]) -> OpenResponsesError:
+    """405 ``method_not_allowed``: ``method`` on ``path`` (``headers``: its ``Allow``)."""
+    return OpenResponsesError(
+        f"{method} is not allowed on {path}.", type="method_not_allowed",
+        code="method_not_allowed", param="method", status=405, headers=headers)
 
 
 def error_messages(error: OpenResponsesError) -> Now:
@@ -79,14 +86,6 @@ class CreateEndpoint:
         self.max_body = max_body
         self.replay: ReplayRoute | None = None  # routed to when a cassette loaded meanwhile
         self._read = ParsedBodies()  # valid bodies decoded and checked (``_parse``)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The router's way in (the front's: ``answer``, the headers decoded already)."""
-        headers: dict[str, str] = {}
-        for name, value in scope["headers"]:
-            headers[name.decode("latin-1")] = value.decode("latin-1")
-        await self.answer(scope, receive, send, headers,
-                          scope.get("path_params", {}).get("namespace", ""), None)
 
     async def answer(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
                      name: str, found: Engine | None) -> None:
