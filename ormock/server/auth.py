@@ -29,7 +29,8 @@ def _refusal() -> OpenResponsesError:
 
 class ApiKeyGuard:
     """Pure ASGI middleware: a ``/v1`` request without ``Authorization: Bearer <key>`` gets 401
-    (HTTP) or a refused handshake (WebSocket), before any endpoint sees it."""
+    (HTTP) or a refused handshake (WebSocket), before any endpoint sees it (a create: the
+    front asks ``allows`` itself, ``ormock.server.front``)."""
 
     def __init__(self, app: App, api_key: str) -> None:
         self.app = app

@@ -9,9 +9,8 @@ import re
 from collections.abc import Awaitable
 
 from starlette.datastructures import URL
-from starlette.responses import RedirectResponse
+from starlette.responses import RedirectResponse, Response
 
-from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import remember_transport
@@ -93,7 +92,7 @@ class Front:
             return
         remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         path = scope["path"]
-        name = "" if path == CREATE_PATH else create_namespace(path)
+        name = create_namespace(path)
         if name is not None:
             await self.create(scope, receive, send, name)
         elif path.endswith("/") and (name := create_namespace(path.rstrip("/"))) is not None:
@@ -104,15 +103,21 @@ class Front:
 
     async def create(self, scope: Scope, receive: Receive, send: Send, name: str,
                      slashed: bool = False) -> None:
-        """The one way in of a request to namespace ``name``'s ``/v1/responses``, each step
-        once, in order: (the header cap, in ``__call__``), the perimeter, the API key guard,
-        the cassette replay claim, the engine's answer (``CreateEndpoint.answer``; for
-        another method than POST 405, for a path with a trailing slash (``slashed``) a 307 to
-        the one without, as Starlette's router answers them), the profile's error spelling
-        (``respelling``), the request id (``_IdSend``, on every answer). A bug that escapes
-        is answered as Starlette's error middleware would (the 500 envelope when nothing was
-        sent yet, then raised to the server); a store that cannot take a call, 503 when
-        nothing was sent yet, and never raised on."""
+        """The one way in of a request to ``[/<namespace>]/v1/responses`` (``name``: its
+        namespace), past the header cap (``__call__``). Each step once, in order:
+
+        1. the perimeter (``Perimeter.refusal``: 403 to a foreign page's request);
+        2. the API key guard (``ApiKeyGuard.allows``: 401);
+        3. the cassettes' claim (``ReplayRoute.claimed``: the recorded answer);
+        4. the engine's answer (``CreateEndpoint.answer``); or, as Starlette's router would
+           answer them, 307 to the path without its trailing slash (``slashed``), 405 to
+           another method than POST;
+        5. the profile's error spelling (``respelling``, on what 3 and 4 send);
+        6. the request id (``_IdSend``, on every answer).
+
+        A bug that escapes is answered as Starlette's error middleware would (the 500
+        envelope when nothing was sent yet, then raised to the server); a store that cannot
+        take a call, 503 when nothing was sent yet, and never raised on."""
         headers, header = self._headers(scope["headers"])
         with_id = _IdSend(send, header)
         refused = self.perimeter.refusal(scope)
@@ -129,34 +134,24 @@ class Front:
             profile = engine.profile if engine is not None else self.namespaces.profile_of(name)
             if profile.respells_errors:
                 spelled = respelling(with_id, profile, scope)
-            await self._answer(scope, receive, spelled, headers, name, engine, slashed)
+            # the cassettes claim it as this worker knows the namespace: a create that finds
+            # it changed is replayed all the same (``CreateEndpoint.answer``)
+            claimed = self.replay.claimed(name, lazily=True, found=engine)
+            if claimed is not None:
+                scope["path_params"] = {"namespace": claimed} if claimed else {}
+                await self.replay.handle(scope, receive, spelled)
+            elif slashed:
+                await _unslashed(scope)(scope, receive, spelled)
+            elif scope["method"] != "POST":
+                await _not_allowed(scope)(scope, receive, spelled)
+            else:
+                await self.endpoint.answer(scope, receive, spelled, headers, name, engine)
         except Exception as exc:
             if not with_id.started:
                 bug = self.endpoint.bug_error(scope, exc)
                 await error_response(bug)(scope, receive, spelled)
             if not isinstance(exc, StoreUnavailable):
                 raise
-
-    async def _answer(self, scope: Scope, receive: Receive, send: Send,
-                      headers: dict[str, str], name: str, engine: Engine | None,
-                      slashed: bool) -> None:
-        """The answer to a create past the perimeter and the guard: the cassettes' when they
-        claim it (as this worker knows the namespace: a create that finds it changed is
-        replayed all the same, ``CreateEndpoint.answer``), else the redirect, the 405 or the
-        engine's."""
-        claimed = self.replay.claimed(name, lazily=True, found=engine)
-        if claimed is not None:
-            scope["path_params"] = {"namespace": claimed} if claimed else {}
-            await self.replay.handle(scope, receive, send)
-        elif slashed:
-            unslashed = URL(scope={**scope, "path": scope["path"].rstrip("/")})
-            await RedirectResponse(url=str(unslashed))(scope, receive, send)
-        elif scope["method"] != "POST":
-            allowed = method_not_allowed(scope["method"], URL(scope=scope).path,
-                                         {"Allow": "POST"})
-            await error_response(allowed)(scope, receive, send)
-        else:
-            await self.endpoint.answer(scope, receive, send, headers, name, engine)
 
     def _headers(self, raw_headers: list[tuple[bytes, bytes]]
                  ) -> tuple[dict[str, str], tuple[bytes, bytes]]:
@@ -205,6 +200,19 @@ class Front:
         start, whole = whole_messages(431, headers_too_large(size, self.max_header_bytes).body())
         _with_id(start, self._request_id(_sent_id(scope["headers"])))
         return start, whole
+
+
+def _unslashed(scope: Scope) -> Response:
+    """The 307 of a create path with a trailing slash to the path without, as Starlette's
+    router redirects a path it has a route for without the slash."""
+    return RedirectResponse(url=str(URL(scope={**scope, "path": scope["path"].rstrip("/")})))
+
+
+def _not_allowed(scope: Scope) -> Response:
+    """The 405 of a create path asked with another method than POST, as Starlette's router
+    answers it (``http_error`` in ``ormock.server.app``)."""
+    return error_response(method_not_allowed(scope["method"], URL(scope=scope).path,
+                                             {"Allow": "POST"}))
 
 
 def _sent_id(raw_headers: list[tuple[bytes, bytes]]) -> str | None:

@@ -100,9 +100,10 @@ def forbidden(message: str, param: str | None, code: str) -> OpenResponsesError:
 
 class Perimeter:
     """Pure ASGI middleware, in front of every route (behind the front's request id and header
-    cap, ``ormock.server.front``): HTTP and WebSocket requests that a foreign web page
-    made are refused before ``app`` sees them (``refusal`` says why). ``allowed_hosts``: the
-    names (``--allowed-host``) this server answers to besides loopback names and addresses."""
+    cap, ``ormock.server.front``, which runs ``refusal`` itself for a create): HTTP and
+    WebSocket requests that a foreign web page made are refused before ``app`` sees them
+    (``refusal`` says why). ``allowed_hosts``: the names (``--allowed-host``) this server
+    answers to besides loopback names and addresses."""
 
     def __init__(self, app: App, allowed_hosts: Iterable[str] = ()) -> None:
         self.app = app

@@ -4,9 +4,10 @@ A profile's ``error_types`` (``platform``: OpenAI's ``invalid_request_error`` fo
 ``invalid_request`` and ``not_found``) rename the ``type`` of every HTTP error envelope a
 namespace answers, and its ``error_body`` (``openrouter``: ``{"error": {"code", "message",
 "metadata"}}``) reshapes the envelope, whichever endpoint built it (a validation 400, a 404, an
-injected ``http_error`` fault), so no endpoint needs to know the profile. A namespace whose
-profile respells nothing is passed straight through (nothing is buffered), and so is an answer
-replayed from a cassette (it goes out as recorded).
+injected ``http_error`` fault), so no endpoint needs to know the profile: ``ProfileErrors`` for
+the router's routes, ``respelling`` on the send of a create (``ormock.server.front``). A
+namespace whose profile respells nothing is passed straight through (nothing is buffered), and
+so is an answer replayed from a cassette (it goes out as recorded).
 """
 
 from __future__ import annotations
