@@ -93,14 +93,14 @@ class ReplayRoute(BaseRoute):
     def claimed(self, name: str, *, lazily: bool = False, found: Engine | None = None
                 ) -> str | None:
         """The namespace whose cassettes answer a request to namespace ``name`` when this
-        route claims it (``claims``), else None."""
-        if not self.claims(name, lazily=lazily, found=found):
+        route claims it (``_claims``), else None."""
+        if not self._claims(name, lazily=lazily, found=found):
             return None
         if name == "openai" and self._engine(name, lazily=True) is None:
             return ""  # no namespace of that name: the default's Azure path
         return name
 
-    def claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
+    def _claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
         cassettes or records (with a shared store, as the other processes left it; not
         pulled first when ``lazily``). ``found``: its engine as the caller found it
@@ -108,7 +108,7 @@ class ReplayRoute(BaseRoute):
         engine = self._engine(name, lazily=lazily, found=found)
         if engine is None:  # ``/openai/v1/...``: the default namespace's Azure path
             if name == "openai":
-                return self.claims("", lazily=lazily)
+                return self._claims("", lazily=lazily)
             return not name and bool(self.namespaces.settings.cassettes)
         return engine.replaying
 
