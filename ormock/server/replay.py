@@ -4,8 +4,9 @@ an invalid request replays too); so is any other path below such a namespace (a 
 kept as it was: ``/<namespace>/openai/v1/responses``), and an Azure path (``/openai/...``) of the
 default namespace (``replay_candidates``).
 
-The route is tried before every other one, and only claims a request when the namespace's engine
-has cassettes, so a server without them pays one dictionary lookup (with a shared store, also
+The route is tried before every other one (a create, which no route of the router takes, asks
+``claimed`` first: ``ormock.server.front``), and only claims a request when the namespace's
+engine has cassettes, so a server without them pays one dictionary lookup (with a shared store, also
 the read of the admin stamp, which serving the request then skips: a cassette loaded on another
 worker routes here too). The answer is the recorded one, written by the one HTTP writer: the
 status line after the recorded wait for the headers, then the body's writes as the upstream
