@@ -302,14 +302,14 @@ def test_a_bug_that_escapes_the_create_endpoint_is_still_a_500_envelope(
 ) -> None:
     """``POST /v1/responses`` skips Starlette's middleware; what escapes its endpoint before
     anything was sent is answered as Starlette's error middleware would."""
-    import ormock.server.app as app_module
+    import ormock.server.create as create_module
 
     server.namespaces.open("escape-bug")
 
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("boom in the background run")
 
-    monkeypatch.setattr(app_module, "answer_background", broken)
+    monkeypatch.setattr(create_module, "answer_background", broken)
     with httpx.Client(base_url=server.url) as raw:
         response = raw.post("/escape-bug/v1/responses",
                             json={"model": "m", "input": "x", "background": True})

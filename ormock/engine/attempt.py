@@ -1,6 +1,6 @@
 """One attempt at answering an HTTP create on a shared store, and what a failed one must undo.
 
-The create route (``ormock.server.app``) answers a request on a warm worker without reading the
+The create route (``ormock.server.create``) answers a request on a warm worker without reading the
 admin stamp first: its writes are held (``ormock.engine.store.batched``) and made in one call,
 guarded by the stamp this worker applied, just before the first byte goes out. When the guard
 fails (``Stale``: another process changed the admin state, reset or dropped the namespace

@@ -29,7 +29,8 @@ def _refusal() -> OpenResponsesError:
 
 class ApiKeyGuard:
     """Pure ASGI middleware: a ``/v1`` request without ``Authorization: Bearer <key>`` gets 401
-    (HTTP) or a refused handshake (WebSocket), before any endpoint sees it."""
+    (HTTP) or a refused handshake (WebSocket), before any endpoint sees it (a create: the
+    front asks ``allows`` itself, ``ormock.server.front``)."""
 
     def __init__(self, app: App, api_key: str) -> None:
         self.app = app
@@ -46,6 +47,11 @@ class ApiKeyGuard:
                 self.allows(scope)):
             await self.app(scope, receive, send)
             return
+        await self.refuse(scope, receive, send)
+
+    @staticmethod
+    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request without the key: 401 (HTTP), a handshake refused (WebSocket)."""
         if scope["type"] == "websocket":
             await receive()  # websocket.connect
             await send({"type": "websocket.close", "code": 1008, "reason": "invalid API key"})

@@ -1,20 +1,19 @@
-"""The app's one front layer (``Front``): every HTTP response's ``X-Request-ID``, and
-``POST [/<namespace>]/v1/responses`` handed straight to the create route when nothing in front
-of it would act on it (``ormock.server.app`` assembles it)."""
+"""The server's front (``Front``), outermost: the header cap and the request id of every
+request, and the one way in of a create: ``[/<namespace>]/v1/responses`` has no route in
+Starlette's router, the front answers it (``Front.create``), step by step
+(``ormock.server.app`` assembles it)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
 
-from starlette.responses import Response
+from starlette.datastructures import URL
+from starlette.responses import RedirectResponse, Response
 
-from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import remember_transport
-from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
@@ -24,13 +23,12 @@ from ormock.server.body import (
     headers_too_large,
     whole_messages,
 )
+from ormock.server.create import CreateEndpoint, error_response, method_not_allowed
 from ormock.server.perimeter import Perimeter
+from ormock.server.profile_errors import respelling
 from ormock.server.replay import ReplayRoute
 
-if TYPE_CHECKING:
-    from ormock.server.app import _CreateRoute
-
-__all__ = ["CREATE_PATH", "Front", "bug_error", "create_namespace"]
+__all__ = ["CREATE_PATH", "Front", "create_namespace"]
 
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
@@ -43,20 +41,6 @@ _NAME_KEPT_LENGTH = 64
 
 
 CREATE_PATH = "/v1/responses"
-
-
-def bug_error(exc: Exception) -> OpenResponsesError:
-    """The envelope of an exception a route let escape: a bug of ormock's (500
-    ``internal_error``), or a store that cannot take a call now, which is none (503
-    ``store_unavailable``, the message naming the store: ``StoreUnavailable``)."""
-    if isinstance(exc, StoreUnavailable):
-        return OpenResponsesError(str(exc), type="service_unavailable",
-                                  code="store_unavailable", status=503)
-    return OpenResponsesError(
-        f"ormock failed on this request ({type(exc).__name__}: {exc}); this is a bug in "
-        "ormock, please report it with the request.",
-        type="server_error", code="internal_error", status=500,
-    )
 
 
 def create_namespace(path: str) -> str | None:
@@ -73,45 +57,101 @@ def create_namespace(path: str) -> str | None:
 
 
 class Front:
-    """Pure ASGI, outermost: every HTTP response carries ``X-Request-ID`` (the client's own when
-    it sent a printable one); ``POST [/<namespace>]/v1/responses`` goes straight to its route
-    when nothing in front of it would act on it (the perimeter lets it in, its API key is the
-    server's, its namespace's profile respells no error, the cassette route, tried first as the
-    router would, does not claim it): one layer and one wrapped ``send`` instead of the
-    middlewares, Starlette's two and its router. A bug that escapes the route is answered as
-    Starlette's error middleware would (the 500 envelope when nothing was sent yet, then raised
-    to the server). Any other
-    request goes through ``app``: the perimeter, the API key guard, the profile's error spelling,
-    Starlette. Before all of it, a request (HTTP or a WebSocket upgrade, any path) whose headers
-    pass ``max_header_bytes`` is refused, 431 ``request_headers_too_large``."""
+    """Pure ASGI, outermost. A request (HTTP or a WebSocket upgrade, any path) whose headers
+    pass ``max_header_bytes`` is refused, 431 ``request_headers_too_large``; every HTTP
+    response carries ``X-Request-ID`` (the client's own when it sent a printable one). A
+    request to ``[/<namespace>]/v1/responses`` (or that path with a trailing slash) is
+    answered by ``create``; any other goes through ``app``: the perimeter, the API key guard,
+    the profile's error spelling, Starlette's router."""
 
-    def __init__(self, app: App, seed: int, namespaces: Namespaces, replay: ReplayRoute,
-                 create: _CreateRoute, server_error: Callable[[Scope, Exception], Response],
-                 guard: ApiKeyGuard | None, perimeter: Perimeter,
+    def __init__(self, app: App, namespaces: Namespaces, *, seed: int, perimeter: Perimeter,
+                 guard: ApiKeyGuard | None, replay: ReplayRoute, endpoint: CreateEndpoint,
                  max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> None:
-        self.app, self.namespaces, self.replay, self.create = app, namespaces, replay, create
-        self.server_error, self.guard, self.perimeter = server_error, guard, perimeter
-        self.max_header_bytes, self.max_body = max_header_bytes, create.create.max_body
+        self.app, self.namespaces = app, namespaces
+        self.perimeter, self.guard, self.replay, self.endpoint = (perimeter, guard, replay,
+                                                                  endpoint)
+        self.max_header_bytes = max_header_bytes
         self.ids = IdFactory(seed ^ 0x5EED)
 
-    def direct(self, scope: Scope) -> tuple[str, Engine | None] | None:
-        """The namespace (and its engine when it exists) of a request the create route answers
-        with nothing in front of it (its ``path_params`` set then); None for any other."""
-        if scope["method"] != "POST":
-            return None
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        size = header_bytes(scope["headers"])
+        if size > self.max_header_bytes:
+            if kind == "websocket":
+                await self._refuse_socket(scope, receive, send, size)
+            else:
+                start, whole = self._too_large(scope, size)
+                await send(start)
+                await send(whole)
+            return
+        if kind != "http":
+            await self.app(scope, receive, send)
+            return
+        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         path = scope["path"]
-        name = "" if path == CREATE_PATH else create_namespace(path)
-        if (name is None or self.perimeter.refusal(scope) is not None
-                or (self.guard is not None and not self.guard.allows(scope))):
-            return None
-        engine = self.namespaces.find(name)  # its profile, else the server's
-        profile = engine.profile if engine is not None else self.namespaces.settings.profile
-        # as this worker knows the namespace: a create that finds it changed routes again
-        if profile.respells_errors or self.replay.claims(name, lazily=True, found=engine):
-            return None
-        scope["endpoint"] = self.create.create
+        name = create_namespace(path)
+        if name is not None:
+            await self.create(scope, receive, send, name)
+        elif path.endswith("/") and (name := create_namespace(path.rstrip("/"))) is not None:
+            await self.create(scope, receive, send, name, slashed=True)
+        else:
+            await self.app(scope, receive,
+                           _IdSend(send, self._request_id(_sent_id(scope["headers"]))))
+
+    async def create(self, scope: Scope, receive: Receive, send: Send, name: str,
+                     slashed: bool = False) -> None:
+        """The one way in of a request to ``[/<namespace>]/v1/responses`` (``name``: its
+        namespace), past the header cap (``__call__``). Each step once, in order:
+
+        1. the perimeter (``Perimeter.refusal``: 403 to a foreign page's request);
+        2. the API key guard (``ApiKeyGuard.allows``: 401);
+        3. the cassettes' claim (``ReplayRoute.claimed``: the recorded answer);
+        4. the engine's answer (``CreateEndpoint.answer``); or, as Starlette's router would
+           answer them, 307 to the path without its trailing slash (``slashed``), 405 to
+           another method than POST;
+        5. the profile's error spelling (``respelling``, on what 3 and 4 send);
+        6. the request id (``_IdSend``, on every answer).
+
+        A bug that escapes is answered as Starlette's error middleware would (the 500
+        envelope when nothing was sent yet, then raised to the server); a store that cannot
+        take a call, 503 when nothing was sent yet, and never raised on."""
+        headers, header = self._headers(scope["headers"])
+        with_id = _IdSend(send, header)
+        refused = self.perimeter.refusal(scope)
+        if refused is not None:
+            await self.perimeter.refuse(scope, receive, with_id, refused)
+            return
+        if self.guard is not None and not self.guard.allows(scope):
+            await self.guard.refuse(scope, receive, with_id)
+            return
         scope["path_params"] = {"namespace": name} if name else {}
-        return name, engine
+        spelled: Send = with_id
+        try:
+            engine = self.namespaces.find(name)
+            profile = engine.profile if engine is not None else self.namespaces.profile_of(name)
+            if profile.respells_errors:
+                spelled = respelling(with_id, profile, scope)
+            # the cassettes claim it as this worker knows the namespace: a create that finds
+            # it changed is replayed all the same (``CreateEndpoint.answer``)
+            claimed = self.replay.claimed(name, lazily=True, found=engine)
+            if claimed is not None:
+                scope["path_params"] = {"namespace": claimed} if claimed else {}
+                await self.replay.handle(scope, receive, spelled)
+            elif slashed:
+                await _unslashed(scope)(scope, receive, spelled)
+            elif scope["method"] != "POST":
+                await _not_allowed(scope)(scope, receive, spelled)
+            else:
+                await self.endpoint.answer(scope, receive, spelled, headers, name, engine)
+        except Exception as exc:
+            if not with_id.started:
+                bug = self.endpoint.bug_error(scope, exc)
+                await error_response(bug)(scope, receive, spelled)
+            if not isinstance(exc, StoreUnavailable):
+                raise
 
     def _headers(self, raw_headers: list[tuple[bytes, bytes]]
                  ) -> tuple[dict[str, str], tuple[bytes, bytes]]:
@@ -139,41 +179,6 @@ class Front:
             request_id = self.ids.new("req")
         return b"x-request-id", request_id.encode()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "lifespan":
-            await self.app(scope, receive, send)
-            return
-        size = header_bytes(scope["headers"])
-        if size > self.max_header_bytes:
-            if kind == "websocket":
-                await self._refuse_socket(scope, receive, send, size)
-            else:
-                start, whole = self._too_large(scope, size)
-                await send(start)
-                await send(whole)
-            return
-        if kind != "http":
-            await self.app(scope, receive, send)
-            return
-        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
-        try:
-            route = self.direct(scope)
-        except Exception as exc:  # the store, asked whether a cassette claims it
-            with_id = _IdSend(send, self._headers(scope["headers"])[1])
-            await self.guarded(scope, receive, with_id, _raising(exc))
-            return
-        if route is None:
-            await self.app(scope, receive,
-                           _IdSend(send, self._request_id(_sent_id(scope["headers"]))))
-            return
-        headers, header = self._headers(scope["headers"])
-        namespace, found = route
-        with_id = _IdSend(send, header)
-        await self.guarded(scope, receive, with_id,
-                           self.create.create.answer(scope, receive, with_id, headers,
-                                                     namespace, found))
-
     async def _refuse_socket(self, scope: Scope, receive: Receive, send: Send,
                              size: int) -> None:
         """A WebSocket upgrade whose headers are too large: refused with the 431 answer where
@@ -196,19 +201,18 @@ class Front:
         _with_id(start, self._request_id(_sent_id(scope["headers"])))
         return start, whole
 
-    async def guarded(self, scope: Scope, receive: Receive, send: _IdSend,
-                      answer: Awaitable[None]) -> None:
-        """Run a create's ``answer``: a bug that escapes it is answered as Starlette's error
-        middleware would (the 500 envelope when nothing was sent yet, then raised to the
-        server); a store that cannot take a call (logged where it is raised) is answered so
-        (503) when nothing was sent yet, and never raised on."""
-        try:
-            await answer
-        except Exception as exc:
-            if not send.started:
-                await self.server_error(scope, exc)(scope, receive, send)
-            if not isinstance(exc, StoreUnavailable):
-                raise
+
+def _unslashed(scope: Scope) -> Response:
+    """The 307 of a create path with a trailing slash to the path without, as Starlette's
+    router redirects a path it has a route for without the slash."""
+    return RedirectResponse(url=str(URL(scope={**scope, "path": scope["path"].rstrip("/")})))
+
+
+def _not_allowed(scope: Scope) -> Response:
+    """The 405 of a create path asked with another method than POST, as Starlette's router
+    answers it (``http_error`` in ``ormock.server.app``)."""
+    return error_response(method_not_allowed(scope["method"], URL(scope=scope).path,
+                                             {"Allow": "POST"}))
 
 
 def _sent_id(raw_headers: list[tuple[bytes, bytes]]) -> str | None:
@@ -243,8 +247,3 @@ class _IdSend:
             self.started = True
             _with_id(message, self.header)
         return self.send(message)
-
-
-async def _raising(exc: Exception) -> None:
-    """An answer that fails with ``exc`` (a failure before the route ran), for ``guarded``."""
-    raise exc

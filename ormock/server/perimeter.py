@@ -100,9 +100,10 @@ def forbidden(message: str, param: str | None, code: str) -> OpenResponsesError:
 
 class Perimeter:
     """Pure ASGI middleware, in front of every route (behind the front's request id and header
-    cap, ``ormock.server.front``): HTTP and WebSocket requests that a foreign web page
-    made are refused before ``app`` sees them (``refusal`` says why). ``allowed_hosts``: the
-    names (``--allowed-host``) this server answers to besides loopback names and addresses."""
+    cap, ``ormock.server.front``, which runs ``refusal`` itself for a create): HTTP and
+    WebSocket requests that a foreign web page made are refused before ``app`` sees them
+    (``refusal`` says why). ``allowed_hosts``: the names (``--allowed-host``) this server
+    answers to besides loopback names and addresses."""
 
     def __init__(self, app: App, allowed_hosts: Iterable[str] = ()) -> None:
         self.app = app
@@ -119,7 +120,8 @@ class Perimeter:
                 or host in self.hosts)
 
     def refusal(self, scope: Scope) -> OpenResponsesError | None:
-        """Why a foreign page's request must not be answered, or None."""
+        """Why a foreign page's request must not be answered, or None (always for a request
+        under ``/_ormock/``: the admin guard's rules answer it)."""
         host = origin = fetch_site = None
         for name, value in scope["headers"]:
             if name == b"host":
@@ -134,8 +136,11 @@ class Perimeter:
         if sent in self._passed:
             return None
         refused = self._judged(*(None if v is None else v.decode("latin-1") for v in sent))
-        if refused is None and len(self._passed) < _PASSED:
-            self._passed.add(sent)
+        if refused is None:
+            if len(self._passed) < _PASSED:
+                self._passed.add(sent)
+        elif is_admin_path(scope["path"]):
+            return None
         return refused
 
     def _judged(self, host: str | None, origin: str | None, fetch_site: str | None
@@ -173,11 +178,17 @@ class Perimeter:
                 or (own is not None and host == own[0]))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refused = (self.refusal(scope) if scope["type"] in ("http", "websocket")
-                   and not is_admin_path(scope["path"]) else None)
+        refused = self.refusal(scope) if scope["type"] in ("http", "websocket") else None
         if refused is None:
             await self.app(scope, receive, send)
             return
+        await self.refuse(scope, receive, send, refused)
+
+    @staticmethod
+    async def refuse(scope: Scope, receive: Receive, send: Send,
+                     refused: OpenResponsesError) -> None:
+        """Answer a request ``refusal`` refused: its 403 envelope (HTTP), a handshake refused
+        (WebSocket)."""
         if scope["type"] == "websocket":
             await receive()  # websocket.connect; a close before accept refuses the handshake
             await send({"type": "websocket.close", "code": 1008,

@@ -4,9 +4,10 @@ A profile's ``error_types`` (``platform``: OpenAI's ``invalid_request_error`` fo
 ``invalid_request`` and ``not_found``) rename the ``type`` of every HTTP error envelope a
 namespace answers, and its ``error_body`` (``openrouter``: ``{"error": {"code", "message",
 "metadata"}}``) reshapes the envelope, whichever endpoint built it (a validation 400, a 404, an
-injected ``http_error`` fault), so no endpoint needs to know the profile. A namespace whose
-profile respells nothing is passed straight through (nothing is buffered), and so is an answer
-replayed from a cassette (it goes out as recorded).
+injected ``http_error`` fault), so no endpoint needs to know the profile: ``ProfileErrors`` for
+the router's routes, ``respelling`` on the send of a create (``ormock.server.front``). A
+namespace whose profile respells nothing is passed straight through (nothing is buffered), and
+so is an answer replayed from a cassette (it goes out as recorded).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ormock.protocol.sse import encode_json
 from ormock.server.asgi import Message, Receive, Scope, Send
 from ormock.server.replay import REPLAYED, namespace_of
 
-__all__ = ["ProfileErrors", "namespace_profile"]
+__all__ = ["ProfileErrors", "namespace_profile", "respelling"]
 
 
 def namespace_profile(namespaces: Namespaces, path: str) -> Profile:
@@ -63,31 +64,38 @@ class ProfileErrors:
         if not profile.respells_errors:
             await self.app(scope, receive, send)
             return
-        start: Message | None = None
-        chunks: list[bytes] = []
+        await self.app(scope, receive, respelling(send, profile, scope))
 
-        async def respelling(message: Message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                headers = message.get("headers", [])
-                json_body = any(k == b"content-type" and v.startswith(b"application/json")
-                                for k, v in headers)
-                # a replayed answer goes out byte for byte, as it was recorded
-                replayed = scope.get("state", {}).get(REPLAYED, False)
-                if message["status"] >= 400 and json_body and not replayed:
-                    start = message  # held until the whole body is read
-                    return
-            elif message["type"] == "http.response.body" and start is not None:
-                chunks.append(message.get("body", b""))
-                if message.get("more_body", False):
-                    return
-                body = respell(b"".join(chunks), profile, start["status"])
-                headers = [(k, v) for k, v in start.get("headers", [])
-                           if k != b"content-length"]
-                await send({**start, "headers": [*headers,
-                                                  (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body, "more_body": False})
+
+def respelling(send: Send, profile: Profile, scope: Scope) -> Send:
+    """``send`` with each JSON error envelope (status 400 and up) respelled as ``profile``
+    spells it: held until its whole body is read, sent with its new length; any other answer,
+    and one replayed from a cassette (``REPLAYED`` in the scope's state: it goes out as
+    recorded), passed on as it comes."""
+    start: Message | None = None
+    chunks: list[bytes] = []
+
+    async def respelled(message: Message) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start":
+            headers = message.get("headers", [])
+            json_body = any(k == b"content-type" and v.startswith(b"application/json")
+                            for k, v in headers)
+            replayed = scope.get("state", {}).get(REPLAYED, False)
+            if message["status"] >= 400 and json_body and not replayed:
+                start = message  # held until the whole body is read
                 return
-            await send(message)
+        elif message["type"] == "http.response.body" and start is not None:
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            body = respell(b"".join(chunks), profile, start["status"])
+            headers = [(k, v) for k, v in start.get("headers", [])
+                       if k != b"content-length"]
+            await send({**start, "headers": [*headers,
+                                              (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body, "more_body": False})
+            return
+        await send(message)
 
-        await self.app(scope, receive, respelling)
+    return respelled

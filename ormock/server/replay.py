@@ -4,8 +4,9 @@ an invalid request replays too); so is any other path below such a namespace (a 
 kept as it was: ``/<namespace>/openai/v1/responses``), and an Azure path (``/openai/...``) of the
 default namespace (``replay_candidates``).
 
-The route is tried before every other one, and only claims a request when the namespace's engine
-has cassettes, so a server without them pays one dictionary lookup (with a shared store, also
+The route is tried before every other one (a create, which no route of the router takes, asks
+``claimed`` first: ``ormock.server.front``), and only claims a request when the namespace's
+engine has cassettes, so a server without them pays one dictionary lookup (with a shared store, also
 the read of the admin stamp, which serving the request then skips: a cassette loaded on another
 worker routes here too). The answer is the recorded one, written by the one HTTP writer: the
 status line after the recorded wait for the headers, then the body's writes as the upstream
@@ -85,13 +86,22 @@ class ReplayRoute(BaseRoute):
         if scope["type"] != "http":
             return Match.NONE, {}
         for name in replay_candidates(scope.get("path", "")):
-            if self.claims(name):
-                if name == "openai" and self._engine(name, lazily=True) is None:
-                    name = ""  # no namespace of that name: the default's Azure path
-                return Match.FULL, {"path_params": {"namespace": name} if name else {}}
+            claimed = self.claimed(name)
+            if claimed is not None:
+                return Match.FULL, {"path_params": {"namespace": claimed} if claimed else {}}
         return Match.NONE, {}
 
-    def claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
+    def claimed(self, name: str, *, lazily: bool = False, found: Engine | None = None
+                ) -> str | None:
+        """The namespace whose cassettes answer a request to namespace ``name`` when this
+        route claims it (``_claims``), else None."""
+        if not self._claims(name, lazily=lazily, found=found):
+            return None
+        if name == "openai" and self._engine(name, lazily=True) is None:
+            return ""  # no namespace of that name: the default's Azure path
+        return name
+
+    def _claims(self, name: str, *, lazily: bool = False, found: Engine | None = None) -> bool:
         """Whether a ``/v1`` request to namespace ``name`` is this route's: the namespace has
         cassettes or records (with a shared store, as the other processes left it; not
         pulled first when ``lazily``). ``found``: its engine as the caller found it
@@ -99,7 +109,7 @@ class ReplayRoute(BaseRoute):
         engine = self._engine(name, lazily=lazily, found=found)
         if engine is None:  # ``/openai/v1/...``: the default namespace's Azure path
             if name == "openai":
-                return self.claims("", lazily=lazily)
+                return self._claims("", lazily=lazily)
             return not name and bool(self.namespaces.settings.cassettes)
         return engine.replaying
 

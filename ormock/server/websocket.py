@@ -49,7 +49,7 @@ from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Ended, Frame, Wire, Written
 from ormock.server.body import decode_json
-from ormock.server.front import bug_error
+from ormock.server.create import bug_error
 from ormock.server.socket_replay import replay_session
 
 __all__ = ["ResponsesSocket"]

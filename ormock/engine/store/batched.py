@@ -13,7 +13,7 @@ The guard: a ``Held`` made with one (the admin stamp this worker applied, ``atte
 sends its first batch only if the stamp is still that value, in the same call. If it is not
 (another process changed the admin state, reset or dropped the namespace since), nothing is
 written and ``Stale`` is raised: the create route takes the change in and answers the request
-again from the start (``ormock.server.app``). After its first batch a ``Held`` is verified: its
+again from the start (``ormock.server.create``). After its first batch a ``Held`` is verified: its
 later batches go unguarded. Nothing held outlives its request: the route commits (or drops, on
 ``Stale``) before anything is sent, on every path.
 """
