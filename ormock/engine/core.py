@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from typing import Any
@@ -286,6 +287,11 @@ class Engine:
         ``answer(local=...)`` so that they can be continued on that connection only. Capped
         like the store: past its limits the oldest go."""
         return ResponseStore(self.limits.socket_responses, self.limits.socket_bytes)
+
+    def failed_inside(self, exc: BaseException) -> None:
+        """Keep the traceback of a bug that escaped the server's answer to a request (the
+        after-test report shows the newest ones: ``errors``)."""
+        self.errors.append("".join(traceback.format_exception(exc)).rstrip())
 
     def finished(self, entry: JournalEntry, wait: bool = False) -> None:
         """The answer of ``entry`` was all written (or dropped, or the client left); ``wait``:

@@ -6,7 +6,6 @@ front (``ormock.server.front``) is its one way in.
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 from starlette.responses import Response
@@ -189,7 +188,7 @@ class CreateEndpoint:
         a store that cannot take a call now: no bug, ``bug_error``)."""
         found = self.namespaces.find(scope.get("path_params", {}).get("namespace", ""))
         if found is not None and not isinstance(exc, StoreUnavailable):
-            found.errors.append("".join(traceback.format_exception(exc)).rstrip())
+            found.failed_inside(exc)
         return bug_error(exc)
 
     async def raw_body(self, headers: dict[str, str], receive: Receive) -> bytes:

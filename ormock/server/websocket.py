@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import traceback
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
@@ -212,7 +211,7 @@ class _Connection:
     def _bug(self, exc: Exception) -> str:
         if isinstance(exc, StoreUnavailable):  # no bug: the store's 503
             return _error_event(503, bug_error(exc).envelope()["error"])
-        self.engine.errors.append("".join(traceback.format_exception(exc)).rstrip())
+        self.engine.failed_inside(exc)
         return _error_event(500, OpenResponsesError(
             f"ormock failed on this message ({type(exc).__name__}); this is a bug in ormock, "
             "please report it with the message.", type="server_error",
