@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ormock.engine.attempt import Held, Stale, commit, forget, hold, holding
+from ormock.engine.attempt import Held, Stale, commit, forget, holding
 from ormock.engine.core import Engine
 from ormock.engine.delivery import Delivery, InFlight
 from ormock.engine.entry_answer import unfoldable
@@ -96,7 +96,7 @@ class Creates:
         flight = self.namespaces.in_flight
         old = None  # a stale attempt's journal entry, which the next one replaces
         while True:
-            held = hold(engine)
+            held = engine.sharing.hold(engine)
             if held is None:  # no shared store: nothing to hold, nothing can be stale
                 return prepare(engine, path, headers, body, request, size, None, None, flight)
             try:

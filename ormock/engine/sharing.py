@@ -4,8 +4,9 @@ take in) and ``Shared`` (``--workers``, replicas: the admin state, the scenario 
 counts and the journal go through the store every process shares).
 
 The engine tells its sharing what changed (``changed``), takes in what others changed
-(``pull``), publishes its journal's entries (``publish``) and reads the journal and its clock
-through it (``journal``, ``elapsed``). ``sync`` and ``sink`` are the shared parts themselves
+(``pull``), publishes its journal's entries (``publish``), holds an HTTP create's writes for one
+guarded commit (``hold``: ``ormock.engine.attempt``) and reads the journal and its clock through
+it (``journal``, ``elapsed``). ``sync`` and ``sink`` are the shared parts themselves
 (None when alone), for the modules that hold a shared attempt (``ormock.engine.attempt``).
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ormock.engine import attempt
+from ormock.engine.attempt import Held
 from ormock.engine.journal import JournalEntry
 from ormock.engine.journal_sink import SharedJournal
 from ormock.engine.shared_admin import Sync
@@ -56,6 +59,11 @@ class Alone:
         """The journal's ``entry`` as it is now, for other processes (``wait``: stored before
         this returns)."""
 
+    def hold(self, engine: Engine) -> Held | None:
+        """The ``Held`` of one attempt at an HTTP create, whose writes are made in one call
+        guarded by the admin stamp; None alone: nothing to hold, nothing can be stale."""
+        return None
+
     def journal(self, engine: Engine) -> list[JournalEntry]:
         """The journal as ``GET /_ormock/journal`` and the verdict read it."""
         return list(engine.journal)
@@ -78,6 +86,9 @@ class Shared(Alone):
 
     def tag(self, scenario: Scenario, *, fresh: bool) -> str:
         return self.sync.tag(scenario, fresh=fresh)
+
+    def hold(self, engine: Engine) -> Held | None:
+        return attempt.hold(engine)
 
     def changed(self, engine: Engine, *, faults: bool = False, chaos: bool = False,
                 reset: bool = False) -> None:
