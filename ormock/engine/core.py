@@ -224,7 +224,8 @@ class Engine:
     @property
     def replaying(self) -> bool:
         """Whether its ``/v1`` requests are the cassettes' (it has some, or records)."""
-        return bool(self.replays) or self.replays.upstream is not None
+        replays = self.replays
+        return bool(replays.players) or replays.upstream is not None
 
     def use_cassette(self, source: Cassette | str | PathLike[str], *,
                      ignore: Iterable[str] = (), order: Order = "any") -> list[Cassette]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import DONE_FRAME
@@ -42,11 +42,11 @@ class SseFraming:
     event_lines: bool = True
     comment: str | None = None
     done: bool = True
+    # frames as Open Responses does (nothing to respell), known when the framing is made
+    spec: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def spec(self) -> bool:
-        """Frames as Open Responses does (nothing to respell)."""
-        return self.event_lines and self.comment is None and self.done
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", self.event_lines and self.comment is None and self.done)
 
     def respell(self, frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
         """The frames of a stream framed this way (actions and delays as they were; a frame
