@@ -13,7 +13,6 @@ from starlette.responses import Response
 from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
-from ormock.engine.writer import remember_transport
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Message, Receive, Scope, Send
@@ -156,7 +155,6 @@ class Front:
         if kind != "http":
             await self.app(scope, receive, send)
             return
-        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         try:
             route = self.direct(scope)
         except Exception as exc:  # the store, asked whether a cassette claims it
