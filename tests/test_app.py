@@ -12,6 +12,10 @@ from hypothesis import strategies as st
 
 from ormock import OrmockServer, check_stream
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 
 def _error(response: httpx.Response) -> dict[str, Any]:
     body = response.json()

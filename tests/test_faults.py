@@ -52,6 +52,10 @@ from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.wire import Frame
 from ormock.server.runner import uvicorn_config
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 Json = dict[str, Any]
 
 
