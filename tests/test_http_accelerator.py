@@ -26,10 +26,12 @@ _HOST = b"127.0.0.1:8787"  # sent to both servers alike
 _KEY = base64.b64encode(b"ormock accelerat")  # 16 bytes, a WebSocket handshake's, always
 
 
-def _post(body: Any) -> bytes:
+def _post(body: Any, last: bool = True) -> bytes:
+    """A create; ``last``: the connection's last request (``Connection: close``)."""
     raw = json.dumps(body).encode()
+    close = b"Connection: close\r\n" if last else b""
     return (b"POST /v1/responses HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
-            b"Connection: close\r\nContent-Length: %d\r\n\r\n" % (_HOST, len(raw)) + raw)
+            b"%sContent-Length: %d\r\n\r\n" % (_HOST, close, len(raw)) + raw)
 
 
 def _same_date(data: bytes) -> bytes:
@@ -63,6 +65,10 @@ CASES = {
                              ends="reset"),
     "reset-json": Case(_post({"model": "gpt-4o", "input": "hi"}), {"disconnect": "reset"},
                        ends="reset"),
+    # started by uvicorn from the first one's task once it is answered: the same connection
+    "reset-pipelined": Case(_post({"model": "gpt-4o", "input": "first"}, last=False)
+                            + _post({"model": "ormock:disconnect", "input": "second",
+                                     "stream": True}), ends="reset"),
     "replayed-cassette": Case(_post({"model": "gpt-4.1-mini", "stream": True,
                                      "input": "Say something short."}),
                               options={"cassettes": [CASSETTE]},
@@ -106,10 +112,11 @@ def test_the_cork_writes_the_plain_protocols_bytes(name: str) -> None:
     assert corked == plain
     assert corked_end == plain_end == case.ends
     assert corked.startswith(b"HTTP/1.1 ") and case.shows in corked
-    if case.fault is not None and "disconnect" in case.fault:  # cut short
-        assert b"[DONE]" not in corked and b'"status":"completed"' not in corked
+    last = corked[corked.rindex(b"HTTP/1.1 "):]  # the last answer on the connection
+    if case.ends == "reset" or (case.fault is not None and "disconnect" in case.fault):
+        assert b"[DONE]" not in last and b'"status":"completed"' not in last  # cut short
     else:  # whole: a JSON body, or a stream's last event (its last chunk when paced)
-        assert corked.endswith((b"}", b"data: [DONE]\n\n", b"\r\n0\r\n\r\n"))
+        assert last.endswith((b"}", b"data: [DONE]\n\n", b"\r\n0\r\n\r\n"))
 
 
 def _frame(text: bytes) -> bytes:

@@ -6,7 +6,8 @@ with its first body bytes.
 relayed upstream's reset) needs its transport, which ASGI does not give the app.
 ``HttpProtocol`` sets ``ormock.engine.writer.connection`` while ``data_received`` hands it the
 bytes of a request: uvicorn creates the request's task inside that call, and the task copies the
-context (a request pipelined behind another starts from that one's task: the same connection).
+context (a request pipelined behind another starts from that one's task: the same connection;
+uvicorn's ``reset_contextvars``, off unless asked for, would start each in an empty context).
 Under another server nothing is noted, and such a fault ends the body cleanly (``truncated``).
 
 **The cork** (``CorkedProtocol``, the default: ``uvicorn_config``'s ``cork``, or
