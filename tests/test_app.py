@@ -12,6 +12,10 @@ from hypothesis import strategies as st
 
 from ormock import OrmockServer, check_stream
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 
 def _error(response: httpx.Response) -> dict[str, Any]:
     body = response.json()
@@ -353,7 +357,7 @@ def test_the_front_keeps_no_long_header_name(
 def test_a_reset_fault_resets_the_connection_on_either_path(profile: str) -> None:
     # ``openai``: the front hands the create to its route; ``platform`` (its error types
     # respelled) goes through Starlette, whose wrapped sends hide the transport: the reset
-    # finds it under the server's own send (``remember_transport``)
+    # finds it noted by ormock's HTTP protocol (``ormock.engine.writer.connection``)
     with OrmockServer(profile=profile) as running, httpx.Client() as raw:
         running.engine().inject({"disconnect": {"mode": "reset", "after_events": 2}})
         body = {"model": "m", "input": "reset me", "stream": True}

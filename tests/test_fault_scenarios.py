@@ -22,6 +22,10 @@ from ormock.cli import main
 from ormock.faults import Slow
 from ormock.scenario import catalogue, find_scenario
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 FAULT_SCENARIOS = (
     "rate-limited", "rate-limited-once", "server-error", "overloaded", "failed-midstream",
     "incomplete", "content-filtered", "vendor-events", "broken-sequence", "disconnect", "stall",

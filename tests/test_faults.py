@@ -50,7 +50,11 @@ from ormock.protocol import (
 )
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.wire import Frame
-from ormock.server.runner import best_loop
+from ormock.server.runner import uvicorn_config
+
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
 
 Json = dict[str, Any]
 
@@ -507,7 +511,9 @@ class FaultServer:
         self.app = FaultApp()
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
-        config = uvicorn.Config(self.app, lifespan="off", log_level="warning", loop=best_loop())
+        # ormock's HTTP protocol, as ``ormock serve`` runs: it notes each connection, which a
+        # disconnect fault closes or resets (under uvicorn's own the body would end cleanly)
+        config = uvicorn_config(self.app, log_level="warning", access_log=False)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]},
                                        daemon=True)

@@ -1,8 +1,8 @@
 """The server's HTTP/1.1 conversation: keep-alive, pipelining, ``Expect: 100-continue``,
 HTTP/1.0, chunked bodies, errors, idempotent replays, paced streams and resets, over a raw
-socket. ``ormock.server.http_protocol`` (a response's head written with its first body bytes) writes
-the bytes uvicorn's own protocol writes: the same conversation against a server on each,
-compared byte for byte, the date aside."""
+socket. ``ormock.server.http_protocol`` corked (a response's head written with its first body
+bytes) writes the bytes of its plain protocol (uvicorn's writes): the same conversation against a
+server on each, compared byte for byte, the date aside."""
 
 from __future__ import annotations
 
@@ -17,10 +17,8 @@ from typing import Any
 import httpx
 import pytest
 from stores import BACKENDS, store_spec
-from uvicorn.protocols.http import httptools_impl
 
 from ormock import OrmockServer
-from ormock.server import runner
 
 _HOST = b"127.0.0.1:8787"  # sent to both servers: their journals keep it
 
@@ -162,12 +160,9 @@ def _journal(server: OrmockServer) -> list[dict[str, Any]]:
     return entries
 
 
-def _served(monkeypatch: pytest.MonkeyPatch, corked: bool, store: str
-            ) -> tuple[list[bytes], list[Any]]:
-    with monkeypatch.context() as patch:
-        if not corked:  # uvicorn's own protocol: a head and its body in two writes
-            patch.setattr(runner, "CorkedProtocol", httptools_impl.HttpToolsProtocol)
-        server = OrmockServer(seed=0, speed=200, store=store)
+def _served(corked: bool, store: str) -> tuple[list[bytes], list[Any]]:
+    # without the cork, uvicorn's plain writes: a head and its body in two writes
+    server = OrmockServer(seed=0, speed=200, store=store, cork=corked)
     with server:
         return _conversation(server), _journal(server)
 
@@ -180,11 +175,10 @@ def _store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, which: str
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
-def test_the_corked_protocol_writes_uvicorns_bytes(
-        monkeypatch: pytest.MonkeyPatch, kind: str, request: pytest.FixtureRequest,
-        tmp_path: Path) -> None:
-    corked, corked_journal = _served(monkeypatch, True, _store(kind, request, tmp_path, "a"))
-    plain, plain_journal = _served(monkeypatch, False, _store(kind, request, tmp_path, "b"))
+def test_the_corked_protocol_writes_the_plain_protocols_bytes(
+        kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    corked, corked_journal = _served(True, _store(kind, request, tmp_path, "a"))
+    plain, plain_journal = _served(False, _store(kind, request, tmp_path, "b"))
     assert len(corked) == len(plain)
     for index, (one, other) in enumerate(zip(corked, plain, strict=True)):
         assert one == other, f"response {index} differs"

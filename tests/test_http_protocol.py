@@ -134,7 +134,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[list[bytes]]:
 
 
 def test_a_json_reply_is_one_write_on_a_real_server(writes: list[list[bytes]]) -> None:
-    with OrmockServer(seed=0) as server, httpx.Client(base_url=server.url) as http:
+    with OrmockServer(seed=0, cork=True) as server, httpx.Client(base_url=server.url) as http:
         answer = http.post("/v1/responses", json={"model": "m", "input": "hi"})
         error = http.post("/v1/responses", json={"model": "m", "input": 5})
     assert answer.status_code == 200
@@ -151,7 +151,7 @@ def test_a_json_reply_is_one_write_on_a_real_server(writes: list[list[bytes]]) -
 
 def test_a_paced_stream_still_sends_each_event_when_it_comes(
         writes: list[list[bytes]]) -> None:
-    with OrmockServer(seed=0) as server, httpx.Client(base_url=server.url) as http:
+    with OrmockServer(seed=0, cork=True) as server, httpx.Client(base_url=server.url) as http:
         server.engine().inject({"slow": {"first_event": 0.01, "tokens_per_second": None,
                                        "per_event": 0.01}})
         with http.stream("POST", "/v1/responses",

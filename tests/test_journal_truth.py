@@ -20,6 +20,10 @@ from ormock import OrmockServer
 from ormock.protocol.profile import OPENAI_STATUS_ERRORS
 from ormock.protocol.secrets import is_secret_field, mask_json
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 KEY = "sk-" + "test"
 Json = dict[str, Any]
 _names = itertools.count()

@@ -9,6 +9,10 @@ import jsonschema
 import openai
 import pytest
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 WEATHER = {
     "type": "function",
     "name": "get_weather",

@@ -20,6 +20,10 @@ from ormock.cassette.fileformat import response_bytes
 from ormock.cassette.model import Cassette
 from ormock.server.recorder import RecorderServer
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 KEY = "sk-" + "test-replay-dummy-0123456789abcdef"
 PACED = {"name": "paced", "steps": [{"times": "forever", "reply": {
     "pacing": {"per_event": 0.03},

@@ -9,6 +9,10 @@ import pytest
 
 from ormock import check_stream
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 
 def _turn(connection: Any) -> list[Any]:
     """Events up to and including the terminal one (or an error)."""

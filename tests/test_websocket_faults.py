@@ -14,6 +14,10 @@ from websockets.sync.client import connect
 from ormock import OrmockServer
 from ormock.engine.core import Engine
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 _names = itertools.count()
 
 

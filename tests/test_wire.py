@@ -97,8 +97,9 @@ def test_what_was_written_says_each_events_wait() -> None:
 
 
 def test_a_reset_that_falls_back_to_a_clean_end_is_journaled_as_truncated() -> None:
-    """Not on uvicorn (here Starlette's test client) a drop cannot happen: the writer ends the
-    body cleanly where it was to drop, and the journal says what it did, not what was planned."""
+    """Under another server than ormock's HTTP protocol (here Starlette's test client) no
+    connection is noted and a drop cannot happen: the writer ends the body cleanly where it was
+    to drop, and the journal says what it did, not what was planned."""
     namespaces = Namespaces()
     with TestClient(create_app(namespaces), base_url="http://127.0.0.1") as http:
         answer = http.post("/v1/responses", json={"model": "ormock:disconnect", "input": "hi",

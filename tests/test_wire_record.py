@@ -20,6 +20,10 @@ from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.sse import SSEParser, json_events
 from ormock.scenario import catalogue
 
+# what the server writes: run again without the cork of ormock.server.http_protocol
+# (ORMOCK_HTTP_CORK=0) by `make test`
+pytestmark = pytest.mark.wire
+
 SCENARIOS = sorted(catalogue())
 
 

@@ -1,5 +1,5 @@
 """The HTTP writer of a ``Wire`` over ASGI, and the TCP tricks it needs (a FIN or an RST
-mid-body, on uvicorn).
+mid-body, on the connection ormock's HTTP protocol notes: ``connection``).
 
 ``send_wire`` writes an answer and returns what really went out (``Written``); it stops as soon
 as the client goes away, so no task outlives its request.
@@ -19,8 +19,8 @@ from typing import Any
 from ormock.protocol.types import Receive, Send
 from ormock.protocol.wire import Ended, Frame, Kind, Wire, Written, coalesced
 
-__all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection", "left_during",
-           "remember_transport", "send_frames", "send_wire"]
+__all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection", "connection",
+           "left_during", "send_frames", "send_wire"]
 
 # told what the writer is about to report, just before the write that ends the answer as
 # planned (the client has it all once that write is done); never for a client that left
@@ -29,36 +29,23 @@ Ahead = Callable[[Written], None]
 _new = tuple.__new__  # makes a named tuple without its ``__new__`` (one for every answer)
 
 
-def _transport(send: Send) -> Any:
-    """uvicorn's transport under an ASGI ``send``: the bound ``send`` belongs to its request
-    cycle, whose ``transport`` holds the socket. Below middleware that wraps ``send`` (Starlette
-    does), the one under the server's own ``send`` that ``remember_transport`` noted for this
-    request. None on other servers."""
-    found = _cycle_transport(send)
-    return found if found is not None else _cycle_transport(_OUTERMOST.get())
+# The TCP connection of the request being answered, for a fault that closes or resets it
+# mid-body: set by ormock's HTTP protocol (``ormock.server.http_protocol``) while it reads the
+# bytes that start a request, so the request's task starts with it (a task copies the context it
+# is created in). None under another server, or uvicorn with a protocol of its own: there a
+# close or a reset ends the body cleanly instead (``truncated``).
+connection: contextvars.ContextVar[asyncio.Transport | None] = contextvars.ContextVar(
+    "ormock_connection", default=None)
 
 
-def _cycle_transport(send: Send | None) -> Any:
-    """The transport of the request cycle a bound ``send`` belongs to (uvicorn's), or None."""
-    return getattr(getattr(send, "__self__", None), "transport", None)
+def close_connection(reset: bool) -> bool:
+    """Close the connection of the request being answered mid-body (``connection``): a FIN, or
+    with ``reset`` an RST (ECONNRESET).
 
-
-# the server's own ``send`` of this request (its transport is looked up when a fault needs it)
-_OUTERMOST: contextvars.ContextVar[Send | None] = contextvars.ContextVar("ormock_send",
-                                                                        default=None)
-
-# ``remember_transport(send)``: note the server's own ``send`` for this request (call it in the
-# outermost ASGI layer), so that ``close_connection`` finds its transport below wrapping
-# middleware. The context variable's own ``set``, unwrapped: every request calls it.
-remember_transport: Callable[[Send], object] = _OUTERMOST.set
-
-
-def close_connection(send: Send, reset: bool) -> bool:
-    """Close the TCP connection mid-body: a FIN, or with ``reset`` an RST (ECONNRESET).
-
-    Returns False when the server is not uvicorn; the caller then ends the body cleanly.
+    Returns False when no connection is noted (not ormock's protocol); the caller then ends the
+    body cleanly.
     """
-    transport = _transport(send)
+    transport = connection.get()
     if transport is None:
         return False
     if not reset:
@@ -180,15 +167,15 @@ async def send_frames(send: Send, receive: Receive, frames: Iterable[Frame],
             if frame.action == "stall":
                 continue
             if frame.action in ("close", "reset"):
-                if _transport(send) is not None:
+                if connection.get() is not None:
                     written = ends("closed" if frame.action == "close" else "reset")
-                    close_connection(send, reset=frame.action == "reset")
+                    close_connection(reset=frame.action == "reset")
                     # let the server see the connection go (connection_lost runs on the next
                     # loop turn) before the app returns, or uvicorn logs "ASGI callable returned
                     # without completing response"
                     await asyncio.sleep(0)
                     return written
-                # not uvicorn: the body ends cleanly where it was to drop, short
+                # no connection noted: the body ends cleanly where it was to drop, short
                 written = ends("truncated")
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return written

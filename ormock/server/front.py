@@ -13,7 +13,6 @@ from starlette.responses import RedirectResponse, Response
 
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
-from ormock.engine.writer import remember_transport
 from ormock.protocol.ids import IdFactory
 from ormock.server.asgi import App, Message, Receive, Scope, Send
 from ormock.server.auth import ApiKeyGuard
@@ -90,7 +89,6 @@ class Front:
         if kind != "http":
             await self.app(scope, receive, send)
             return
-        remember_transport(send)  # for disconnect faults, below Starlette's wrapped sends
         path = scope["path"]
         name = create_namespace(path)
         if name is not None:

@@ -1,17 +1,27 @@
-"""One socket write where uvicorn makes two: a response's head goes out with its first body
-bytes.
+"""ormock's HTTP protocol for uvicorn: uvicorn's own (httptools', else h11's), noting each
+connection for the requests it starts, with or without the cork that writes a response's head
+with its first body bytes.
 
-uvicorn writes the status line and headers the moment the app sends ``http.response.start``,
-then the body on ``http.response.body``: two ``send`` system calls, and for the client two
-wake-ups, for a JSON reply or an unpaced stream that the app hands over in one go (Node's
-``res.end(body)``, which aimock rides on, makes one). ``CorkedProtocol`` is uvicorn's own HTTP
-protocol (httptools', else h11's) on a ``Corked`` transport: a write is held until the end of
-the event loop's step it was made in, and a write made while one is held goes out with it at
-once. So the head and a body sent in the same step (every JSON reply, error envelope and
-unpaced stream) are one write, and no byte waits longer than the step that wrote it: a paced
-stream's events, a stall after the head, a replay's timing go out when they did before, and a
-fault that closes or resets the connection mid-body sends what was written first (``close``
-and ``abort`` flush). The bytes are the same; only how the kernel gets them changes.
+**The connection.** A fault that closes or resets the connection mid-body (``disconnect``, a
+relayed upstream's reset) needs its transport, which ASGI does not give the app.
+``HttpProtocol`` sets ``ormock.engine.writer.connection`` while ``data_received`` hands it the
+bytes of a request: uvicorn creates the request's task inside that call, and the task copies the
+context (a request pipelined behind another starts from that one's task: the same connection;
+uvicorn's ``reset_contextvars``, off unless asked for, would start each in an empty context).
+Under another server nothing is noted, and such a fault ends the body cleanly (``truncated``).
+
+**The cork** (``CorkedProtocol``, the default: ``uvicorn_config``'s ``cork``, or
+``ORMOCK_HTTP_CORK=0`` for the plain protocol). uvicorn writes the status line and headers the
+moment the app sends ``http.response.start``, then the body on ``http.response.body``: two
+``send`` system calls, and for the client two wake-ups, for a JSON reply or an unpaced stream
+that the app hands over in one go (Node's ``res.end(body)``, which aimock rides on, makes one).
+On a ``Corked`` transport a write is held until the end of the event loop's step it was made in,
+and a write made while one is held goes out with it at once. So the head and a body sent in the
+same step (every JSON reply, error envelope and unpaced stream) are one write, and no byte waits
+longer than the step that wrote it: a paced stream's events, a stall after the head, a replay's
+timing go out when they did before, and a fault that closes or resets the connection mid-body
+sends what was written first (``close`` and ``abort`` flush). The bytes are the same as the
+plain protocol's (``tests/test_http_accelerator.py``); only how the kernel gets them changes.
 """
 
 from __future__ import annotations
@@ -19,12 +29,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ormock.engine.writer import connection
+
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Http
 except ImportError:  # no httptools: uvicorn's "auto" picks h11
     from uvicorn.protocols.http.h11_impl import H11Protocol as _Http  # type: ignore[assignment]
 
-__all__ = ["Corked", "CorkedProtocol"]
+__all__ = ["Corked", "CorkedProtocol", "HttpProtocol", "http_protocol"]
 
 # a write larger than this goes out after what is held rather than copied onto it
 _JOINED = 256 * 1024
@@ -84,10 +96,28 @@ class Corked:
         return getattr(self.transport, name)
 
 
-class CorkedProtocol(_Http):
-    """uvicorn's HTTP protocol on a ``Corked`` transport (``ormock serve``, its workers and
-    ``OrmockServer``; a WebSocket upgraded from it writes through the same transport)."""
+class HttpProtocol(_Http):
+    """uvicorn's HTTP protocol noting its connection for the requests it starts (module
+    docstring): the plain protocol, writing as uvicorn does."""
+
+    def data_received(self, data: bytes) -> None:
+        noted = connection.set(self.transport)
+        try:
+            super().data_received(data)
+        finally:
+            connection.reset(noted)
+
+
+class CorkedProtocol(HttpProtocol):
+    """``HttpProtocol`` on a ``Corked`` transport (``ormock serve``, its workers and
+    ``OrmockServer`` by default; a WebSocket upgraded from it writes through the same
+    transport)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         corked = Corked(transport, self.loop)  # type: ignore[arg-type]
         super().connection_made(corked)  # type: ignore[arg-type]
+
+
+def http_protocol(cork: bool) -> type[HttpProtocol]:
+    """The protocol class for uvicorn's ``http=``: corked, or plain."""
+    return CorkedProtocol if cork else HttpProtocol

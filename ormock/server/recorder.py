@@ -27,6 +27,7 @@ from ormock.cassette.redact import Redaction, SecretFound
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Message, Receive, Scope, Send
 from ormock.server.body import DEFAULT_MAX_BODY, read_body, send_whole
+from ormock.server.http_protocol import HttpProtocol
 from ormock.server.perimeter import Perimeter
 from ormock.server.recorder_file import CassetteFile, check_name, default_name
 from ormock.server.recorder_journal import RecorderJournal
@@ -179,11 +180,12 @@ class RecorderServer(ThreadedServer):
             raise
         self.host = host
         self.port: int = self._socket.getsockname()[1]
-        # uvicorn's own protocol (no front: every request is relayed as it came), behind the
-        # perimeter, with the lifespan on (the upstream client's) and no Date or Server header
-        # of uvicorn's beside the upstream's
+        # uvicorn's plain protocol noting its connections (an upstream's close or reset is
+        # passed on: ``ormock.server.http_protocol``; no front: every request is relayed as it
+        # came), behind the perimeter, with the lifespan on (the upstream client's) and no Date
+        # or Server header of uvicorn's beside the upstream's
         config = uvicorn.Config(Perimeter(self.app, allowed_hosts), log_level=log_level,
-                                access_log=False,
+                                access_log=False, http=HttpProtocol,
                                 loop=best_loop(), lifespan="on", proxy_headers=False,
                                 server_header=False, date_header=False, host=host,
                                 port=self.port, timeout_graceful_shutdown=1)

@@ -301,9 +301,9 @@ class Relay:
             exchange.ended = "whole"
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
-        if close_connection(send, reset=exchange.ended == "reset"):
+        if close_connection(reset=exchange.ended == "reset"):
             await asyncio.sleep(0)  # let the server see the connection go
-        else:  # not uvicorn: the body ends cleanly
+        else:  # no connection noted (not ormock's HTTP protocol): the body ends cleanly
             with contextlib.suppress(RuntimeError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 

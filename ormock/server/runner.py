@@ -6,6 +6,7 @@ at once; ``start()`` returns when the server accepts connections.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
@@ -15,10 +16,16 @@ import uvicorn
 from ormock.engine.core import Engine
 from ormock.engine.settings import Settings
 from ormock.server.assembly import assemble
-from ormock.server.http_protocol import CorkedProtocol
+from ormock.server.http_protocol import http_protocol
 from ormock.server.threaded import ThreadedServer, bound_socket
 
-__all__ = ["OrmockServer"]
+__all__ = ["CORK_ENV", "OrmockServer"]
+
+# the environment variable that turns the cork off where no ``cork`` is given (``0``): the suite
+# runs its tests of what the server writes once without it (``make test``)
+CORK_ENV = "ORMOCK_HTTP_CORK"
+_CORK_VALUES = {"1": True, "true": True, "yes": True, "on": True,
+                "0": False, "false": False, "no": False, "off": False}
 
 
 def best_loop() -> str:
@@ -30,13 +37,29 @@ def best_loop() -> str:
     return "uvloop"
 
 
-def uvicorn_config(app: Any, *, log_level: str, access_log: bool, **where: Any) -> uvicorn.Config:
-    """How ``OrmockServer`` and ``ormock serve`` run under uvicorn: its HTTP protocol writing a
-    response's head with its first body bytes (``ormock.server.http_protocol``). Proxy headers are
-    never read (whatever ``FORWARDED_ALLOW_IPS`` says): an ``X-Forwarded-For: 127.0.0.1`` must
-    not pass a remote client off as loopback to the admin API."""
+def cork_from_environment() -> bool:
+    """``ORMOCK_HTTP_CORK``: on when unset or empty; ``0``/``false``/``no``/``off`` turn it
+    off."""
+    value = os.environ.get(CORK_ENV, "").strip().lower()
+    if not value:
+        return True
+    if value not in _CORK_VALUES:
+        raise ValueError(f"{CORK_ENV}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
+    return _CORK_VALUES[value]
+
+
+def uvicorn_config(app: Any, *, log_level: str, access_log: bool, cork: bool | None = None,
+                   **where: Any) -> uvicorn.Config:
+    """How ``OrmockServer`` and ``ormock serve`` run under uvicorn: ormock's HTTP protocol
+    (``ormock.server.http_protocol``), which notes each connection for the faults that close or
+    reset it, and with ``cork`` (by default, or as ``ORMOCK_HTTP_CORK`` says when None) writes
+    a response's head with its first body bytes. Proxy headers are never read (whatever
+    ``FORWARDED_ALLOW_IPS`` says): an ``X-Forwarded-For: 127.0.0.1`` must not pass a remote
+    client off as loopback to the admin API."""
+    corked = cork_from_environment() if cork is None else cork
     return uvicorn.Config(app, log_level=log_level, access_log=access_log, loop=best_loop(),
-                          http=CorkedProtocol, lifespan="off", proxy_headers=False, **where)
+                          http=http_protocol(corked), lifespan="off", proxy_headers=False,
+                          **where)
 
 
 def _stopping_tells(server: Any, stopping: Callable[[], None]) -> Any:
@@ -65,6 +88,8 @@ class OrmockServer(ThreadedServer):
     page's ``Origin`` of any other name is refused: ``ormock.server.perimeter``).
     ``store="sqlite:PATH"`` keeps stored responses in that file across restarts (each namespace
     its own keys); the default, ``"memory"``, forgets them when the server stops.
+    ``cork=False``: uvicorn's plain writes instead of a response's head joined to its first
+    body bytes (the bytes are the same; None: as ``ORMOCK_HTTP_CORK`` says, on when unset).
     """
 
     def __init__(
@@ -81,6 +106,7 @@ class OrmockServer(ThreadedServer):
         plugins: Sequence[str] = (),
         log_level: str = "warning",
         access_log: bool = False,
+        cork: bool | None = None,
         **options: Any,
     ) -> None:
         parts = assemble(settings=settings, scenarios=scenarios, api_key=api_key,
@@ -91,7 +117,8 @@ class OrmockServer(ThreadedServer):
         self.host = host
         self.port: int = self._socket.getsockname()[1]
         self._config = uvicorn_config(self.app, log_level=log_level, access_log=access_log,
-                                      host=host, port=self.port, timeout_graceful_shutdown=1)
+                                      cork=cork, host=host, port=self.port,
+                                      timeout_graceful_shutdown=1)
         self._server = _stopping_tells(uvicorn.Server(self._config), self.namespaces.feed.close)
 
     def engine(self, namespace: str = "") -> Engine:
