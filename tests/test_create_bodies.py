@@ -8,14 +8,8 @@ import json
 import httpx
 
 from ormock import OrmockServer
-from ormock.protocol.request import parse_request
 from ormock.server import create_bodies
 from ormock.server.create_bodies import ParsedBodies
-
-
-def _kept(bodies: ParsedBodies, raw: bytes) -> None:
-    body = json.loads(raw)
-    bodies.keep(raw, body, parse_request(body))
 
 
 def _raw(text: str) -> bytes:
@@ -26,7 +20,7 @@ def test_the_oldest_go_past_the_count() -> None:
     bodies = ParsedBodies()
     raws = [_raw(f"hi {n}") for n in range(create_bodies.KEPT + 10)]
     for raw in raws:
-        _kept(bodies, raw)
+        bodies.read(raw)
     assert list(bodies) == raws[10:]
     assert bodies.size == sum(map(len, raws[10:]))
 
@@ -35,7 +29,7 @@ def test_the_oldest_go_past_the_bytes() -> None:
     bodies = ParsedBodies()
     raws = [_raw(f"{n:03d}" + "x" * 40_000) for n in range(40)]  # ~40 KB each: 26 fit in 1 MiB
     for raw in raws:
-        _kept(bodies, raw)
+        bodies.read(raw)
         assert bodies.size <= create_bodies.BYTES
         assert bodies.size == sum(map(len, bodies))
     assert list(bodies) == raws[-len(bodies):]
@@ -44,11 +38,11 @@ def test_the_oldest_go_past_the_bytes() -> None:
 
 def test_a_body_past_its_cap_or_kept_already_is_not_counted() -> None:
     bodies = ParsedBodies()
-    _kept(bodies, _raw("y" * create_bodies.BODY))
+    bodies.read(_raw("y" * create_bodies.BODY))
     assert not bodies and bodies.size == 0
     raw = _raw("hi")
-    _kept(bodies, raw)
-    _kept(bodies, raw)
+    bodies.read(raw)
+    bodies.read(raw)
     assert list(bodies) == [raw] and bodies.size == len(raw)
 
 
@@ -62,3 +56,14 @@ def test_a_remembered_body_is_answered_as_a_new_one() -> None:
         assert one["output"][0]["content"] == two["output"][0]["content"]
         assert one["id"] != two["id"]
         assert len(server.engine().journal) == 2
+
+
+def test_a_read_body_is_the_one_kept_and_an_invalid_one_is_not_kept() -> None:
+    bodies = ParsedBodies()
+    raw = _raw("hi")
+    body, request = bodies.read(raw)
+    assert request is not None and request.body is body
+    assert bodies.read(raw) == (body, request) and bodies.read(raw)[1] is request
+    invalid = json.dumps({"input": "hi"}).encode()  # no model
+    assert bodies.read(invalid) == ({"input": "hi"}, None)
+    assert list(bodies) == [raw]

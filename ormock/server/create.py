@@ -6,8 +6,6 @@ front (``ormock.server.front``) is its one way in.
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.responses import Response
 
 from ormock.engine.core import Engine
@@ -17,12 +15,10 @@ from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import at_once_messages, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.reply import Reply
-from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.server.asgi import Now, Receive, Scope, Send
 from ormock.server.background import answer_background
 from ormock.server.body import (
     body_again,
-    decode_json,
     json_only,
     json_request,
     more_body,
@@ -84,7 +80,7 @@ class CreateEndpoint:
         self.creates = Creates(namespaces)
         self.max_body = max_body
         self.replay: ReplayRoute | None = None  # routed to when a cassette loaded meanwhile
-        self._read = ParsedBodies()  # valid bodies decoded and checked (``_parse``)
+        self._read = ParsedBodies()  # bodies decoded and checked, the valid ones kept
 
     async def answer(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
                      name: str, found: Engine | None) -> None:
@@ -100,7 +96,7 @@ class CreateEndpoint:
             raw = whole_body(message, self.max_body)
             if raw is None:
                 raw = await more_body(receive, message, self.max_body)
-            body, request = self._read.get(raw) or self._parse(raw)
+            body, request = self._read.read(raw)
         except OpenResponsesError as error:
             await send_error(send, creates.refused(name, engine, error))
             return
@@ -195,15 +191,3 @@ class CreateEndpoint:
         """A JSON body, read with the size limit (415 for another media type)."""
         json_only(headers)
         return await read_body(receive, headers.get("content-length", ""), self.max_body)
-
-    def _parse(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:
-        """Decode and check a body; a valid one is remembered by its bytes, so that a repeated
-        request is not decoded and checked again. An invalid one is left to the engine, which
-        journals it with its error."""
-        body = decode_json(raw)
-        try:
-            request = parse_request(body)
-        except OpenResponsesError:
-            return body, None
-        self._read.keep(raw, body, request)
-        return body, request

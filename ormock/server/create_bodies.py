@@ -9,7 +9,9 @@ from operator import itemgetter
 from typing import Any
 
 from ormock.engine.bounded import Bounded
-from ormock.protocol.request import ResponseRequest
+from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.request import ResponseRequest, parse_request
+from ormock.server.body import decode_json
 
 __all__ = ["ParsedBodies"]
 
@@ -26,14 +28,22 @@ class ParsedBodies:
         self._kept: Bounded[bytes, tuple[Any, ResponseRequest, int]] = Bounded(
             KEPT, BYTES, itemgetter(2))
 
-    def get(self, raw: bytes) -> tuple[Any, ResponseRequest] | None:
+    def read(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:
+        """A body decoded (``decode_json``: its 400 raised) and checked (``parse_request``):
+        as kept when it came before, else read now and kept when valid. An invalid one's
+        request is None: it is left to the engine, which journals it with its error."""
         found = self._kept.peek(raw)
-        return None if found is None else (found[0], found[1])
-
-    def keep(self, raw: bytes, body: Any, request: ResponseRequest) -> None:
+        if found is not None:
+            return found[0], found[1]
+        body = decode_json(raw)
+        try:
+            request = parse_request(body)
+        except OpenResponsesError:
+            return body, None
         size = len(raw)
-        if size <= BODY and raw not in self._kept:
+        if size <= BODY:
             self._kept[raw] = (body, request, size)
+        return body, request
 
     def __len__(self) -> int:
         return len(self._kept)
