@@ -282,9 +282,10 @@ def _text_pairs(headers: Mapping[str, str]) -> int:
 
 
 def counted(entry: JournalEntry) -> int:
-    """The size a journal counts ``entry`` at: its ``entry_size`` when first counted, or when
-    ``Journal.recount`` counted it again; what joined the journal's bytes with it is what leaves
-    them with it."""
+    """The size a journal counts ``entry`` at: its ``request_size`` when it joined
+    (``Journal.append``), its ``entry_size`` once ``Journal.recount`` counted its answer (or
+    when first counted elsewhere); what joined the journal's bytes with it is what leaves them
+    with it."""
     size: int | None = entry.__dict__.get(_COUNTED)
     if size is None:
         size = entry.__dict__[_COUNTED] = entry_size(entry)
@@ -292,9 +293,10 @@ def counted(entry: JournalEntry) -> int:
 
 
 class Journal(Capped[JournalEntry]):
-    """An engine's journal: capped (``Capped``, each entry counted as ``entry_size`` when it
-    joins, and again once its answer is in it: ``recount``); each entry appended is given its
-    id and namespace by ``joined``, and ``added`` tells the server's feed once it is in."""
+    """An engine's journal: capped (``Capped``, each entry counted as its ``request_size``
+    when it joins, and as its whole ``entry_size`` once its answer is in it: ``recount``);
+    each entry appended is given its id and namespace by ``joined``, and ``added`` tells the
+    server's feed once it is in."""
 
     def __init__(self, limit: int, max_bytes: int, joined: Callable[[JournalEntry], None],
                  added: Callable[[JournalEntry], None]) -> None:
@@ -303,7 +305,9 @@ class Journal(Capped[JournalEntry]):
 
     def append(self, item: JournalEntry) -> None:
         self.joined(item)  # its id and namespace, before anyone can see it
-        size = item.__dict__[_COUNTED] = entry_size(item)  # counted afresh in this journal
+        # counted afresh in this journal, its request only: its answer is counted by
+        # ``recount``, once it is made
+        size = item.__dict__[_COUNTED] = request_size(item)
         list.append(self, item)  # ``Capped.append``'s steps, written out: every request appends
         self.bytes += size
         if len(self) > self.limit or self.bytes > self.max_bytes:
@@ -314,8 +318,12 @@ class Journal(Capped[JournalEntry]):
         """Count ``entry`` again now that its answer is in it: the journal's bytes follow (past
         its cap the oldest go); nothing for an entry it no longer holds."""
         before = entry.__dict__.get(_COUNTED)
-        # by identity (two requests may be equal in every field), from the newest
-        if before is None or not any(found is entry for found in reversed(self)):
+        if before is None:
+            return
+        for found in reversed(self):  # by identity (two requests may be equal in every
+            if found is entry:  # field), from the newest
+                break
+        else:
             return
         size = entry.__dict__[_COUNTED] = entry_size(entry)
         self.bytes += size - before
