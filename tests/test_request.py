@@ -351,6 +351,12 @@ def test_a_parsed_request_is_the_one_its_init_makes() -> None:
     {"model": "m", "input": "hi there, you"},
     {"model": "m", "input": [{"role": "user", "content": "hi there"}], "tools": [WEATHER]},
     {"model": "m", "tools": [WEATHER, {"type": "web_search"}]},
+    {"model": "m", "input": "look it up", "tools": [{"type": "web_search"}]},
+    {"model": "m", "input": "hi", "tool_choice": "none"},
+    {"model": "m", "input": "hi", "tools": [WEATHER], "tool_choice": {
+        "type": "function", "name": "get_weather"}},
+    {"model": "m", "input": [{"type": "additional_tools", "tools": [WEATHER]},
+                             {"role": "user", "content": "hi"}]},
 ])
 def test_the_values_made_at_parse_time_are_those_made_on_a_first_read(
         body: dict[str, Any]) -> None:
@@ -358,3 +364,5 @@ def test_the_values_made_at_parse_time_are_those_made_on_a_first_read(
     made = ResponseRequest(body, "m", parsed.input, False, None, parsed.tools, parsed.echo, {})
     assert (parsed.function_tools, parsed.input_tokens) == (made.function_tools,
                                                            made.input_tokens)
+    assert (parsed.offered_tools, parsed.beyond_spec) == (made.offered_tools,
+                                                         made.beyond_spec)

@@ -257,6 +257,11 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     made["function_tools"] = _function_tools(tools)
     if given.__class__ is str:
         made["input_tokens"] = count_tokens(given)
+        # a text input is one message: it offers no tools of its own, and with no tools and no
+        # ``tool_choice`` nothing the request holds is beyond the spec
+        made["offered_tools"] = tools
+        if not tools and tool_choice is None:
+            made["beyond_spec"] = []
     return request
 
 
