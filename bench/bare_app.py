@@ -11,7 +11,8 @@ engine, in this process), cuts the SSE body into events, and serves ``POST /v1/r
 uvicorn runs it exactly as ``ormock serve`` runs ormock: the same event loop (uvloop when
 installed), the same HTTP parser (httptools when installed), access log off, log level warning.
 
-    python bench/bare_app.py --port 8790 [--case short|scenario|long-text] [--writes event|one]
+    python bench/bare_app.py --port 8790 [--case short|scenario|fixed|long-text]
+        [--writes event|one]
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8790)
-    parser.add_argument("--case", choices=("short", "scenario", "long-text"), default="short")
+    parser.add_argument("--case", choices=("short", "scenario", "fixed", "long-text"),
+                        default="short")
     parser.add_argument("--writes", choices=("event", "one"), default="event",
                         help="event: one write per SSE event; one: the whole stream in one write")
     args = parser.parse_args(argv)

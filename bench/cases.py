@@ -30,10 +30,11 @@ SCENARIO_MODEL = "ormock:text"
 
 
 def request_body(case: str, stream: bool, unique: int | None = None) -> Json:
-    """The request body for a case (``short`` or ``long-text``: the same request; the
-    ``long-text`` server has the 1,000-word scenario loaded; ``scenario``: the same request with
-    ``model: ormock:text``). ``unique``: a request whose input differs from every other one
-    (``hi 17``), so nothing can be reused from an earlier reply."""
+    """The request body for a case (``short``, ``long-text`` or ``fixed``: the same request; the
+    ``long-text`` server has the 1,000-word scenario loaded, the ``fixed`` one the fixed-text
+    scenario; ``scenario``: the same request with ``model: ormock:text``). ``unique``: a request
+    whose input differs from every other one (``hi 17``), so nothing can be reused from an
+    earlier reply."""
     body = {**SHORT_BODY, "stream": True} if stream else dict(SHORT_BODY)
     if case == "scenario":
         body["model"] = SCENARIO_MODEL
@@ -51,6 +52,20 @@ def long_text() -> str:
     return " ".join(faker.words(LONG_DELTAS))
 
 
+# The fixed-text scenario's one reply (the ``fixed`` case: ``ormock serve --scenario FILE``), the
+# same text for every request, as a peer serves its one canned answer
+FIXED_TEXT = "Hello! This is the benchmark's fixed reply, the same text for every request."
+
+
+def fixed_scenario() -> Json:
+    """A scenario answering every request with the one message ``FIXED_TEXT``."""
+    return {
+        "name": "bench-fixed",
+        "description": "Every request: one assistant message of a fixed text.",
+        "steps": [{"times": "forever", "reply": {"items": [{"message": FIXED_TEXT}]}}],
+    }
+
+
 def long_scenario() -> Json:
     """A scenario answering every request with one message of 1,000 words."""
     return {
@@ -60,11 +75,15 @@ def long_scenario() -> Json:
     }
 
 
-def write_long_scenario(path: Path) -> Path:
-    """The scenario as a YAML file, for ``ormock serve --scenario PATH``."""
+SCENARIOS = {"long-text": long_scenario, "fixed": fixed_scenario}  # a case's loaded scenario
+
+
+def write_scenario(case: str, path: Path) -> Path:
+    """The scenario of ``case`` (``long-text``, ``fixed``) as a YAML file, for ``ormock serve
+    --scenario PATH``."""
     import yaml
 
-    path.write_text(yaml.safe_dump(long_scenario(), sort_keys=False, width=1_000_000))
+    path.write_text(yaml.safe_dump(SCENARIOS[case](), sort_keys=False, width=1_000_000))
     return path
 
 
@@ -74,8 +93,8 @@ def capture(case: str, stream: bool) -> bytes:
     from ormock.protocol.reply import Reply
 
     engine = Engine(seed=SEED)
-    if case == "long-text":
-        engine.use(long_scenario())
+    if case in SCENARIOS:
+        engine.use(SCENARIOS[case]())
     reply = engine.respond(request_body(case, stream), {"content-type": "application/json"})
     if not isinstance(reply, Reply):
         raise SystemExit(f"bench: ormock answered the {case} request with {reply!r}")

@@ -42,13 +42,17 @@ HOST = "127.0.0.1"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FLAT_MIB = 4.0  # "memory flat": the server's RSS grows by no more than this over a case
 
-# Targets (issue 12), as ratios to the bare app (JSON: to the bare JSON reply); "latency":
-# ormock's p50 over the bare app's, at most. By (kind, unique inputs, scenario-served).
-TARGETS: dict[tuple[str, bool, bool], float] = {
-    ("stream", False, False): 1.5, ("stream", True, False): 1.5, ("stream", True, True): 1.5,
-    ("json", False, False): 0.8, ("json", True, False): 0.6, ("json", True, True): 0.8,
-    ("long-text", False, False): 5.0, ("latency", True, True): 1.0,
+# Targets (issues 12 and 29), as ratios to the bare app (JSON: to the bare JSON reply);
+# "latency": ormock's p50 over the bare app's, at most. By (kind, unique inputs, body case).
+TARGETS: dict[tuple[str, bool, str], float] = {
+    ("stream", False, "short"): 1.5, ("stream", True, "short"): 1.5,
+    ("stream", True, "scenario"): 1.5, ("stream", True, "fixed"): 1.5,
+    ("json", False, "short"): 0.8, ("json", True, "short"): 0.6,
+    ("json", True, "scenario"): 0.8, ("json", True, "fixed"): 0.55,
+    ("long-text", False, "long-text"): 5.0, ("latency", True, "scenario"): 1.0,
 }
+# how a report names where a case's reply comes from
+SOURCES = {"scenario": ", from the text scenario", "fixed": ", from a fixed-text scenario"}
 
 
 @dataclass(frozen=True)
@@ -57,27 +61,29 @@ class Server:
 
     key: str
     label: str
-    argv: tuple[str, ...]  # {port}: the port; {scenario}: the 1,000-word scenario file
+    argv: tuple[str, ...]  # {port}: the port; {long-text}, {fixed}: those cases' scenario files
 
-    def command(self, port: int, scenario: Path) -> list[str]:
-        return [a.replace("{port}", str(port)).replace("{scenario}", str(scenario))
-                for a in self.argv]
+    def command(self, port: int, scenarios: dict[str, Path]) -> list[str]:
+        out = []
+        for arg in self.argv:
+            arg = arg.replace("{port}", str(port))
+            for case, path in scenarios.items():
+                arg = arg.replace("{" + case + "}", str(path))
+            out.append(arg)
+        return out
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
     server: str
-    body_case: str  # short | scenario (model: ormock:text) | long-text
+    body_case: str  # short | scenario (model: ormock:text) | fixed | long-text
     stream: bool
     reference: str | None  # the case whose req/s the ratio divides by (None: the reference)
     kind: str  # ref | stream | json | long-text | latency: which target applies
     unique: bool = False  # every request has its own input (hi 1-1, hi 1-2, ...)
     connections: int | None = None  # wrk's, when not --connections (1: sequential requests)
 
-    @property
-    def scenario(self) -> bool:
-        return self.body_case == "scenario"
 
 
 PY = sys.executable
@@ -92,9 +98,14 @@ SERVERS = {
                (PY, str(BENCH / "bare_app.py"), "--port", "{port}", "--writes", "one")),
         Server("ormock-long", "ormock serve --scenario (1,000-word message)",
                (PY, "-m", "ormock", "serve", "--host", HOST, "--port", "{port}", "--seed", "0",
-                "--scenario", "{scenario}")),
+                "--scenario", "{long-text}")),
         Server("bare-scenario", "bare, the text scenario's bytes, one write per event",
                (PY, str(BENCH / "bare_app.py"), "--port", "{port}", "--case", "scenario")),
+        Server("ormock-fixed", "ormock serve --scenario (a fixed text)",
+               (PY, "-m", "ormock", "serve", "--host", HOST, "--port", "{port}", "--seed", "0",
+                "--scenario", "{fixed}")),
+        Server("bare-fixed", "bare, the fixed-text scenario's bytes, one write per event",
+               (PY, str(BENCH / "bare_app.py"), "--port", "{port}", "--case", "fixed")),
         Server("bare-long-text", "bare, 1,000-word stream, one write per event",
                (PY, str(BENCH / "bare_app.py"), "--port", "{port}", "--case", "long-text")),
         Server("bare-long-text-one", "bare, 1,000-word stream in one write",
@@ -122,6 +133,12 @@ CASES = [
     Case("bare scenario JSON", "bare-scenario", "scenario", False, None, "ref"),
     Case("ormock scenario JSON, unique inputs", "ormock", "scenario", False,
          "bare scenario JSON", "json", unique=True),
+    Case("bare fixed streamed (1 write/event)", "bare-fixed", "fixed", True, None, "ref"),
+    Case("ormock fixed streamed, unique inputs", "ormock-fixed", "fixed", True,
+         "bare fixed streamed (1 write/event)", "stream", unique=True),
+    Case("bare fixed JSON", "bare-fixed", "fixed", False, None, "ref"),
+    Case("ormock fixed JSON, unique inputs", "ormock-fixed", "fixed", False,
+         "bare fixed JSON", "json", unique=True),
     Case("bare scenario streamed, sequential", "bare-scenario", "scenario", True, None, "ref",
          connections=1),
     Case("ormock scenario streamed, sequential, unique inputs", "ormock", "scenario", True,
@@ -174,11 +191,12 @@ class Running:
 def start(server: Server, logdir: Path) -> Running:
     port = free_port()
     log = logdir / f"{server.key}.log"
-    scenario = logdir / "bench-1000-deltas.yaml"
-    if not scenario.exists():
-        cases.write_long_scenario(scenario)
+    scenarios = {case: logdir / f"bench-{case}.yaml" for case in cases.SCENARIOS}
+    for case, path in scenarios.items():
+        if not path.exists():
+            cases.write_scenario(case, path)
     with log.open("wb") as out:
-        proc = subprocess.Popen(server.command(port, scenario), stdout=out,
+        proc = subprocess.Popen(server.command(port, scenarios), stdout=out,
                                 stderr=subprocess.STDOUT, cwd=BENCH.parent)
     return Running(server, port, proc, log)
 
@@ -414,14 +432,14 @@ def verdicts(results: list[Result]) -> list[str]:
               "long-text": "1,000-delta streams", "latency": "sequential streamed p50 latency"}
     for r in results:
         case = r.case
-        target = TARGETS.get((case.kind, case.unique, case.scenario))
+        target = TARGETS.get((case.kind, case.unique, case.body_case))
         ratio = ratio_of(r, by_name)
         if target is None or ratio is None:
             continue
         op = "≤" if case.kind == "latency" else "≥"
         met = ratio <= target if op == "≤" else ratio >= target
         cpu_ratio = ratio_of(r, by_name, cpu=True) or 0.0
-        label = labels[case.kind] + (", from the text scenario" if case.scenario else "") \
+        label = labels[case.kind] + SOURCES.get(case.body_case, "") \
             + (", unique inputs" if case.unique else "")
         out.append(f"- {label}: {ratio:.2f}x (CPU ratio {cpu_ratio:.2f}x), "
                    f"target {op} {target}x: **{'met' if met else 'MISSED'}**")
@@ -471,12 +489,13 @@ def environment(args: argparse.Namespace) -> str:
 
 # --- where the time goes --------------------------------------------------------------------
 
-INPROCESS_CASE = {("stream", False, False): "short-stream", ("json", False, False): "short-json",
-                  ("stream", True, False): "short-stream-unique",
-                  ("json", True, False): "short-json-unique",
-                  ("stream", True, True): "scenario-stream-unique",
-                  ("json", True, True): "scenario-json-unique",
-                  ("long-text", False, False): "long-text"}
+INPROCESS_CASE = {("stream", False, "short"): "short-stream",
+                  ("json", False, "short"): "short-json",
+                  ("stream", True, "short"): "short-stream-unique",
+                  ("json", True, "short"): "short-json-unique",
+                  ("stream", True, "scenario"): "scenario-stream-unique",
+                  ("json", True, "scenario"): "scenario-json-unique",
+                  ("long-text", False, "long-text"): "long-text"}
 
 
 def inprocess(budget: float) -> dict[str, dict[str, float]]:
@@ -498,7 +517,7 @@ def breakdown(results: list[Result], costs: dict[str, dict[str, float]]) -> str:
         "|---|--:|--:|--:|",
     ]
     for r in results:
-        cost = costs.get(INPROCESS_CASE.get((r.case.kind, r.case.unique, r.case.scenario), ""))
+        cost = costs.get(INPROCESS_CASE.get((r.case.kind, r.case.unique, r.case.body_case), ""))
         reference = by_name.get(r.case.reference or "")
         if cost is None or reference is None:
             continue
