@@ -110,7 +110,8 @@ def _conversation(server: OrmockServer) -> list[bytes]:
     with sock, stream:
         talk.say(sock, stream, _post(plain))
         talk.say(sock, stream, _post({**plain, "stream": True}))
-        talk.say(sock, stream, _post(plain))  # repeated: the stream cache's
+        talk.say(sock, stream, _post(plain))  # repeated: kept by the stream cache
+        talk.say(sock, stream, _post(plain))  # again: the stream cache's
         talk.say(sock, stream, _post({"model": "ormock:text", "input": "a scenario's"}))
         talk.say(sock, stream, _post({"model": "ormock:text", "input": "b", "stream": True}))
         talk.say(sock, stream, _post(b"{not json"))
@@ -184,13 +185,13 @@ def test_the_corked_protocol_writes_the_plain_protocols_bytes(
         assert one == other, f"response {index} differs"
     assert corked_journal == plain_journal
     statuses = [int(r.split(b" ", 2)[1]) if r.startswith(b"HTTP/") else r for r in corked]
-    assert statuses == [200, 200, 200, 200, 200, 400, 415, 400, 400, 200, 200, 200, 200, 200,
-                        404, 200, 200, 200, 429, 200, 200, 200, 200, 200, 200, 200, 100, 200,
-                        200, b"", 200, b"", b"reset"]
-    assert b"x-request-id: my-own-id\r\n" in corked[9]
-    assert b"x-idempotent-replayed: true\r\n" in corked[12]
-    assert b"connection: close\r\n" in corked[28] and b"connection: close\r\n" in corked[30]
-    assert b"transfer-encoding: chunked\r\n" in corked[16]  # paced: its events one by one
+    assert statuses == [200, 200, 200, 200, 200, 200, 400, 415, 400, 400, 200, 200, 200, 200,
+                        200, 404, 200, 200, 200, 429, 200, 200, 200, 200, 200, 200, 200, 100,
+                        200, 200, b"", 200, b"", b"reset"]
+    assert b"x-request-id: my-own-id\r\n" in corked[10]
+    assert b"x-idempotent-replayed: true\r\n" in corked[13]
+    assert b"connection: close\r\n" in corked[29] and b"connection: close\r\n" in corked[31]
+    assert b"transfer-encoding: chunked\r\n" in corked[17]  # paced: its events one by one
 
 
 def test_a_client_that_leaves_before_its_body_is_in_leaves_nothing() -> None:

@@ -32,7 +32,7 @@ def test_the_stored_entry_is_its_to_dict() -> None:
     engine = Engine()
     sink = SharedJournal(MemoryBackend())
     entries = []
-    for stream in (True, True, False, False):  # each content built, then from the cache
+    for stream in (True,) * 3 + (False,) * 3:  # each content built twice, then from the cache
         reply, entry = engine.answer({"model": "gpt-5", "input": "Hi there.", "stream": stream},
                                      {}, transport="http")
         written = at_once(render(reply, "sse" if stream else "json"))
@@ -45,10 +45,10 @@ def test_the_stored_entry_is_its_to_dict() -> None:
     error.status, error.error = 400, {"message": "no", "type": "invalid_request_error"}
     sink.publish(error)
     stored = sink.read(10)
-    assert len(stored) == 5
+    assert len(stored) == 7
     assert stored == [json.loads(json.dumps(e.to_dict())) for e in [*entries, error]]
-    assert entries[1].sent is not None and entries[1].events  # a reply that sent events
-    assert stored[1]["events"] == entries[1].events
+    assert entries[2].sent is not None and entries[2].events  # a reply that sent events
+    assert stored[2]["events"] == entries[2].events
 
 
 # -- the compact form: what it reads back is the entry's ``to_dict``, for any entry -------------

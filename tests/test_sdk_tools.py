@@ -313,11 +313,11 @@ def test_the_shortcut_builds_send_what_a_full_build_sends(fast: OrmockServer,
     from the stream cache (``engine/building.py`` ``fresh``, ``issue``): the same items."""
     with httpx.Client(base_url=fast.base_url, timeout=10) as http:
         answers = []
-        for _ in range(2):  # a new content, then its repeat
+        for _ in range(3):  # a new content, its repeat (kept), then from the stream cache
             plain = http.post("/responses", json=request_of(name)).json()
             raw = http.post("/responses", json={**request_of(name), "stream": True}).content
             report = check_stream(raw, profile=STRICT)
             assert report.ok, [str(v) for v in report.violations]
             assert content(report.response["output"]) == content(plain["output"])  # type: ignore
             answers.append(content(plain["output"]))
-    assert answers[0] == answers[1]
+    assert answers[0] == answers[1] == answers[2]

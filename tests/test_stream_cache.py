@@ -1,4 +1,5 @@
-"""The stream cache: a repeated content is issued from its first build, byte for byte."""
+"""The stream cache: a repeated content is issued from its second build, byte for byte (its
+first is only noted: most contents come once)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 
 from ormock import OrmockServer, check_stream
+from ormock.engine.cache import StreamCache, StreamTemplate
 from ormock.engine.compiled import echo_key
 from ormock.engine.core import Engine
 from ormock.protocol.reply import Reply
@@ -17,7 +19,8 @@ TOOLS = [{"type": "function", "name": "get_weather",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
 REQUESTS: list[dict[str, Any]] = [
     {"model": "m", "input": "hello", "stream": True},
-    {"model": "m", "input": "hello", "stream": True},  # a repeat: from the cache
+    {"model": "m", "input": "hello", "stream": True},  # a repeat: built, and kept
+    {"model": "m", "input": "hello", "stream": True},  # from the cache
     {"model": "m", "input": "hello"},  # the same content, as JSON
     {"model": "m", "input": "Weather in Oslo?", "tools": TOOLS},
     {"model": "m", "input": "Weather in Oslo?", "tools": TOOLS, "stream": True},
@@ -41,16 +44,16 @@ def test_cached_replies_are_byte_for_byte_fresh_builds() -> None:
         served = [raw.post("/responses", json=body).content for body in REQUESTS]
         journal = server.engine().journal
     assert served == _fresh_bytes()
-    assert journal[1].events == journal[0].events  # the summary of a cached reply
-    assert journal[1].response_id != journal[0].response_id
-    assert journal[4].output_ids and journal[4].output_ids != journal[3].output_ids
-    for body in served[:2]:
+    assert journal[2].events == journal[0].events  # the summary of a cached reply
+    assert len({entry.response_id for entry in journal[:3]}) == 3
+    assert journal[5].output_ids and journal[5].output_ids != journal[4].output_ids
+    for body in served[:3]:
         assert check_stream(body).ok
 
 
 def test_a_cached_reply_can_be_continued() -> None:
     with OrmockServer() as server, httpx.Client(base_url=server.base_url) as raw:
-        for _ in range(2):
+        for _ in range(3):  # the third from the cache
             first = raw.post("/responses", json={"model": "m", "input": "Weather in Rome?",
                                                  "tools": TOOLS}).json()
         call = first["output"][0]
@@ -66,11 +69,52 @@ def test_a_cached_reply_can_be_continued() -> None:
 def test_a_cached_stream_stores_its_own_response() -> None:
     body = {"model": "m", "input": "stream me", "stream": True}
     with OrmockServer() as server, httpx.Client(base_url=server.base_url) as raw:
-        raw.post("/responses", json=body)
+        for _ in range(2):  # the third from the cache
+            raw.post("/responses", json=body)
         again = check_stream(raw.post("/responses", json=body).content).response
         assert again is not None
         stored = raw.get(f"/responses/{again['id']}").json()
         assert stored == again
+
+
+
+def test_a_content_is_kept_from_its_second_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A content's first reply only notes it, its second is kept, its third is issued from the
+    cache: the three the same bytes under their own ids as full builds give."""
+    issued = []
+    issue = StreamTemplate.issue
+
+    def counted(self: StreamTemplate, *args: Any) -> Any:
+        issued.append(self)
+        return issue(self, *args)
+
+    monkeypatch.setattr(StreamTemplate, "issue", counted)
+    for stream in (False, True):
+        issued.clear()
+        engine, built = Engine(seed=4), Engine(seed=4)
+        body = {"model": "m", "input": "twice or more", "stream": stream}
+        kept = []
+        for _ in range(3):
+            reply, _ = engine.answer(body, {}, transport="http")
+            kept.append(len(engine.cache))
+            full = built.respond(body, {})
+            assert isinstance(reply, Reply) and isinstance(full, Reply)
+            assert reply.body == (full.sse_body() if stream else full.json_body())
+        assert kept == [0, 1, 1]
+        assert len(issued) == 1  # the third reply only
+
+
+def test_the_contents_seen_once_are_bounded() -> None:
+    """The first sightings noted are at most the cache's size, the oldest forgotten first; a
+    second sighting is told once, and the content noted no more."""
+    cache = StreamCache(size=2)
+    assert [cache.again(key) for key in ("a", "b", "c")] == [False, False, False]
+    assert len(cache._seen) == 2
+    assert cache.again("a") is False  # forgotten: a first sighting again
+    assert cache.again("c") is True and "c" not in cache._seen
+    assert cache.again("c") is False
+    cache.clear()
+    assert len(cache._seen) == 0
 
 
 USAGE_SCENARIO = """\
@@ -99,7 +143,8 @@ NEW_JSON: list[dict[str, Any]] = [
     {"model": "m", "input": [{"role": "user", "content": "a"},
                              {"role": "assistant", "content": "b"}]},  # not the user's last
     {"model": "m", "input": []},  # no input at all
-    {"model": "m", "input": "plain"},  # a repeat, from the cache
+    {"model": "m", "input": "plain"},  # a repeat, built and kept
+    {"model": "m", "input": "plain"},  # from the cache
 ]
 
 

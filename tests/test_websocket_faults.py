@@ -223,8 +223,9 @@ def test_faults_reach_the_openai_sdk_on_a_websocket(fake: tuple[Engine, str]) ->
 
 def test_a_repeated_websocket_turn_comes_from_the_stream_cache_byte_for_byte(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The second turn of a content is issued from the cache: the same frames a fresh build
-    gives (a namespace whose cache is emptied between the turns), under fresh ids."""
+    """The third turn of a content is issued from the cache (its second was kept): the same
+    frames a fresh build gives (a namespace whose cache is emptied between the turns), under
+    fresh ids."""
     from ormock.engine.cache import StreamTemplate
 
     issued = []
@@ -243,19 +244,19 @@ def test_a_repeated_websocket_turn_comes_from_the_stream_cache_byte_for_byte(
             engine = server.namespaces.serve(name)
             url = server.url.replace("http", "ws", 1) + f"/{name}/v1/responses"
             turns = []
-            for _ in range(2):
+            for _ in range(3):
                 turns.append(_frames(url, _create())[0])
                 if fresh:
                     engine.cache.clear()
-            assert len(engine.journal) == 2
-            assert _journaled(engine.journal[1]) == _types(_parsed(turns[1]))
-            assert engine.journal[1].response_id == json.loads(turns[1][-1])["response"]["id"]
+            assert len(engine.journal) == 3
+            assert _journaled(engine.journal[2]) == _types(_parsed(turns[2]))
+            assert engine.journal[2].response_id == json.loads(turns[2][-1])["response"]["id"]
             got.append(turns)
-            assert len(issued) == 1  # the first namespace's second turn only
+            assert len(issued) == 1  # the first namespace's third turn only
     assert got[0] == got[1]
-    assert got[0][0] != got[0][1]  # fresh ids
+    assert got[0][0] != got[0][1] != got[0][2]  # fresh ids
     assert [json.loads(t)["type"] for t in got[0][0]] == [json.loads(t)["type"]
-                                                          for t in got[0][1]]
+                                                          for t in got[0][2]]
 
 
 def test_chaos_that_draws_an_sse_only_fault_for_a_websocket_turn_skips_it(

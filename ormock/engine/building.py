@@ -5,7 +5,8 @@ cache), faults, keep.
 step here is a function of the engine and the ``Turn`` (``ormock.engine.turn``) that holds what
 the steps share. A reply the stream cache may answer (``ormock.engine.cache``: a transport, no
 fault, no pacing, no self-check, no literal events, no conversation) is looked up by
-``cache_key``; a fresh build of such a reply is remembered for the next one (``remember``).
+``cache_key``; a fresh build of such a reply is remembered for the next one (``fresh``,
+``remember``) once its content comes a second time (``StreamCache.again``).
 """
 
 from __future__ import annotations
@@ -289,7 +290,8 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
     build makes: a JSON reply from its terminal snapshot and the types of its events
     (``build_final``), a stream with its deltas framed from a template (``build_frames``);
     the same bytes, journal summary and ids, drawn in the same order, as a full build. Its
-    body is sent as it is, and kept by the store and the cache."""
+    body is sent as it is, and kept by the store, and by the cache when its content came
+    before (``StreamCache.again``)."""
     plan = plan_of(engine, turn)  # it draws no id: the response id is still the first
     tokens = input_tokens(turn.request, turn.context_tokens)
     stream = turn.request.stream
@@ -313,10 +315,11 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
         ends = final.get("completed_at") is not None
     entry = turn.entry
     entry.response_id, entry.response_status = response_id, status
-    engine.cache.put(key, StreamTemplate(
-        body=body, final=raw, prefixes=tuple(prefixes), ids=tuple(drawn),
-        created=created, completed=completed if ends else None, summary=summary,
-        status=status, store=store))
+    if engine.cache.again(key):  # kept from a content's second reply on
+        engine.cache.put(key, StreamTemplate(
+            body=body, final=raw, prefixes=tuple(prefixes), ids=tuple(drawn),
+            created=created, completed=completed if ends else None, summary=summary,
+            status=status, store=store))
     keep(engine, turn.selection, response_id, store,
          Stored(final, turn.request.input, turn.parent, raw=raw,
                 context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
@@ -392,9 +395,10 @@ def issue(engine: Engine, turn: Turn, template: StreamTemplate, created: int, co
 
 def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: RecordingIds,
              created: int, completed: int) -> tuple[Reply, bytes]:
-    """Keep the bytes of a reply for the next request of the same content; the reply with
-    those bytes (sent as they are) and its journal summary, and the final Response's JSON
-    (encoded once: the store keeps the same bytes)."""
+    """Keep the bytes of a reply for the next request of the same content (when it came
+    before: ``StreamCache.again``); the reply with those bytes (sent as they are) and its
+    journal summary, and the final Response's JSON (encoded once: the store keeps the same
+    bytes)."""
     final_raw: bytes | None = None
     if reply.socket:  # one text frame a line (JSON text holds no raw line break)
         body = b"\n".join(frame.data for frame in reply.wire())
@@ -408,17 +412,18 @@ def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: Recording
     reply = reply.issued(body, summarize(reply.events, None))
     if final_raw is None:
         final_raw = body if not reply.stream else encode_json(final).encode()
-    engine.cache.put(key, StreamTemplate(
-        body=body,
-        final=final_raw,
-        prefixes=tuple(ids.prefixes),
-        ids=tuple(ids.drawn),
-        created=created,
-        completed=completed if final.get("completed_at") is not None else None,
-        summary=reply.summary,
-        status=str(final.get("status")),
-        store=bool(final.get("store", True)),
-    ))
+    if engine.cache.again(key):  # kept from a content's second reply on
+        engine.cache.put(key, StreamTemplate(
+            body=body,
+            final=final_raw,
+            prefixes=tuple(ids.prefixes),
+            ids=tuple(ids.drawn),
+            created=created,
+            completed=completed if final.get("completed_at") is not None else None,
+            summary=reply.summary,
+            status=str(final.get("status")),
+            store=bool(final.get("store", True)),
+        ))
     return reply, final_raw
 
 

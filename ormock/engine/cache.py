@@ -8,7 +8,9 @@ engine's seeded factory, and its own timestamps: byte for byte what building it 
 give, without building it: the first reply's bytes are cut at its ids and timestamps into
 ``ByteTemplate``s (``ormock.engine.byte_template``, the one way a build's bytes are reused, as
 a compiled template's are) and filled with the new ones. Only unpaced replies with no fault to
-apply are kept, for streamed and JSON requests separately.
+apply are kept, for streamed and JSON requests separately, and only from a content's second
+reply on: most contents are asked once (every new input of a test suite), so the first sighting
+of one is only noted (``StreamCache.again``), and its second reply's bytes are kept.
 """
 
 from __future__ import annotations
@@ -149,16 +151,30 @@ def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bo
 
 class StreamCache:
     """Templates by content key, the least recently used dropped past ``size``; a hit is a
-    use. Shared by an engine's threads (a lock around the cache)."""
+    use. The keys of contents replied to once and not kept (``again``), at most ``size`` of
+    them too, the least recently noted dropped first. Shared by an engine's threads (a lock
+    around the cache)."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
         self._templates: Bounded[Any, StreamTemplate] = Bounded(size)
+        self._seen: Bounded[Any, None] = Bounded(size)
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> StreamTemplate | None:
         with self._lock:
             return self._templates.get(key)
+
+    def again(self, key: Any) -> bool:
+        """Whether a content missed by ``get`` was replied to before: its template is worth
+        keeping (``put``) now that it came twice. A first sighting is noted, and False."""
+        with self._lock:
+            seen = self._seen
+            if key in seen:
+                del seen[key]
+                return True
+            seen[key] = None
+            return False
 
     def put(self, key: Any, template: StreamTemplate) -> None:
         with self._lock:
@@ -167,6 +183,7 @@ class StreamCache:
     def clear(self) -> None:
         with self._lock:
             self._templates.clear()
+            self._seen.clear()
 
     def __len__(self) -> int:
         return len(self._templates)
