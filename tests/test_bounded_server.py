@@ -20,21 +20,20 @@ def _body(n: int) -> dict[str, Any]:
 
 
 def test_the_stream_cache_keeps_its_size_of_distinct_contents() -> None:
-    """Contents sent once are only noted, at most ``size`` of them; contents sent twice are
-    kept, at most ``size`` of them too."""
+    """Contents sent twice are kept, at most ``size`` of them; contents sent once are only
+    noted (a hash in a slot of a record of fixed size) and push no template out."""
     with OrmockServer(seed=1) as server, httpx.Client(base_url=server.base_url) as client:
         cache = server.engine().cache
-        for n in range(cache.size + 1):
-            assert client.post("/responses", json=_body(n)).status_code == 200
-        assert len(cache) == 0 and len(cache._seen) == cache.size
-        for n in range(1, cache.size + 1):  # each still noted: kept from its second reply
-            assert client.post("/responses", json=_body(n)).status_code == 200
-        assert len(cache) == cache.size and len(cache._seen) == 0
-        for _ in range(2):  # one more content kept: the oldest template goes
-            assert client.post("/responses", json=_body(0)).status_code == 200
+        slots = len(cache._seen)
+        for n in range(cache.size + 1):  # each kept from its second reply
+            for _ in range(2):
+                assert client.post("/responses", json=_body(n)).status_code == 200
         kept = len(cache)
-        again = client.post("/responses", json=_body(cache.size))  # kept: a hit adds none
-        assert again.status_code == 200
+        again = client.post("/responses", json=_body(cache.size))  # the newest: still kept
+        assert again.status_code == 200 and len(cache) == kept
+        for n in range(cache.size + 1, 2 * cache.size + 2):  # new contents, once each
+            assert client.post("/responses", json=_body(n)).status_code == 200
+        assert len(cache._seen) == slots
     assert kept == len(cache) == cache.size
 
 

@@ -104,17 +104,19 @@ def test_a_content_is_kept_from_its_second_reply(monkeypatch: pytest.MonkeyPatch
         assert len(issued) == 1  # the third reply only
 
 
-def test_the_contents_seen_once_are_bounded() -> None:
-    """The first sightings noted are at most the cache's size, the oldest forgotten first; a
-    second sighting is told once, and the content noted no more."""
-    cache = StreamCache(size=2)
-    assert [cache.again(key) for key in ("a", "b", "c")] == [False, False, False]
-    assert len(cache._seen) == 2
-    assert cache.again("a") is False  # forgotten: a first sighting again
-    assert cache.again("c") is True and "c" not in cache._seen
-    assert cache.again("c") is False
+def test_the_contents_seen_once_are_noted_in_a_record_of_fixed_size() -> None:
+    """A first sighting is noted by its key's hash in one slot, which a later content with the
+    same slot takes; a second sighting is told once, and the content noted no more."""
+    cache = StreamCache(size=2, seen=4)
+    assert [cache.again(key) for key in (1, 2, 3)] == [False, False, False]
+    assert cache.again(2) is True and cache.again(2) is False  # noted again, as a first
+    assert cache.again(6) is False  # 6 takes the slot of 2 (6 % 4 == 2)
+    assert cache.again(2) is False and cache.again(2) is True
+    assert cache.again(("a", 1)) is False and cache.again(("a", 1)) is True
+    assert len(cache._seen) == 4
+    cache.again(3)
     cache.clear()
-    assert len(cache._seen) == 0
+    assert cache.again(3) is False and len(cache._seen) == 4
 
 
 USAGE_SCENARIO = """\

@@ -151,14 +151,17 @@ def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bo
 
 class StreamCache:
     """Templates by content key, the least recently used dropped past ``size``; a hit is a
-    use. The keys of contents replied to once and not kept (``again``), at most ``size`` of
-    them too, the least recently noted dropped first. Shared by an engine's threads (a lock
-    around the cache)."""
+    use. A content replied to once is only noted (``again``): the hash of its key in the one
+    of ``seen`` slots that hash picks, which a later content with the same slot takes. A record
+    of sightings of fixed size, not a cache (it holds no value and evicts nothing in order):
+    a content whose slot was taken is kept a reply later, and two keys of one hash keep a
+    template a reply early; which bytes a reply has never depends on it. Shared by an
+    engine's threads (a lock around the cache)."""
 
-    def __init__(self, size: int = 256) -> None:
+    def __init__(self, size: int = 256, seen: int = 1024) -> None:
         self.size = size
         self._templates: Bounded[Any, StreamTemplate] = Bounded(size)
-        self._seen: Bounded[Any, None] = Bounded(size)
+        self._seen: list[int | None] = [None] * seen
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> StreamTemplate | None:
@@ -168,12 +171,14 @@ class StreamCache:
     def again(self, key: Any) -> bool:
         """Whether a content missed by ``get`` was replied to before: its template is worth
         keeping (``put``) now that it came twice. A first sighting is noted, and False."""
+        noted = hash(key)
+        slot = noted % len(self._seen)
         with self._lock:
             seen = self._seen
-            if key in seen:
-                del seen[key]
+            if seen[slot] == noted:
+                seen[slot] = None
                 return True
-            seen[key] = None
+            seen[slot] = noted
             return False
 
     def put(self, key: Any, template: StreamTemplate) -> None:
@@ -183,7 +188,7 @@ class StreamCache:
     def clear(self) -> None:
         with self._lock:
             self._templates.clear()
-            self._seen.clear()
+            self._seen = [None] * len(self._seen)
 
     def __len__(self) -> int:
         return len(self._templates)
