@@ -39,6 +39,16 @@ def test_finding4_masked_header_names(name: str, secret: bool) -> None:
         assert f"'Bearer sk-\u2026' (masked, {len(value)} chars)" in described
 
 
+def test_masked_headers_are_a_copy_with_only_the_secret_values_replaced() -> None:
+    headers = {"host": "h", "Authorization": f"Bearer {SECRET}", "content-type": "json",
+               "X-Api-Key": SECRET, "x-request-id": "r1"}
+    shown = mask_headers(headers)
+    assert shown == {"host": "h", "Authorization": "***", "content-type": "json",
+                     "X-Api-Key": "***", "x-request-id": "r1"}
+    assert list(shown) == list(headers) and shown is not headers
+    assert headers["X-Api-Key"] == SECRET  # the request's own headers untouched
+
+
 @pytest.mark.parametrize(("value", "shown"), [
     ("Bearer sk-secret-XYZ", "Bearer sk-\u2026"),  # the scheme and 3 characters
     ("Basic   dXNlcjpwYXNz", "Basic   dXN\u2026"),

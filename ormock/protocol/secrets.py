@@ -51,9 +51,8 @@ def is_secret_header(name: str) -> bool:
 def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers with each secret value replaced by ``***`` (as the journal keeps them)."""
     masked = dict(headers)  # a copy of them all, then only the secret ones replaced
-    for name in masked:
-        if is_secret_header(name):
-            masked[name] = MASK
+    for name in filter(is_secret_header, headers):
+        masked[name] = MASK
     return masked
 
 
