@@ -4,7 +4,7 @@ into a ``%``-format that a later reply fills with its own.
 The one way a reply's bytes are reused. A compiled template (``ormock.engine.compiled``: a
 reply built once per shape, sentinels standing for its ids, timestamps, text, usage and the
 sequence numbers after its deltas) and the stream cache (``ormock.engine.cache``: a content's
-first reply, cut at the ids it drew and its two timestamps) both cut a build's output here and
+reply, cut at the ids it drew and its two timestamps) both cut a build's output here and
 fill it here. Neither spells a byte of the reply itself: every byte outside a slot is the
 build's, and a slot holds a value spelled as the build spells it (the bytes of an id, a text's
 or a usage's JSON; a number in decimal). Both lay a fill's values out alike: the ids in the

@@ -1,11 +1,11 @@
 """Planned streams kept by content and issued again under fresh ids.
 
 Principle 4 makes a repeated request get the same content under a new response id: only the
-ids and the two timestamps differ between the bytes of its replies. So the bytes of the first
-reply of a given content are kept, with the ids it drew (in order) and its timestamps, and a
-later reply of that content is those bytes with fresh ids drawn, in the same order, from the
+ids and the two timestamps differ between the bytes of its replies. So the bytes of one reply
+of a given content are kept, with the ids it drew (in order) and its timestamps, and a later
+reply of that content is those bytes with fresh ids drawn, in the same order, from the
 engine's seeded factory, and its own timestamps: byte for byte what building it again would
-give, without building it: the first reply's bytes are cut at its ids and timestamps into
+give, without building it: the kept reply's bytes are cut at its ids and timestamps into
 ``ByteTemplate``s (``ormock.engine.byte_template``, the one way a build's bytes are reused, as
 a compiled template's are) and filled with the new ones. Only unpaced replies with no fault to
 apply are kept, for streamed and JSON requests separately, and only from a content's second
@@ -72,7 +72,7 @@ _Formats = tuple[ByteTemplate, ByteTemplate | None, tuple[int, ...] | None]
 
 
 class StreamTemplate:
-    """The bytes of a content's first reply (``body``: the SSE body, or the JSON body;
+    """The bytes of a content's kept reply (``body``: the SSE body, or the JSON body;
     ``final``: the final Response's JSON), the ids it drew (``prefixes``, ``ids``: in the
     order drawn), its timestamps, its journal summary, its status and whether it is stored.
     A plain class with slots, not a frozen dataclass: one is made for every new content, and
@@ -120,8 +120,8 @@ class StreamTemplate:
               ) -> tuple[bytes, bytes, list[str], Sent]:
         """The body, the final Response's JSON, the fresh ids (the response id first) and the
         journal summary, for a new reply of this content: its formats filled with fresh ids,
-        drawn in the order the first reply drew them, and its own timestamps."""
-        fresh = ids.many(self.prefixes)  # drawn at once, in the order the first reply drew them
+        drawn in the order the kept reply drew them, and its own timestamps."""
+        fresh = ids.many(self.prefixes)  # drawn at once, in the order the kept reply drew them
         body_template, final_template, outputs = self._formats
         values = [*map(str.encode, fresh), created, completed]
         body = body_template.fill(values)

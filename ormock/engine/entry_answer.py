@@ -106,7 +106,7 @@ def record(entry: JournalEntry, reply: Reply | RawReply) -> None:
     entry.status, entry.stream = 200, reply.stream
     if reply.summary is not None:  # summarized by the stream cache already
         entry.sent = reply.summary
-        if reply.events:  # the first reply of its content (a later one set its id already)
+        if reply.events:  # a built reply of its content (a cache hit set its id already)
             final = final_response(reply.events)
             if final is not None:
                 entry.response_id, entry.response_status = final.get("id"), final.get("status")
