@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
-from ormock.engine.choose import choose, set_of
+from ormock.engine.choose import MODEL_PREFIX, SCENARIO_HEADER, choose, set_of
 from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
 from ormock.engine.context import context_of, context_tokens, input_tokens, restored
@@ -73,9 +73,13 @@ def respond(
     if joined is not None:
         context, tokens = [*joined.items, *context], joined.tokens + tokens
     # ``generate: false`` (a warm-up, Codex's first WebSocket message): an answer with no
-    # output, from no scenario step (it uses none)
-    selection = None if request.body.get("generate") is False else \
-        forced or choose(engine, request, headers)
+    # output, from no scenario step (it uses none); with no scenario loaded and none named by
+    # the header or the model, the embedded default's
+    model = request.model
+    selection = None if request.body.get("generate") is False else forced or (
+        choose(engine, request, headers)
+        if engine.scenarios.scenarios or headers.get(SCENARIO_HEADER)
+        or (model is not None and model.startswith(MODEL_PREFIX)) else None)
     try:
         return _respond(engine, request, entry, selection, forced is None, context, parent,
                         tokens, joined, owner, local, transport)
@@ -101,9 +105,14 @@ def _respond(engine: Engine, request: ResponseRequest, entry: JournalEntry,
         if counted:
             entry.step_used = True
     created, completed = engine.clock.pair()  # now(), now()
-    faults = faults_for(engine, turn.step_reply, selection.scenario if selection else None,
-                        selection.step.index if selection else 0)
-    pacing = turn.step_reply.pacing if turn.step_reply else None
+    step_reply = turn.step_reply
+    scenario = selection.scenario if selection else None
+    # the faults that may strike: none to look for when neither the engine, the step nor its
+    # scenario has any
+    faults = faults_for(engine, step_reply, scenario, selection.step.index if selection else 0) \
+        if (engine.faults or engine.chaos is not None or (step_reply and step_reply.faults)
+            or (scenario is not None and scenario.chaos is not None)) else []
+    pacing = step_reply.pacing if step_reply else None
     key = cache_key(engine, turn, transport, joined, faults, pacing)
     if key is not None:
         template = engine.cache.get(key)
