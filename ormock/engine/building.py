@@ -18,7 +18,7 @@ from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
 from ormock.engine.choose import MODEL_PREFIX, SCENARIO_HEADER, choose, set_of
 from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
-from ormock.engine.context import context_of, context_tokens, input_tokens, restored
+from ormock.engine.context import context_of, context_tokens, restored
 from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
 from ormock.engine.entry_answer import final_response
@@ -67,9 +67,14 @@ def respond(
     # its items come before the input (no call for a body naming none: nearly every one)
     joined = join_conversation(engine, request) if "conversation" in request.body else None
     owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
-    context, parent = context_of(engine.responses, request, local, owner)
-    context, added = restored(request, context, engine.seed)
-    tokens = context_tokens(request, parent) + added
+    if request.previous_response_id is None:  # no chain: the context is the input itself
+        context, parent, tokens = list(request.input), None, request.input_tokens
+    else:
+        context, parent = context_of(engine.responses, request, local, owner)
+        tokens = context_tokens(request, parent)
+    if request.sends_reasoning:
+        context, added = restored(request, context, engine.seed)
+        tokens += added
     if joined is not None:
         context, tokens = [*joined.items, *context], joined.tokens + tokens
     # ``generate: false`` (a warm-up, Codex's first WebSocket message): an answer with no
@@ -198,7 +203,7 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
         assert step_reply is not None
         return step_reply.literal_events()
     events = build_events(plan_of(engine, turn), snapshot, ids,
-                          input_tokens=input_tokens(turn.request, turn.context_tokens),
+                          input_tokens=turn.context_tokens + turn.request.prompt_tokens,
                           completed_at=completed_at)
     _usage(turn, events[-1]["response"])
     turn.profile.rename(events)
@@ -300,7 +305,7 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
     the same bytes, journal summary and ids, drawn in the same order, as a full build. Its
     body is sent as it is, and kept by the store and the cache."""
     plan = plan_of(engine, turn)  # it draws no id: the response id is still the first
-    tokens = input_tokens(turn.request, turn.context_tokens)
+    tokens = turn.context_tokens + turn.request.prompt_tokens
     stream = turn.request.stream
     template = engine.compiled.template(plan, turn.echo, turn.profile, turn.step_reply, stream)
     if template is not None:
