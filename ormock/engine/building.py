@@ -181,11 +181,12 @@ def echo_of(turn: Turn) -> Json:
     extension fields in effect (inherited along the chain)."""
     request, parent, step_reply = turn.request, turn.parent, turn.step_reply
     echo = {**request.echo, **turn.extensions}
-    text_format = echo.get("text", {}).get("format", {})
-    if turn.profile.echo_json_schema and text_format.get("type") == "json_schema":
+    profile = turn.profile
+    if profile.echo_json_schema and (text_format := echo.get("text", {}).get("format", {})
+                                     ).get("type") == "json_schema":
         schema = request.body["text"]["format"]["schema"]
         echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
-    if not turn.profile.stateful:  # a provider that keeps nothing says so
+    if not profile.stateful:  # a provider that keeps nothing says so
         echo["store"] = False
     if request.model is None and parent is not None:
         echo["model"] = parent.response["model"]
@@ -227,7 +228,10 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     include = request.body.get("include")
     if include and INCLUDE_ENCRYPTED in include:
         plan = _sealed(plan, reasoning_key(engine.seed))
-    return spelled(_calls_kept(plan, turn.profile.tool_calls_kept), turn.profile.openai_items)
+    profile = turn.profile
+    if profile.tool_calls_kept is not None:
+        plan = _calls_kept(plan, profile.tool_calls_kept)
+    return spelled(plan, profile.openai_items)
 
 
 def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:
@@ -240,10 +244,10 @@ def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:
     return replace(plan, items=items)
 
 
-def _calls_kept(plan: ReplyPlan, kept: int | None) -> ReplyPlan:
+def _calls_kept(plan: ReplyPlan, kept: int) -> ReplyPlan:
     """The plan with only its first ``kept`` function calls (a provider that passes on only
-    the first calls the model makes: ``Profile.tool_calls_kept``; None: all)."""
-    if kept is None or sum(isinstance(i, FunctionCallPlan) for i in plan.items) <= kept:
+    the first calls the model makes: ``Profile.tool_calls_kept``)."""
+    if sum(isinstance(i, FunctionCallPlan) for i in plan.items) <= kept:
         return plan
     calls = 0
     items = []
