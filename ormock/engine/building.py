@@ -61,7 +61,9 @@ def respond(
     transport: Transport | None = None,
 ) -> Reply | RawReply:
     """The reply to a parsed request (the caller holds ``engine.lock`` and journals it), a
-    stream framed as the provider played frames one."""
+    stream framed as the provider played frames one. A step the request gives nothing to do
+    is not taken: no chain to rebuild (``context_of``), no reasoning item to restore, no
+    scenario loaded or named to choose from, no fault or chaos to look for."""
     # as the namespace's provider reads it: fields it drops unread, a continuation it refuses
     request = engine.profile.accepted(request)
     # its items come before the input (no call for a body naming none: nearly every one)
