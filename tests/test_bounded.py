@@ -29,6 +29,14 @@ def test_a_read_is_a_use_but_a_peek_or_in_is_not() -> None:
     assert cache.peek("gone") is None and cache.peek("gone", -1) == -1
 
 
+def test_get_gives_a_value_kept_as_none_and_the_default_only_when_absent() -> None:
+    cache: Bounded[str, int | None] = Bounded(2)
+    cache["a"], cache["b"] = None, 2
+    assert cache.get("a", 0) is None and cache.get("c", 0) == 0 and cache.get("c") is None
+    cache["c"] = 3  # "a" was read last: "b" goes
+    assert list(cache) == ["a", "c"]
+
+
 def test_a_write_is_a_use_and_moves_the_key_last() -> None:
     cache: Bounded[str, int] = Bounded(3)
     cache["a"], cache["b"], cache["c"] = 1, 2, 3

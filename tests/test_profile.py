@@ -83,3 +83,13 @@ def test_the_pytest_plugin_takes_a_profile(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest()
     result.stderr.fnmatch_lines(
         ["*ini option ormock_profile: unknown profile 'anthropic': use one of*"])
+
+
+def test_accepts_all_is_each_profiles_own_found_once() -> None:
+    from dataclasses import replace
+
+    spec = get_profile("openresponses")
+    assert spec.accepts_all and spec.accepts_all  # the second read: the value kept
+    stored_only = replace(spec, unstored=False)
+    assert not stored_only.accepts_all and spec.accepts_all
+    assert not get_profile("platform").accepts_all

@@ -26,6 +26,8 @@ from ormock.protocol.request import (
     parse_request,
 )
 from ormock.protocol.request_tools import check_tool_choice, check_tools, echo_tool
+from ormock.protocol.sse import encode_json
+from ormock.protocol.tokens import count_tokens
 
 WEATHER = {
     "type": "function", "name": "get_weather", "description": "The weather in a city.",
@@ -357,6 +359,10 @@ def test_a_parsed_request_is_the_one_its_init_makes() -> None:
         "type": "function", "name": "get_weather"}},
     {"model": "m", "input": [{"type": "additional_tools", "tools": [WEATHER]},
                              {"role": "user", "content": "hi"}]},
+    {"model": "m", "input": "hi", "instructions": "be brief", "tools": [WEATHER]},
+    {"model": "m", "input": "hi", "instructions": ""},
+    {"model": "m", "input": [{"type": "reasoning", "summary": []},
+                             {"role": "user", "content": "hi"}]},
 ])
 def test_the_values_made_at_parse_time_are_those_made_on_a_first_read(
         body: dict[str, Any]) -> None:
@@ -366,3 +372,14 @@ def test_the_values_made_at_parse_time_are_those_made_on_a_first_read(
                                                            made.input_tokens)
     assert (parsed.offered_tools, parsed.beyond_spec) == (made.offered_tools,
                                                          made.beyond_spec)
+    assert (parsed.prompt_tokens, parsed.sends_reasoning) == (made.prompt_tokens,
+                                                             made.sends_reasoning)
+
+
+def test_the_prompt_tokens_count_the_instructions_and_the_function_tools() -> None:
+    plain = parse_request({"model": "m", "input": "hi"})
+    told = parse_request({"model": "m", "input": "hi", "instructions": "be brief and kind",
+                          "tools": [WEATHER, {"type": "web_search"}]})
+    assert plain.prompt_tokens == 0 and not plain.sends_reasoning
+    assert told.prompt_tokens == count_tokens("be brief and kind") + count_tokens(
+        encode_json(told.function_tools[0]))

@@ -81,10 +81,11 @@ class Bounded(Generic[K, V]):
     def get(self, key: K, default: object = None) -> object:
         """The value of ``key`` (``default`` when absent), made the most recent."""
         data = self._data
-        if key not in data:
+        value = data.get(key, _MISSING)
+        if value is _MISSING:
             return default
         data.move_to_end(key)
-        return data[key]
+        return value
 
     @overload
     def peek(self, key: K) -> V | None: ...

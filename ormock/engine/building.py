@@ -16,10 +16,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
-from ormock.engine.choose import choose, set_of
+from ormock.engine.choose import MODEL_PREFIX, SCENARIO_HEADER, choose, set_of
 from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
-from ormock.engine.context import context_of, context_tokens, input_tokens, restored
+from ormock.engine.context import context_of, context_tokens, restored
 from ormock.engine.conversations import Joined, join_conversation
 from ormock.engine.embedded import default_plan
 from ormock.engine.entry_answer import final_response
@@ -62,21 +62,32 @@ def respond(
     transport: Transport | None = None,
 ) -> Reply | RawReply:
     """The reply to a parsed request (the caller holds ``engine.lock`` and journals it), a
-    stream framed as the provider played frames one."""
+    stream framed as the provider played frames one. A step the request gives nothing to do
+    is not taken: no chain to rebuild (``context_of``), no reasoning item to restore, no
+    scenario loaded or named to choose from, no fault or chaos to look for."""
     # as the namespace's provider reads it: fields it drops unread, a continuation it refuses
     request = engine.profile.accepted(request)
     # its items come before the input (no call for a body naming none: nearly every one)
     joined = join_conversation(engine, request) if "conversation" in request.body else None
     owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
-    context, parent = context_of(engine.responses, request, local, owner)
-    context, added = restored(request, context, engine.seed)
-    tokens = context_tokens(request, parent) + added
+    if request.previous_response_id is None:  # no chain: the context is the input itself
+        context, parent, tokens = list(request.input), None, request.input_tokens
+    else:
+        context, parent = context_of(engine.responses, request, local, owner)
+        tokens = context_tokens(request, parent)
+    if request.sends_reasoning:
+        context, added = restored(request, context, engine.seed)
+        tokens += added
     if joined is not None:
         context, tokens = [*joined.items, *context], joined.tokens + tokens
     # ``generate: false`` (a warm-up, Codex's first WebSocket message): an answer with no
-    # output, from no scenario step (it uses none)
-    selection = None if request.body.get("generate") is False else \
-        forced or choose(engine, request, headers)
+    # output, from no scenario step (it uses none); with no scenario loaded and none named by
+    # the header or the model, the embedded default's
+    model = request.model
+    selection = None if request.body.get("generate") is False else forced or (
+        choose(engine, request, headers)
+        if engine.scenarios.scenarios or headers.get(SCENARIO_HEADER)
+        or (model is not None and model.startswith(MODEL_PREFIX)) else None)
     try:
         return _respond(engine, request, entry, selection, forced is None, context, parent,
                         tokens, joined, owner, local, transport)
@@ -102,9 +113,14 @@ def _respond(engine: Engine, request: ResponseRequest, entry: JournalEntry,
         if counted:
             entry.step_used = True
     created, completed = engine.clock.pair()  # now(), now()
-    faults = faults_for(engine, turn.step_reply, selection.scenario if selection else None,
-                        selection.step.index if selection else 0)
-    pacing = turn.step_reply.pacing if turn.step_reply else None
+    step_reply = turn.step_reply
+    scenario = selection.scenario if selection else None
+    # the faults that may strike: none to look for when neither the engine, the step nor its
+    # scenario has any
+    faults = faults_for(engine, step_reply, scenario, selection.step.index if selection else 0) \
+        if (engine.faults or engine.chaos is not None or (step_reply and step_reply.faults)
+            or (scenario is not None and scenario.chaos is not None)) else []
+    pacing = step_reply.pacing if step_reply else None
     key = cache_key(engine, turn, transport, joined, faults, pacing)
     if key is not None:
         template = engine.cache.get(key)
@@ -168,11 +184,12 @@ def echo_of(turn: Turn) -> Json:
     extension fields in effect (inherited along the chain)."""
     request, parent, step_reply = turn.request, turn.parent, turn.step_reply
     echo = {**request.echo, **turn.extensions}
-    text_format = echo.get("text", {}).get("format", {})
-    if turn.profile.echo_json_schema and text_format.get("type") == "json_schema":
+    profile = turn.profile
+    if profile.echo_json_schema and (text_format := echo.get("text", {}).get("format", {})
+                                     ).get("type") == "json_schema":
         schema = request.body["text"]["format"]["schema"]
         echo["text"] = {**echo["text"], "format": {**text_format, "schema": schema}}
-    if not turn.profile.stateful:  # a provider that keeps nothing says so
+    if not profile.stateful:  # a provider that keeps nothing says so
         echo["store"] = False
     if request.model is None and parent is not None:
         echo["model"] = parent.response["model"]
@@ -190,7 +207,7 @@ def build(engine: Engine, turn: Turn, ids: Any, created_at: int,
         assert step_reply is not None
         return step_reply.literal_events()
     events = build_events(plan_of(engine, turn), snapshot, ids,
-                          input_tokens=input_tokens(turn.request, turn.context_tokens),
+                          input_tokens=turn.context_tokens + turn.request.prompt_tokens,
                           completed_at=completed_at)
     _usage(turn, events[-1]["response"])
     turn.profile.rename(events)
@@ -214,7 +231,10 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     include = request.body.get("include")
     if include and INCLUDE_ENCRYPTED in include:
         plan = _sealed(plan, reasoning_key(engine.seed))
-    return spelled(_calls_kept(plan, turn.profile.tool_calls_kept), turn.profile.openai_items)
+    profile = turn.profile
+    if profile.tool_calls_kept is not None:
+        plan = _calls_kept(plan, profile.tool_calls_kept)
+    return spelled(plan, profile.openai_items)
 
 
 def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:
@@ -227,10 +247,10 @@ def _sealed(plan: ReplyPlan, key: bytes) -> ReplyPlan:
     return replace(plan, items=items)
 
 
-def _calls_kept(plan: ReplyPlan, kept: int | None) -> ReplyPlan:
+def _calls_kept(plan: ReplyPlan, kept: int) -> ReplyPlan:
     """The plan with only its first ``kept`` function calls (a provider that passes on only
-    the first calls the model makes: ``Profile.tool_calls_kept``; None: all)."""
-    if kept is None or sum(isinstance(i, FunctionCallPlan) for i in plan.items) <= kept:
+    the first calls the model makes: ``Profile.tool_calls_kept``)."""
+    if sum(isinstance(i, FunctionCallPlan) for i in plan.items) <= kept:
         return plan
     calls = 0
     items = []
@@ -293,7 +313,7 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
     body is sent as it is, and kept by the store, and by the cache when its content came
     before (``StreamCache.again``)."""
     plan = plan_of(engine, turn)  # it draws no id: the response id is still the first
-    tokens = input_tokens(turn.request, turn.context_tokens)
+    tokens = turn.context_tokens + turn.request.prompt_tokens
     stream = turn.request.stream
     template = engine.compiled.template(plan, turn.echo, turn.profile, turn.step_reply, stream)
     if template is not None:

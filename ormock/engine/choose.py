@@ -30,13 +30,12 @@ def choose(engine: Engine, request: ResponseRequest, headers: Mapping[str, str]
     header or ``ormock:NAME`` names, then None (the embedded default); a miss of a strict
     scenario is a 400 naming the closest step. A scenario named once is a dict look-up after
     (``engine.named_by_request``), and the request's ``view`` is made only when a step has
-    checks to run."""
+    checks to run. With no scenario loaded and none named it is None: ``building.respond``
+    asks only when one is."""
     header = headers.get(SCENARIO_HEADER)
     model = request.model
     named = model is not None and model.startswith(MODEL_PREFIX)
     loaded = engine.scenarios
-    if not (loaded.scenarios or header or named):
-        return None  # the embedded default
     seen = _Seen(request, headers)
     misses: list[Miss] = []
     if loaded.scenarios:

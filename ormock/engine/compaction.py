@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ormock.engine.context import context_of, context_tokens, input_tokens
+from ormock.engine.context import context_of, context_tokens
 from ormock.engine.core import Engine
 from ormock.engine.entry_answer import answering
 from ormock.engine.journal import JournalEntry
@@ -84,7 +84,7 @@ def compacted(engine: Engine, body: Any, owner: str | None = None) -> Json:
     content = pack(summary_entries(context))
     output.append({"id": engine.ids.new("cmp"), "type": "compaction",
                    "encrypted_content": content})
-    usage = usage_object(input_tokens(request, context_tokens(request, parent)),
+    usage = usage_object(context_tokens(request, parent) + request.prompt_tokens,
                          content_tokens(content))
     return {"id": resource_id, "object": "response.compaction",
             "created_at": engine.clock.now(), "output": output, "usage": usage}

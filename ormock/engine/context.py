@@ -8,11 +8,10 @@ from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.reasoning import reasoning_key, restore
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.request import item_tokens as compaction_tokens
-from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
-__all__ = ["context_of", "context_tokens", "input_tokens", "item_tokens", "restored"]
+__all__ = ["context_of", "context_tokens", "item_tokens", "restored"]
 
 
 def context_of(
@@ -46,10 +45,8 @@ def restored(request: ResponseRequest, context: list[Json], seed: int
     """The context with the request's reasoning items restored from their encrypted content
     (``ormock.protocol.reasoning``), and the tokens that adds; under ``store: false`` a
     reasoning item's id the context does not hold, sent without its encrypted content, is a
-    404."""
+    404. Asked only of a request that sends one (``ResponseRequest.sends_reasoning``)."""
     new = request.input
-    if not any(item.get("type") == "reasoning" for item in new):
-        return context, 0
     before = context[:len(context) - len(new)]
     items = restore(new, reasoning_key(seed), stored=request.echo.get("store") is not False,
                     known={item.get("id") for item in before})
@@ -75,10 +72,3 @@ def item_tokens(items: list[Json]) -> int:
     return sum(compaction_tokens(item) if item.get("type") == "compaction"
                else count_tokens(item_text(item)) for item in items)
 
-
-def input_tokens(request: ResponseRequest, context_tokens: int) -> int:
-    instructions = request.echo.get("instructions")
-    total = context_tokens + count_tokens(instructions) if instructions else context_tokens
-    for tool in request.function_tools:
-        total += count_tokens(encode_json(tool))
-    return total

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ormock.engine.compaction import journaled
-from ormock.engine.context import context_of, context_tokens, input_tokens
+from ormock.engine.context import context_of, context_tokens
 from ormock.engine.conversations import join_conversation
 from ormock.engine.core import Engine
 from ormock.engine.journal import JournalEntry
@@ -45,4 +45,4 @@ def counted(engine: Engine, body: Any, owner: str | None = None) -> Json:
     _, parent = context_of(engine.responses, request, owner=owner)
     engine.profile.check_request(request, create=False)  # as a create request is refused
     tokens = context_tokens(request, parent) + (joined.tokens if joined is not None else 0)
-    return {"object": "response.input_tokens", "input_tokens": input_tokens(request, tokens)}
+    return {"object": "response.input_tokens", "input_tokens": tokens + request.prompt_tokens}

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from ormock.protocol import events as ev
@@ -228,9 +228,10 @@ class Profile:
                                "'background': false or leave it out.", "background",
                                "unsupported_parameter")
 
-    @property
+    @cached_property
     def accepts_all(self) -> bool:
-        """No request rule of its own: ``check_request`` passes every request."""
+        """No request rule of its own: ``check_request`` passes every request (a profile is
+        frozen: found once)."""
         return (self.unstored and self.background and not self.refused_fields
                 and self.input_types is None and self.message_parts is None
                 and not self.refused_tools)
@@ -242,7 +243,7 @@ class Profile:
         if self.continuation is not None and request.previous_response_id is not None:
             raise self.continuation.error(self.error_type, id=request.previous_response_id)
         body = request.body
-        if not any(name in body for name in self.ignored_fields):
+        if body.keys().isdisjoint(self.ignored_fields):
             return request
         return parse_request({k: v for k, v in body.items() if k not in self.ignored_fields})
 

@@ -32,6 +32,7 @@ from ormock.protocol.request_tools import (
     demand_of,
     echo_tool,
 )
+from ormock.protocol.sse import encode_json
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
@@ -148,6 +149,22 @@ class ResponseRequest:
         return messages_text(self.input)
 
     @_once
+    def prompt_tokens(self) -> int:
+        """The tokens of its ``instructions`` and function tools, which a reply's input tokens
+        count beside the context's, counted once."""
+        instructions = self.echo.get("instructions")
+        total = count_tokens(instructions) if instructions else 0
+        for tool in self.function_tools:
+            total += count_tokens(encode_json(tool))
+        return total
+
+    @_once
+    def sends_reasoning(self) -> bool:
+        """Its ``input`` holds a reasoning item (restored from its encrypted content:
+        ``ormock.engine.context.restored``)."""
+        return any(item.get("type") == "reasoning" for item in self.input)
+
+    @_once
     def function_tools(self) -> list[Json]:
         """Its function tools (made once: the engine reads them twice a request)."""
         return _function_tools(self.tools)
@@ -250,13 +267,16 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
     request.body, request.model, request.input, request.stream = body, model, items, bool(stream)
     request.previous_response_id, request.tools, request.echo = previous, tools, echo
     request.extensions, request._seeds = extensions, {}
-    # two of the values ``_once`` makes on a first read, made here because every answer reads
-    # both: the function tools, and a text input's tokens (``input_tokens`` of its one
-    # message)
+    # values ``_once`` makes on a first read, made here because every answer reads them: the
+    # function tools, with neither tools nor instructions no prompt tokens, and a text input's
+    # tokens (``input_tokens`` of its one message) and no reasoning item
     made = request.__dict__
     made["function_tools"] = _function_tools(tools)
+    if not tools and not instructions:
+        made["prompt_tokens"] = 0
     if given.__class__ is str:
         made["input_tokens"] = count_tokens(given)
+        made["sends_reasoning"] = False
         # a text input is one message: it offers no tools of its own, and with no tools and no
         # ``tool_choice`` nothing the request holds is beyond the spec
         made["offered_tools"] = tools
