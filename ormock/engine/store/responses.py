@@ -44,9 +44,9 @@ class Stored:
     ``inherit_extensions``), kept whole so that a continuation needs no ancestor to know them;
     a header without the key (an older record) holds none."""
 
-    __slots__ = ("_encoded", "_head", "_parent", "_raw", "_response", "_store", "chain_tokens",
-                 "context_tokens", "deleted", "extensions", "id", "input", "owner", "parent_id",
-                 "prior")
+    __slots__ = ("_encoded", "_parent", "_raw", "_response", "_size", "_store",
+                 "chain_tokens", "context_tokens", "deleted", "extensions", "id", "input", "owner",
+                 "parent_id", "prior")
 
     def __init__(self, response: Json | None, new_input: list[Json],
                  parent: Stored | None = None, *, raw: bytes | None = None,
@@ -56,8 +56,8 @@ class Stored:
         self._raw = raw
         self._parent = parent
         self._store: ResponseStore | None = None  # the store it was read from or kept in
-        self._encoded: bytes | None = None
-        self._head: bytes | None = None  # its header line's bytes (``size`` makes them)
+        self._encoded: bytes | None = None  # the bytes it was decoded from, or kept as
+        self._size: int | None = None  # their length, once counted
         self.id: str | None = None  # known once kept or read
         self.parent_id: str | None = None if parent is None else parent.response_id
         self.prior: list[Json] | None = None  # the context before it, held when not linked
@@ -129,28 +129,27 @@ class Stored:
 
     @property
     def size(self) -> int:
-        """The length of ``encode()``, without making it (the header line is made, and
-        kept for it)."""
+        """The length of ``encode()``, counted once, without making the record's bytes."""
         if self._encoded is not None:
             return len(self._encoded)
-        if self._head is None:
-            # compact JSON holds no raw line break: the first one ends the header
-            self._head = (self.header() + "\n").encode()
-        return len(self._head) + len(self._raw if self._raw is not None else self.raw)
+        if self._size is None:
+            head = self.header()  # its UTF-8 length: its length when it is ASCII
+            self._size = (len(head) if head.isascii() else len(head.encode())) + 1 + len(
+                self._raw if self._raw is not None else self.raw)
+        return self._size
 
     def encode(self) -> bytes:
-        """Its bytes in a store: a JSON header line, then the Response JSON."""
-        if self._encoded is None:
-            head = self._head
-            if head is None:
-                head = self._head = (self.header() + "\n").encode()
-            raw = self._raw if self._raw is not None else self.raw  # (no property call)
-            self._encoded = head + raw  # one copy of raw
-        return self._encoded
+        """Its bytes in a store: a JSON header line, then the Response JSON; made again at
+        each call, unless it was decoded from them or kept as them (``ResponseStore``)."""
+        if self._encoded is not None:
+            return self._encoded
+        # compact JSON holds no raw line break: the first one ends the header
+        raw = self._raw if self._raw is not None else self.raw  # (no property call)
+        return (self.header() + "\n").encode() + raw  # one copy of raw
 
     def _changed(self) -> None:
-        """Its header changed: its bytes are made again when next asked for."""
-        self._encoded = self._head = None
+        """Its header changed: its bytes are made again, and counted again."""
+        self._encoded = self._size = None
 
     def header(self) -> str:
         """Its header line: ``encode_json`` of ``{"parent", "input", "context_tokens"}``, then
@@ -264,10 +263,10 @@ class ResponseStore:
             stored._store = self
             if stored.parent_id is not None:
                 stored._parent = None  # read through the store from now on
-            stored.size  # noqa: B018 (its header made now, outside the backend's lock)
+            stored.size  # noqa: B018 (counted now, outside the backend's lock)
             values.put_value(_KIND, response_id, stored, self.ttl)
             return
-        value = stored.encode()
+        value = stored._encoded = stored.encode()
         self.backend.put(_KIND, response_id, value, self.ttl)
         stored._store = self
         if stored.parent_id is not None:
