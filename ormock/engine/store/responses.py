@@ -280,7 +280,7 @@ class ResponseStore:
         else:
             found = values.get_value(_KIND, response_id)
             if type(found) is Stored and found._store is self:
-                return found  # kept here (an engine of its own on the backend: not kept)
+                return found  # kept by this store (another's on the same keys: read as bytes)
             value = found if found is None or isinstance(found, bytes) else found.encode()
         if value is None:
             return default
