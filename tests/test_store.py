@@ -88,6 +88,31 @@ def test_size_is_the_encoded_record_and_it_decodes_to_the_same() -> None:
     assert again.context == [user("a"), said("one"), user("b")]
 
 
+def test_a_memory_store_holds_the_response_and_makes_its_bytes_only_when_read() -> None:
+    def made() -> Stored:
+        return Stored(answer("r1", said("oné")), [user("a")], context_tokens=3, owner="o",
+                      extensions={"x": 1})
+
+    backend = MemoryBackend()
+    store = ResponseStore(backend=backend)
+    kept = made()
+    store.keep("r1", kept)
+    assert store.get("r1") is kept and "r1" in store and kept._encoded is None
+    assert backend.get_value("response", "r1") is kept
+    # read as bytes, it is the record any backend holds, of the size the caps counted
+    assert backend.get("response", "r1") == made().encode() == kept.encode()
+    assert store.bytes == kept.size == len(kept.encode())
+    # another store on the same keys reads a copy of its own, decoded from those bytes
+    other = ResponseStore(backend=backend)
+    copy = other["r1"]
+    assert copy is not kept and copy.encode() == kept.encode()
+    assert (copy.input, copy.owner, copy.extensions, copy.context_tokens, copy.response) == (
+        kept.input, kept.owner, kept.extensions, kept.context_tokens, kept.response)
+    # a rewrite (a delete's mark, an update) leaves bytes, read as any backend's are
+    store.bury("r1")
+    assert store.get("r1") is not kept and store["r1"].deleted and store.buried("r1")
+
+
 def test_a_chain_links_by_id_and_an_ancestor_past_the_caps_is_a_400() -> None:
     store = ResponseStore(limit=2)
     store.keep("r1", Stored(answer("r1", said("one")), [user("a")]))
@@ -230,7 +255,9 @@ def test_a_records_header_is_the_json_of_its_fields(
         header["extensions"] = extensions
     if deleted:
         header["deleted"] = True
+    size = stored.size  # known before its bytes are made
     assert stored.encode() == (encode_json(header) + "\n").encode() + b"{}"
+    assert size == len(stored.encode())
     assert Stored.decode(stored.encode()).input == new_input
 
 

@@ -335,6 +335,41 @@ def test_memory_expiry_bookkeeping_stays_bounded() -> None:
     assert store.list("response") == []
 
 
+class Lazy:
+    """An ``Encoded`` value that counts the times its bytes were made."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.made = data, 0
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def encode(self) -> bytes:
+        self.made += 1
+        return self.data
+
+
+def test_a_memory_value_is_kept_as_given_and_read_as_its_bytes() -> None:
+    clock = FakeClock()
+    store = MemoryBackend(max_keys=10, max_bytes=250, clock=clock)
+    held = Lazy(b"x" * 100)
+    store.put_value("response", "a", held, ttl=60)
+    store.put("response", "b", b"y" * 100)
+    assert store.get_value("response", "a") is held and held.made == 0  # nothing encoded
+    assert store.get("response", "a") == b"x" * 100 and held.made == 1
+    assert store.list("response") == [("a", b"x" * 100), ("b", b"y" * 100)]
+    assert not store.compare_and_set("response", "a", b"other", b"z")
+    assert store.put_many([], ("response", "a", b"x" * 100))  # a guard reads its bytes too
+    store.put_value("response", "c", Lazy(b"z" * 60))  # its size counts: 260 > 250, a goes
+    assert [k for k, _ in store.list("response")] == ["b", "c"]
+    assert store.compare_and_set("response", "c", b"z" * 60, b"w")  # now bytes
+    assert store.get_value("response", "c") == b"w"
+    store.put_value("response", "d", Lazy(b"d"), ttl=60)
+    clock.now += 61
+    assert store.get_value("response", "d") is None  # expiry as for bytes
+
+
 # -- event logs ---------------------------------------------------------------------------------
 def test_a_log_is_appended_in_order_and_read_from_a_number(make: Make) -> None:
     store = make()

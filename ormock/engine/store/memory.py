@@ -1,6 +1,10 @@
 """The in-memory store backend: the default, and a WebSocket connection's own cache. Bounded per
 namespace and kind (``max_keys``, ``max_bytes`` of values: past them the least recently written
-go, the newest stays), thread-safe (one lock), expiry by an injectable clock."""
+go, the newest stays), thread-safe (one lock), expiry by an injectable clock.
+
+Besides bytes, a key may hold a value kept as it was given (``put_value``, an ``Encoded``: the
+stored responses of ``ResponseStore``): its bytes are made only when a read wants bytes, so that
+a value nobody reads back is never encoded; ``get_value`` gives the value itself."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ormock.engine.bounded import Bounded
 from ormock.engine.store.base import (
@@ -27,12 +32,23 @@ from ormock.engine.store.base import (
     counted,
 )
 
-__all__ = ["MemoryBackend"]
+__all__ = ["Encoded", "MemoryBackend"]
+
+
+class Encoded(Protocol):
+    """A value a memory backend keeps as it is (``put_value``): ``encode()`` its bytes, made
+    when a read wants bytes (the same every time), ``size`` their length, known without making
+    them (the byte cap counts it)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def encode(self) -> bytes: ...
 
 
 # one namespace's keys of one kind, least recently written first: key -> (value, expires_at);
 # a write is a use of its key, a read is not
-_Kind = Bounded[str, tuple[bytes, float | None]]
+_Kind = Bounded[str, tuple["bytes | Encoded", float | None]]
 _EMPTY: _Kind = Bounded(1)  # never written to
 _EXPIRING_ROOM = 1024
 
@@ -67,11 +83,17 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
 
     # -- reads ----------------------------------------------------------------------------------
     def get(self, kind: str, key: str) -> bytes | None:
+        value = self.get_value(kind, key)
+        return value if value is None or value.__class__ is bytes else _bytes(value)
+
+    def get_value(self, kind: str, key: str) -> bytes | Encoded | None:
+        """The value of ``key`` as it was written (a ``put_value``'s object itself), or None
+        when absent or expired."""
         check_args(kind)
         with self._m.lock:
             self._expire()
             found = self._find(kind).peek(key)
-            return None if found is None else found[0]
+        return None if found is None else found[0]
 
     def list(self, kind: str, prefix: str = "", after: str | None = None, limit: int = 100,
              reverse: bool = False) -> list[tuple[str, bytes]]:
@@ -92,11 +114,20 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
                     break
                 found = entries.peek(key) if key.startswith(prefix) else None
                 if found is not None:
-                    page.append((key, found[0]))
+                    page.append((key, _bytes(found[0])))
             return page
 
     # -- writes ---------------------------------------------------------------------------------
     def put(self, kind: str, key: str, value: bytes, ttl: float | None = None) -> None:
+        if value.__class__ is not bytes:
+            _check_bytes(value)
+        self.put_value(kind, key, value, ttl)
+
+    def put_value(self, kind: str, key: str, value: bytes | Encoded,
+                  ttl: float | None = None) -> None:
+        """``put`` of bytes, or of a value kept as it is (``Encoded``): ``get``, ``list`` and
+        the compares read its ``encode()``, the byte cap counts its ``size``, ``get_value``
+        gives it back."""
         if not kind or (ttl is not None and not ttl > 0):  # ``check_args``' faults, tested here
             check_args(kind, ttl=ttl)
         m = self._m
@@ -117,7 +148,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
             self._expire()
             if guard is not None:
                 found = self._find(guard[0]).peek(guard[1])
-                if (found[0] if found is not None else None) != guard[2]:
+                if (_bytes(found[0]) if found is not None else None) != guard[2]:
                     return False
             for kind, key, value, ttl in writes:
                 self._write(kind, key, value, ttl)
@@ -129,8 +160,9 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         with self._m.lock:
             self._expire()
             found = self._find(kind).peek(key)
-            if (found[0] if found is not None else None) != expected:
+            if (_bytes(found[0]) if found is not None else None) != expected:
                 return False
+            _check_bytes(value)
             self._write(kind, key, value, ttl)
             return True
 
@@ -139,7 +171,7 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
         with self._m.lock:
             self._expire()
             found = self._find(kind).peek(key)
-            value = counted(found[0] if found is not None else None, key, amount)
+            value = counted(_bytes(found[0]) if found is not None else None, key, amount)
             self._write(kind, key, str(value).encode(), None)
             return value
 
@@ -173,14 +205,14 @@ class MemoryBackend(AppendsToLogs, StoreBackend):
             found = self._m.kinds[where] = Bounded(self._m.max_keys, self._m.max_bytes, _size)
         return found
 
-    def _write(self, kind: str, key: str, value: bytes, ttl: float | None,
+    def _write(self, kind: str, key: str, value: bytes | Encoded, ttl: float | None,
                now: float | None = None) -> None:
-        """Write a key (the newest of its kind); ``now``: the clock read already, when
-        given."""
-        if value.__class__ is not bytes and not isinstance(value, bytes):
-            raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
+        """Write a key (the newest of its kind; bytes checked already); ``now``: the clock
+        read already, when given."""
         m = self._m
-        keys = m.kinds.get((self.namespace, kind)) or self._kind(kind)
+        keys = m.kinds.get((self.namespace, kind))
+        if keys is None:
+            keys = self._kind(kind)
         if ttl is None:
             keys[key] = (value, None)
         else:
@@ -290,9 +322,20 @@ class _Log:
 
 
 
-def _size(entry: tuple[bytes, float | None]) -> int:
-    """A key's bytes: its value's."""
-    return len(entry[0])
+def _size(entry: tuple[bytes | Encoded, float | None]) -> int:
+    """A key's bytes: its value's (an ``Encoded`` one's ``size``)."""
+    value = entry[0]
+    return len(value) if isinstance(value, bytes) else value.size
+
+
+def _bytes(value: bytes | Encoded) -> bytes:
+    """A value's bytes (an ``Encoded`` one's ``encode()``)."""
+    return value if isinstance(value, bytes) else value.encode()
+
+
+def _check_bytes(value: object) -> None:
+    if not isinstance(value, bytes):
+        raise TypeError(f"a stored value is bytes, not {type(value).__name__}")
 
 
 def _log_size(log: _Log) -> int:

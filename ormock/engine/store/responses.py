@@ -33,7 +33,8 @@ class Stored:
 
     In a store it is bytes (``encode``/``decode``): one JSON line (the parent's id, its own
     input, its context's tokens, and the context before it when the parent lives in another
-    store), then the Response JSON as it was sent. A decoded one reads its parent from its
+    store), then the Response JSON as it was sent (a memory store keeps the value, and makes
+    those bytes only when they are read). A decoded one reads its parent from its
     store when first asked, and parses its Response only if something asks for it.
     ``context_tokens``: the tokens of the context, counted once; ``chain_tokens``: those of
     context and output, which a continuation starts from (counted when first continued).
@@ -43,9 +44,9 @@ class Stored:
     ``inherit_extensions``), kept whole so that a continuation needs no ancestor to know them;
     a header without the key (an older record) holds none."""
 
-    __slots__ = ("_encoded", "_parent", "_raw", "_response", "_store", "chain_tokens",
-                 "context_tokens", "deleted", "extensions", "id", "input", "owner", "parent_id",
-                 "prior")
+    __slots__ = ("_encoded", "_parent", "_raw", "_response", "_size", "_store",
+                 "chain_tokens", "context_tokens", "deleted", "extensions", "id", "input", "owner",
+                 "parent_id", "prior")
 
     def __init__(self, response: Json | None, new_input: list[Json],
                  parent: Stored | None = None, *, raw: bytes | None = None,
@@ -55,7 +56,8 @@ class Stored:
         self._raw = raw
         self._parent = parent
         self._store: ResponseStore | None = None  # the store it was read from or kept in
-        self._encoded: bytes | None = None
+        self._encoded: bytes | None = None  # the bytes it was decoded from, or kept as
+        self._size: int | None = None  # their length, once counted
         self.id: str | None = None  # known once kept or read
         self.parent_id: str | None = None if parent is None else parent.response_id
         self.prior: list[Json] | None = None  # the context before it, held when not linked
@@ -127,15 +129,27 @@ class Stored:
 
     @property
     def size(self) -> int:
-        return len(self.encode())
+        """The length of ``encode()``, counted once, without making the record's bytes."""
+        if self._encoded is not None:
+            return len(self._encoded)
+        if self._size is None:
+            head = self.header()  # its UTF-8 length: its length when it is ASCII
+            self._size = (len(head) if head.isascii() else len(head.encode())) + 1 + len(
+                self._raw if self._raw is not None else self.raw)
+        return self._size
 
     def encode(self) -> bytes:
-        """Its bytes in a store: a JSON header line, then the Response JSON."""
-        if self._encoded is None:
-            # compact JSON holds no raw line break: the first one ends the header
-            raw = self._raw if self._raw is not None else self.raw  # (no property call)
-            self._encoded = (self.header() + "\n").encode() + raw  # one copy of raw
-        return self._encoded
+        """Its bytes in a store: a JSON header line, then the Response JSON; made again at
+        each call, unless it was decoded from them or kept as them (``ResponseStore``)."""
+        if self._encoded is not None:
+            return self._encoded
+        # compact JSON holds no raw line break: the first one ends the header
+        raw = self._raw if self._raw is not None else self.raw  # (no property call)
+        return (self.header() + "\n").encode() + raw  # one copy of raw
+
+    def _changed(self) -> None:
+        """Its header changed: its bytes are made again, and counted again."""
+        self._encoded = self._size = None
 
     def header(self) -> str:
         """Its header line: ``encode_json`` of ``{"parent", "input", "context_tokens"}``, then
@@ -206,7 +220,11 @@ class ResponseStore:
     ``"response"``); past ``limit`` responses or ``max_bytes`` (their encoded size), the oldest
     go. Without a backend, a memory one of its own with those caps.
 
-    The responses read most recently are kept decoded too (at most ``limit`` of them, and
+    On a ``MemoryBackend`` a response is kept as the ``Stored`` value itself (``put_value``,
+    counted at its exact ``size``), and ``get`` gives that value back: its bytes are made only
+    when something reads the backend's bytes (a page, a compare, a rewrite). A record read as
+    bytes (from an SQLite file, Redis, or one rewritten by ``bury`` or ``change``) is decoded,
+    and the ones read most recently are kept decoded (at most ``limit`` of them, and
     ``DECODED_BYTES`` of their bytes), so that a long chain is not parsed again at every turn;
     one is used only while the backend still holds the very bytes it was decoded from.
     ``ttl``: the seconds a response (and its tombstone) is kept after its last write."""
@@ -218,8 +236,12 @@ class ResponseStore:
         self.limit = limit
         self.ttl = ttl
         self.max_bytes = max_bytes
-        self.backend: StoreBackend = backend if backend is not None else MemoryBackend(
-            max_keys=limit, max_bytes=max_bytes)
+        if backend is None:
+            backend = MemoryBackend(max_keys=limit, max_bytes=max_bytes)
+        self.backend: StoreBackend = backend
+        # a memory backend (not one shared by other processes, ``Holding``) holds each response
+        # as its ``Stored`` value: its bytes are made only when something reads them as bytes
+        self._values = backend if type(backend) is MemoryBackend else None
         # each one's bytes are those it was decoded from (``encode`` gives them back, kept)
         self._decoded: Bounded[str, Stored] = Bounded(limit, self.DECODED_BYTES,
                                                       lambda stored: len(stored.encode()))
@@ -233,9 +255,18 @@ class ResponseStore:
         parent = stored._parent
         if parent is not None and parent._store is not self and stored.prior is None:
             stored.prior = parent.context + parent.response["output"]
-            stored.parent_id, stored._encoded = None, None
+            stored.parent_id = None
+            stored._changed()
         stored.id = response_id
-        value = stored.encode()
+        values = self._values
+        if values is not None:
+            stored._store = self
+            if stored.parent_id is not None:
+                stored._parent = None  # read through the store from now on
+            stored.size  # noqa: B018 (counted now, outside the backend's lock)
+            values.put_value(_KIND, response_id, stored, self.ttl)
+            return
+        value = stored._encoded = stored.encode()
         self.backend.put(_KIND, response_id, value, self.ttl)
         stored._store = self
         if stored.parent_id is not None:
@@ -243,7 +274,14 @@ class ResponseStore:
         self._remember(response_id, stored, len(value))
 
     def get(self, response_id: str, default: Stored | None = None) -> Stored | None:
-        value = self.backend.get(_KIND, response_id)
+        values = self._values
+        if values is None:
+            value = self.backend.get(_KIND, response_id)
+        else:
+            found = values.get_value(_KIND, response_id)
+            if type(found) is Stored and found._store is self:
+                return found  # kept by this store (another's on the same keys: read as bytes)
+            value = found if found is None or isinstance(found, bytes) else found.encode()
         if value is None:
             return default
         with self._lock:
@@ -277,7 +315,8 @@ class ResponseStore:
             marked = Stored.decode(value, response_id, self)
             if marked.deleted:
                 return
-            marked.deleted, marked._encoded = True, None
+            marked.deleted = True
+            marked._changed()
             if self._rewrite(response_id, value, marked.encode()):
                 return
 
@@ -353,7 +392,12 @@ class ResponseStore:
         return found
 
     def __contains__(self, response_id: object) -> bool:
-        return isinstance(response_id, str) and self.backend.get(_KIND, response_id) is not None
+        if not isinstance(response_id, str):
+            return False
+        values = self._values
+        found = (self.backend.get(_KIND, response_id) if values is None
+                 else values.get_value(_KIND, response_id))
+        return found is not None
 
     def items(self) -> Iterator[tuple[str, Stored]]:
         """Every stored response, oldest first (page by page)."""
