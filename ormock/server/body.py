@@ -197,7 +197,9 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
                  else _LONG_DIGITS_TEXT.search(raw))
         if found is not None:
             value = _standard(raw, param, what)
-    if isinstance(value, (dict, list)) and nests_deeper(raw, value):
+    # a text of at most ``MAX_DEPTH`` characters holds at most that many brackets: it nests no
+    # deeper (``nests_deeper``'s own first test, known from its length alone)
+    if len(raw) > MAX_DEPTH and isinstance(value, (dict, list)) and nests_deeper(raw, value):
         raise _too_deep(what, param)
     return value
 
