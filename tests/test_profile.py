@@ -83,3 +83,15 @@ def test_the_pytest_plugin_takes_a_profile(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest()
     result.stderr.fnmatch_lines(
         ["*ini option ormock_profile: unknown profile 'anthropic': use one of*"])
+
+
+def test_respells_errors_is_kept_per_profile_and_made_anew_for_a_changed_one() -> None:
+    from dataclasses import replace
+
+    from ormock.protocol.profile import get_profile
+
+    plain = get_profile("openai")
+    assert plain.respells_errors is False and plain.respells_errors is False  # read again
+    spelled = replace(plain, error_types={"invalid_request_error": "bad_request"})
+    assert spelled.respells_errors is True and plain.respells_errors is False
+    assert spelled == replace(plain, error_types={"invalid_request_error": "bad_request"})

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from ormock.protocol import events as ev
@@ -246,7 +246,7 @@ class Profile:
             return request
         return parse_request({k: v for k, v in body.items() if k not in self.ignored_fields})
 
-    @property
+    @cached_property
     def respells_errors(self) -> bool:
         """Its error envelopes differ from Open Responses' (a type spelled otherwise, or a
         shape of its own): the server passes them through ``error_envelope``."""
