@@ -172,3 +172,13 @@ def test_a_body_reads_as_json_loads_reads_it_value_for_value_and_error_for_error
 def test_what_orjson_reads_otherwise_is_read_by_json(raw: bytes) -> None:
     assert _outcome(decode_json, raw) == _outcome(_as_before, raw)
     assert _outcome(decode_json, raw)[0] == "value"
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"pad": "' + b"x" * 100_000 + b'", "n": 18446744073709551616}',  # far into the body
+    '{"é": "ü", "n": 18446744073709551616}',  # text past a character of several bytes
+    b'{"n": 1844674407370955161}', '{"n": -1844674407370955161}',  # 19 digits, within 64 bits
+])
+def test_a_long_run_of_digits_anywhere_is_read_as_json_reads_it(raw: bytes | str) -> None:
+    assert _outcome(decode_json, raw) == _outcome(_as_before, raw)
+    assert _outcome(decode_json, raw)[0] == "value"

@@ -12,7 +12,7 @@ import pytest
 from ormock import OrmockServer
 from ormock.engine.limits import Limits
 from ormock.protocol.request import ResponseRequest
-from ormock.server import create_bodies
+from ormock.server import create
 
 
 def _body(n: int) -> dict[str, Any]:
@@ -38,15 +38,15 @@ def test_the_stream_cache_keeps_its_size_of_distinct_contents() -> None:
 
 
 def test_the_parsed_bodies_keep_the_newest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(create_bodies, "KEPT", 3)
+    monkeypatch.setattr(create, "KEPT", 3)
     parses: list[Any] = []
-    real = create_bodies.parse_request
+    real = create.parse_request
 
     def counted(body: Any) -> ResponseRequest:
         parses.append(body["input"])
         return real(body)
 
-    monkeypatch.setattr(create_bodies, "parse_request", counted)
+    monkeypatch.setattr(create, "parse_request", counted)
     with OrmockServer(seed=1) as server, httpx.Client(base_url=server.base_url) as client:
         for n in range(4):  # one more than are kept: "say 0" goes
             assert client.post("/responses", json=_body(n)).status_code == 200

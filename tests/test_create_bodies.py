@@ -1,5 +1,5 @@
-"""The create route's remembered bodies (``ormock.server.create_bodies``): bounded in count and
-bytes, and a server's answers the same whether a body was remembered or not."""
+"""The create route's remembered bodies (``ormock.server.create`` ``ParsedBodies``): bounded
+in count and bytes, and a server's answers the same whether a body was remembered or not."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import httpx
 
 from ormock import OrmockServer
-from ormock.server import create_bodies
-from ormock.server.create_bodies import ParsedBodies
+from ormock.server import create
+from ormock.server.create import ParsedBodies
 
 
 def _raw(text: str) -> bytes:
@@ -18,7 +18,7 @@ def _raw(text: str) -> bytes:
 
 def test_the_oldest_go_past_the_count() -> None:
     bodies = ParsedBodies()
-    raws = [_raw(f"hi {n}") for n in range(create_bodies.KEPT + 10)]
+    raws = [_raw(f"hi {n}") for n in range(create.KEPT + 10)]
     for raw in raws:
         bodies.read(raw)
     assert list(bodies) == raws[10:]
@@ -30,15 +30,15 @@ def test_the_oldest_go_past_the_bytes() -> None:
     raws = [_raw(f"{n:03d}" + "x" * 40_000) for n in range(40)]  # ~40 KB each: 26 fit in 1 MiB
     for raw in raws:
         bodies.read(raw)
-        assert bodies.size <= create_bodies.BYTES
+        assert bodies.size <= create.BYTES
         assert bodies.size == sum(map(len, bodies))
     assert list(bodies) == raws[-len(bodies):]
-    assert len(bodies) == create_bodies.BYTES // len(raws[0])
+    assert len(bodies) == create.BYTES // len(raws[0])
 
 
 def test_a_body_past_its_cap_or_kept_already_is_not_counted() -> None:
     bodies = ParsedBodies()
-    bodies.read(_raw("y" * create_bodies.BODY))
+    bodies.read(_raw("y" * create.BODY))
     assert not bodies and bodies.size == 0
     raw = _raw("hi")
     bodies.read(raw)

@@ -32,3 +32,14 @@ def test_many_brackets_side_by_side_are_not_depth() -> None:
     wide = b"[" + b",".join([b"[]"] * 10_000) + b"]"  # 10,001 brackets, 2 levels
     assert loads(wide) == [[]] * 10_000
     assert not nests_deeper(wide, loads(wide))
+
+
+def test_the_deepest_body_that_fits_in_max_depth_bytes_is_read() -> None:
+    """A body of ``MAX_DEPTH`` bytes or fewer cannot hold ``MAX_DEPTH`` + 1 levels, so its
+    length alone passes it; one byte more of brackets is refused (the same bound either way)."""
+    short = b"[" * (MAX_DEPTH // 2) + b"]" * (MAX_DEPTH // 2)
+    assert len(short) == MAX_DEPTH and isinstance(decode_json(short), list)
+    past = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
+    with pytest.raises(OpenResponsesError, match=f"at most {MAX_DEPTH} levels"):
+        decode_json(past)
+    assert not nests_deeper(short, decode_json(short))

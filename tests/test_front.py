@@ -96,3 +96,29 @@ def test_a_namespace_with_cassettes_replays_its_creates(client: httpx.Client) ->
     assert miss.headers["x-request-id"].startswith("req_")
     slashed = client.get("/taped/v1/responses/")  # claimed before the redirect, as routed
     assert slashed.status_code == 400 and slashed.json()["error"]["code"] == "cassette_miss"
+
+
+def test_the_claim_is_the_replay_routes_whether_or_not_it_is_asked() -> None:
+    """``Front._claimed`` skips the route for an engine that neither replays nor records (no
+    shared store): for every namespace, made or not, with cassettes, recording or neither, it
+    says what ``ReplayRoute.claimed`` says."""
+    from ormock.engine.namespaces import Namespaces
+    from ormock.engine.replays import Upstream
+    from ormock.server.app import create_app
+
+    namespaces = Namespaces(seed=0)
+    front = create_app(namespaces)
+    for name in ("plain", "taped", "recording", "openai", "unmade"):
+        namespaces.open(name)
+    namespaces.get("")
+    namespaces.get("plain")
+    namespaces.get("openai")
+    namespaces.get("taped").use_cassette(CASSETTE)
+    namespaces.get("recording").record_to(Upstream("http://127.0.0.1:9/v1"))
+    said = {}
+    for name in ("", "plain", "taped", "recording", "openai", "unmade", "nobody"):
+        found = namespaces.find(name)
+        said[name] = front._claimed(name, found)
+        assert said[name] == front.replay.claimed(name, lazily=True, found=found)
+    assert said == {"": None, "plain": None, "taped": "taped", "recording": "recording",
+                    "openai": None, "unmade": None, "nobody": None}

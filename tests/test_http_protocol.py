@@ -41,6 +41,9 @@ class _Socket:
     def get_extra_info(self, name: str) -> str:
         return f"info {name}"
 
+    def is_closing(self) -> bool:
+        return "close" in self.calls
+
 
 def _corked() -> tuple[Corked, _Socket, asyncio.AbstractEventLoop]:
     loop = asyncio.new_event_loop()
@@ -93,6 +96,7 @@ def test_what_is_held_goes_out_before_the_connection_ends(end: str) -> None:
     transport.write(b"half an event")
     getattr(transport, end)()
     assert socket.calls == ["write", end]
+    assert transport.is_closing() == (end == "close")
     assert socket.writes == [b"half an event"]
     _step(loop)
     assert socket.writes == [b"half an event"]
@@ -102,6 +106,7 @@ def test_what_is_held_goes_out_before_the_connection_ends(end: str) -> None:
 def test_anything_else_is_the_wrapped_transports() -> None:
     transport, socket, loop = _corked()
     assert transport.get_extra_info("peername") == "info peername"
+    assert not transport.is_closing()
     transport.writelines([b"a", b"b"])
     _step(loop)
     assert socket.writes == [b"ab"]

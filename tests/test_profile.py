@@ -93,3 +93,15 @@ def test_accepts_all_is_each_profiles_own_found_once() -> None:
     stored_only = replace(spec, unstored=False)
     assert not stored_only.accepts_all and spec.accepts_all
     assert not get_profile("platform").accepts_all
+
+
+def test_respells_errors_is_kept_per_profile_and_made_anew_for_a_changed_one() -> None:
+    from dataclasses import replace
+
+    from ormock.protocol.profile import get_profile
+
+    plain = get_profile("openai")
+    assert plain.respells_errors is False and plain.respells_errors is False  # read again
+    spelled = replace(plain, error_types={"invalid_request_error": "bad_request"})
+    assert spelled.respells_errors is True and plain.respells_errors is False
+    assert spelled == replace(plain, error_types={"invalid_request_error": "bad_request"})

@@ -247,7 +247,7 @@ class Profile:
             return request
         return parse_request({k: v for k, v in body.items() if k not in self.ignored_fields})
 
-    @property
+    @cached_property
     def respells_errors(self) -> bool:
         """Its error envelopes differ from Open Responses' (a type spelled otherwise, or a
         shape of its own): the server passes them through ``error_envelope``."""

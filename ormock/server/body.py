@@ -7,7 +7,6 @@ one write; ``whole_messages`` its two messages)."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -142,9 +141,19 @@ def _no_constants(name: str) -> Any:
 # one decoder, made once, for every body (``json.loads`` with an option would make one a body)
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
 # Where orjson reads a body otherwise than json: an integer of 19 digits or more may be past
-# 64 bits, which orjson reads as a float; json reads any body with such a run of digits.
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
+# 64 bits, which orjson reads as a float; json reads any body with such a run of digits
+# (``_long_digits``).
+_AS_DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _long_digits(raw: bytes | str) -> bool:
+    """Whether ``raw`` holds a run of 19 ASCII digits or more: each digit byte mapped to
+    ``0`` and every other byte to a space, the run looked for (text as its UTF-8, where an
+    ASCII digit is only ever itself)."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    return _LONG_RUN in raw.translate(_AS_DIGITS)
 
 
 def _loads(raw: bytes | str) -> Any:
@@ -193,11 +202,11 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
     except orjson.JSONDecodeError:
         value = _standard(raw, param, what)
     else:
-        found = (_LONG_DIGITS.search(raw) if isinstance(raw, bytes)
-                 else _LONG_DIGITS_TEXT.search(raw))
-        if found is not None:
+        if _long_digits(raw):
             value = _standard(raw, param, what)
-    if isinstance(value, (dict, list)) and nests_deeper(raw, value):
+    # a text of at most ``MAX_DEPTH`` characters holds at most that many brackets: it nests no
+    # deeper (``nests_deeper``'s own first test, known from its length alone)
+    if len(raw) > MAX_DEPTH and isinstance(value, (dict, list)) and nests_deeper(raw, value):
         raise _too_deep(what, param)
     return value
 

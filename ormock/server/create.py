@@ -1,13 +1,19 @@
 """The create endpoint, ``POST [/<namespace>]/v1/responses``: the body read with a size limit
-and decoded, the engine asked once (``Creates.answer``), the reply written. An unpaced stream
-goes out as whole events coalesced into one write; no event is ever split across writes. The
-front (``ormock.server.front``) is its one way in.
+and decoded (a body read before is not decoded again: ``ParsedBodies``), the engine asked once
+(``Creates.answer``), the reply written. An unpaced stream goes out as whole events coalesced
+into one write; no event is ever split across writes. The front (``ormock.server.front``) is
+its one way in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from operator import itemgetter
+from typing import Any
+
 from starlette.responses import Response
 
+from ormock.engine.bounded import Bounded
 from ormock.engine.core import Engine
 from ormock.engine.create_answer import Creates, Prepared
 from ormock.engine.namespaces import Namespaces
@@ -15,10 +21,12 @@ from ormock.engine.store import StoreUnavailable
 from ormock.engine.writer import at_once_messages, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.reply import Reply
+from ormock.protocol.request import ResponseRequest, parse_request
 from ormock.server.asgi import Now, Receive, Scope, Send
 from ormock.server.background import answer_background
 from ormock.server.body import (
     body_again,
+    decode_json,
     json_only,
     json_request,
     more_body,
@@ -27,11 +35,11 @@ from ormock.server.body import (
     whole_body,
     whole_messages,
 )
-from ormock.server.create_bodies import ParsedBodies
 from ormock.server.replay import ReplayRoute
 from ormock.server.responses_api import send_replay
 
-__all__ = ["CreateEndpoint", "bug_error", "error_response", "method_not_allowed"]
+__all__ = ["CreateEndpoint", "ParsedBodies", "bug_error", "error_response",
+           "method_not_allowed"]
 
 
 def bug_error(exc: Exception) -> OpenResponsesError:
@@ -68,6 +76,51 @@ def error_response(error: OpenResponsesError) -> Response:
         headers=error.headers,
     )
 
+
+KEPT, BYTES, BODY = 512, 1 << 20, 64 * 1024  # bodies at most, their bytes in all, each's
+
+
+class ParsedBodies:
+    """The create bodies the endpoint decoded and checked, remembered by their bytes so that a
+    repeated request is not decoded and checked again: valid bodies' decoded JSON and parsed
+    request, the oldest kept dropped past ``KEPT`` bodies or ``BYTES`` bytes (a body's decoded
+    objects take several times its bytes: ~7x for many small input items); none of over
+    ``BODY`` bytes kept. Neither a read nor a repeat keeps a body longer: bodies go in the
+    order they first came."""
+
+    def __init__(self) -> None:
+        # raw -> (its JSON, its request, its bytes)
+        self._kept: Bounded[bytes, tuple[Any, ResponseRequest, int]] = Bounded(
+            KEPT, BYTES, itemgetter(2))
+
+    def read(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:
+        """A body decoded (``decode_json``: its 400 raised) and checked (``parse_request``):
+        as kept when it came before, else read now and kept when valid. An invalid one's
+        request is None: it is left to the engine, which journals it with its error."""
+        found = self._kept.peek(raw)
+        if found is not None:
+            return found[0], found[1]
+        body = decode_json(raw)
+        try:
+            request = parse_request(body)
+        except OpenResponsesError:
+            return body, None
+        size = len(raw)
+        if size <= BODY:
+            self._kept[raw] = (body, request, size)
+        return body, request
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The bodies kept, oldest first."""
+        return iter(self._kept)
+
+    @property
+    def size(self) -> int:
+        """The bytes of the bodies kept."""
+        return self._kept.bytes
 
 
 class CreateEndpoint:

@@ -11,6 +11,7 @@ from collections.abc import Awaitable
 from starlette.datastructures import URL
 from starlette.responses import RedirectResponse, Response
 
+from ormock.engine.core import Engine
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
 from ormock.protocol.ids import IdFactory
@@ -106,7 +107,8 @@ class Front:
 
         1. the perimeter (``Perimeter.refusal``: 403 to a foreign page's request);
         2. the API key guard (``ApiKeyGuard.allows``: 401);
-        3. the cassettes' claim (``ReplayRoute.claimed``: the recorded answer);
+        3. the cassettes' claim (``ReplayRoute.claimed``, asked unless the engine neither
+           replays nor records: ``_claimed``): the recorded answer;
         4. the engine's answer (``CreateEndpoint.answer``); or, as Starlette's router would
            answer them, 307 to the path without its trailing slash (``slashed``), 405 to
            another method than POST;
@@ -132,9 +134,7 @@ class Front:
             profile = engine.profile if engine is not None else self.namespaces.profile_of(name)
             if profile.respells_errors:
                 spelled = respelling(with_id, profile, scope)
-            # the cassettes claim it as this worker knows the namespace: a create that finds
-            # it changed is replayed all the same (``CreateEndpoint.answer``)
-            claimed = self.replay.claimed(name, lazily=True, found=engine)
+            claimed = self._claimed(name, engine)
             if claimed is not None:
                 scope["path_params"] = {"namespace": claimed} if claimed else {}
                 await self.replay.handle(scope, receive, spelled)
@@ -150,6 +150,16 @@ class Front:
                 await error_response(bug)(scope, receive, spelled)
             if not isinstance(exc, StoreUnavailable):
                 raise
+
+    def _claimed(self, name: str, engine: Engine | None) -> str | None:
+        """``ReplayRoute.claimed`` of a create to namespace ``name`` (``engine``: as found):
+        the cassettes claim it as this worker knows the namespace, and a create that finds it
+        changed is replayed all the same (``CreateEndpoint.answer``). Without a shared store
+        the engine found is the one the route asks, so one that neither replays nor records
+        is claimed by none: the route is not asked."""
+        if engine is not None and not engine.replaying and self.namespaces.backend is None:
+            return None
+        return self.replay.claimed(name, lazily=True, found=engine)
 
     def _headers(self, raw_headers: list[tuple[bytes, bytes]]
                  ) -> tuple[dict[str, str], tuple[bytes, bytes]]:

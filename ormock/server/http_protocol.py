@@ -88,6 +88,9 @@ class Corked:
         self.flush()
         self.transport.write_eof()
 
+    def is_closing(self) -> bool:  # the wrapped transport's, asked after every response
+        return self.transport.is_closing()
+
     def get_write_buffer_size(self) -> int:
         held = self._held
         return self.transport.get_write_buffer_size() + (len(held) if held is not None else 0)
