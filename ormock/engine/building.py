@@ -449,8 +449,9 @@ def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: Recording
 
 def keep(engine: Engine, selection: Selection | None, response_id: str, store: bool,
          stored: Stored, local: ResponseStore | None) -> None:
-    """Remember a response: for ``step:N`` matching, and stored for continuations."""
-    if selection is not None:
+    """Remember a response: for ``step:N`` matching (a step some ``step:N`` names), and stored
+    for continuations."""
+    if selection is not None and selection.continued:
         set_of(engine, selection.scenario).answered(selection, response_id)
     if store:
         engine.responses.keep(response_id, stored)
