@@ -2,8 +2,8 @@
 
 ``ScenarioSet`` keeps the per-namespace state: how often each step was used, how many requests
 reached each ``nth`` step (its ``counters``: in this process, or shared by every worker on one
-store), and the last response each step produced (for ``step:N`` matching; in this process, or
-with shared counters in the store too, for the steps some ``step:N`` names).
+store), and the last response produced by each step some ``step:N`` names (for ``step:N``
+matching; in this process, and with shared counters in the store too).
 A request that nothing matches gets a ``Miss`` list, closest first, to explain the miss.
 The request's ``RequestView`` may be given as a function that makes it: it is then made only
 when a step has checks to run (a step without any, the catalogue's ``text`` one, never reads it).
