@@ -156,6 +156,31 @@ def test_previous_response_id_step_n_follows_the_response_that_step_produced() -
     assert miss.reasons == ["previous_response_id 'resp_b' is not step 1's response 'resp_a'"]
 
 
+def test_only_a_step_some_step_n_names_has_its_response_remembered() -> None:
+    scenarios = _set(
+        _step({"previous_response_id": False}, "first"),
+        _step({"previous_response_id": "step:1"}, "second"),
+        _step({}, "third"),
+    )
+    first, second, third = (Selection(scenarios.scenarios[0], step)
+                            for step in scenarios.scenarios[0].steps)
+    assert (first.continued, second.continued, third.continued) == (True, False, False)
+    for selection in (first, second, third):
+        scenarios.answered(selection, f"resp_{selection.step.index}")
+    assert scenarios.produced == {("s", 1): "resp_1"}
+
+
+def test_a_first_step_that_answers_anything_is_the_scenarios_free_step() -> None:
+    assert _set(_step({}), _step({"model": "m"})).scenarios[0].free is not None
+    assert _set(_step({"model": "m"}), _step({})).scenarios[0].free is None
+    assert _set(_step({}, times=2)).scenarios[0].free is None
+    assert _set(_step({}), order="best").scenarios[0].free is None
+    assert _set(_step({"nth": 2})).scenarios[0].free is None
+    free = _set(_step({}), _step({}))
+    assert [_chosen(free) for _ in range(3)] == [1, 1, 1]
+    assert free.used(free.scenarios[0], free.scenarios[0].steps[0]) == 3  # each use counted
+
+
 def test_nth_answers_only_the_nth_request_that_passes_its_checks() -> None:
     scenarios = _set(
         {"match": {"nth": 2, "input_contains": "retry"}, "reply": {"items": [{"message": "2"}]}},

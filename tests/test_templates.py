@@ -16,6 +16,7 @@ from faker import Faker
 from ormock import Engine, OrmockServer, Reply
 from ormock.scenario import ScenarioError, load_scenario, templates
 from ormock.scenario.generated_text import Draws, Lorem, Prose
+from ormock.scenario.replies import compile_reply
 from ormock.scenario.templates import TemplateError, compile_template, has_template
 
 Json = dict[str, Any]
@@ -100,7 +101,28 @@ def test_a_steps_request_fields_are_the_requests_and_made_only_when_read() -> No
         engine.respond({"model": "m", "input": "hi"}, {})
     finally:
         building.RequestFields = real  # type: ignore[misc]
-    assert len(views) == 1 and read == []  # the step's view was made, and nothing read
+    assert views == [] and read == []  # a step whose templates read none is offered none
+    engine = Engine(seed=1)
+    engine.use({"name": "reads", "steps": [{"reply": {"items": [
+        {"message": "{{ faker.word() }} {{ request.model }}"}]}, "times": "forever"}]})
+    real, building.RequestFields = building.RequestFields, Watched  # type: ignore[misc]
+    try:
+        engine.respond({"model": "m", "input": "hi"}, {})
+    finally:
+        building.RequestFields = real  # type: ignore[misc]
+    assert len(views) == 1 and read == ["model"]  # made for it, read once
+
+
+def test_a_reply_knows_whether_its_templates_read_the_request() -> None:
+    def reads(items: list[object]) -> bool:
+        return compile_reply({"items": items}).reads_request
+
+    assert not reads([{"message": "Hello! {{ faker.sentence() }}"}, {"message": "plain"}])
+    assert reads([{"message": "{{ request.input }}"}])
+    assert reads([{"function_call": {"name": "f", "arguments": {
+        "q": "{{ request.extensions.x_a.b }}"}}}])
+    assert reads([{"message": {"text": "{{ faker.word() }}", "parts": [
+        {"refusal": "no {{ request.model }}"}]}}])
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
@@ -227,7 +228,9 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     else:
         draws = Draws(engine.faker,
                       request.content_seed(selection.scenario.seed + selection.step.index))
-        plan = step_reply.plan(draws, RequestFields(turn))
+        # the request's fields offered only to templates that read them
+        plan = step_reply.plan(draws, RequestFields(turn) if step_reply.reads_request
+                               else _NO_FIELDS)
     include = request.body.get("include")
     if include and INCLUDE_ENCRYPTED in include:
         plan = _sealed(plan, reasoning_key(engine.seed))
@@ -285,6 +288,7 @@ class RequestFields(Mapping[str, Any]):
         return len(_FIELDS)
 
 
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})  # what a step reading none is offered
 _FIELDS: dict[str, Callable[[Turn], Any]] = {
     "model": lambda turn: turn.echo.get("model"),
     "input": lambda turn: turn.request.new_input_text,
@@ -449,8 +453,9 @@ def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: Recording
 
 def keep(engine: Engine, selection: Selection | None, response_id: str, store: bool,
          stored: Stored, local: ResponseStore | None) -> None:
-    """Remember a response: for ``step:N`` matching, and stored for continuations."""
-    if selection is not None:
+    """Remember a response: for ``step:N`` matching (a step some ``step:N`` names), and stored
+    for continuations."""
+    if selection is not None and selection.continued:
         set_of(engine, selection.scenario).answered(selection, response_id)
     if store:
         engine.responses.keep(response_id, stored)

@@ -248,17 +248,18 @@ LOREM_PROVIDERS: dict[str, frozenset[str]] = {
 }
 
 
-class Draws:
-    """What one reply's templates draw from: ``lorem`` for the lorem providers, and ``faker``
-    for any other, the shared Faker seeded with the same seed when first asked for (most
-    replies never ask). Given a Faker without a seed, that Faker is taken as seeded already
-    and the lorem seed is drawn from it."""
+class Draws(Lorem):
+    """What one reply's templates draw from: the lorem providers (a ``Lorem`` of the reply's
+    seed), and ``faker`` for any other, the shared Faker seeded with the same seed when first
+    asked for (most replies never ask). Given a Faker without a seed, that Faker is taken as
+    seeded already and the lorem seed is drawn from it."""
 
-    __slots__ = ("_faker", "_seed", "lorem")
+    __slots__ = ("_faker", "_seed")
 
     def __init__(self, faker: Faker, seed: int | None = None) -> None:
         self._faker, self._seed = faker, seed
-        self.lorem = Lorem(seed if seed is not None else faker.random.getrandbits(64))
+        # ``Lorem.__init__``'s one field, set here: one reply makes one ``Draws``
+        self.prose = Prose(seed if seed is not None else faker.random.getrandbits(64))
 
     @property
     def faker(self) -> Faker:

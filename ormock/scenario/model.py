@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ormock.faults.chaos import Chaos
@@ -60,6 +61,16 @@ class Scenario:
     chaos: Chaos | None = None
     profile: Profile | None = None  # the provider its steps play (None: the server's)
     data: Json = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def free(self) -> Step | None:
+        """The step that answers any request, when there is one: the first, with no check, no
+        ``nth`` and no limit of uses, in an order other than ``best`` (decided once)."""
+        first = self.steps[0] if self.steps else None
+        if self.order == "best" or first is None or first.checks or first.times is not None \
+                or first.nth is not None:
+            return None
+        return first
 
     def where(self, step: Step) -> str:
         at = self.source or "<scenario>"

@@ -81,6 +81,17 @@ def _templated(value: Any) -> bool:
     return False
 
 
+def _reads_request(value: Any) -> bool:
+    """Whether a template of a compiled spec reads the request (``request.<field>``)."""
+    if isinstance(value, Template):
+        return value.reads_request
+    if isinstance(value, list):
+        return any(_reads_request(v) for v in value)
+    if isinstance(value, dict):
+        return any(_reads_request(v) for v in value.values())
+    return False
+
+
 def _texts(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -210,6 +221,9 @@ class StepReply:
     sse: bytes | None = None
     breaks: frozenset[str] = frozenset()
     model: str | None = None
+    # whether a template of ``items`` reads the request (``compile_reply`` decides; a reply
+    # made otherwise is offered the request's fields)
+    reads_request: bool = field(default=True, init=False, repr=False, compare=False)
     # how a request makes each item: (the ``items`` they were made for, one maker an item)
     _makers: tuple[list[Any], tuple[ItemMaker, ...]] | None = field(
         default=None, init=False, repr=False, compare=False)
@@ -301,8 +315,9 @@ def compile_reply(spec: Json) -> StepReply:
                          "incomplete)")
     # with no items, a completed reply says "OK"; a failed one has no output
     default = [{"message": "OK"}] if status == "completed" and not sources else []
-    return StepReply(
-        items=_compile_tree(spec.get("items", default), ("items",)),
+    items = _compile_tree(spec.get("items", default), ("items",))
+    reply = StepReply(
+        items=items,
         status=status,
         incomplete_reason=spec.get("incomplete_reason"),
         error=spec.get("error"),
@@ -315,3 +330,5 @@ def compile_reply(spec: Json) -> StepReply:
         breaks=frozenset(spec.get("breaks", ())),
         model=spec.get("model"),
     )
+    reply.reads_request = _reads_request(items)
+    return reply

@@ -2,8 +2,8 @@
 
 ``ScenarioSet`` keeps the per-namespace state: how often each step was used, how many requests
 reached each ``nth`` step (its ``counters``: in this process, or shared by every worker on one
-store), and the last response each step produced (for ``step:N`` matching; in this process, or
-with shared counters in the store too, for the steps some ``step:N`` names).
+store), and the last response produced by each step some ``step:N`` names (for ``step:N``
+matching; in this process, and with shared counters in the store too).
 A request that nothing matches gets a ``Miss`` list, closest first, to explain the miss.
 The request's ``RequestView`` may be given as a function that makes it: it is then made only
 when a step has checks to run (a step without any, the catalogue's ``text`` one, never reads it).
@@ -28,6 +28,12 @@ Viewed = RequestView | Callable[[], RequestView]
 class Selection:
     scenario: Scenario
     step: Step
+    # whether a ``previous_response_id: step:N`` of its scenario names this step: only then is
+    # the response it produced remembered (``ScenarioSet.answered``), since nothing else reads it
+    continued: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "continued", self.step.index in continued(self.scenario))
 
 
 @dataclass(frozen=True)
@@ -163,8 +169,6 @@ class ScenarioSet:
 
     def _pick(self, scenario: Scenario, view: Viewed, misses: list[_Missed]) -> Step | None:
         steps, left = scenario.steps, None
-        if scenario.order != "best" and steps and _free(steps[0]):
-            return steps[0]  # the first step, and the first left: it answers anything
         if scenario.order == "sequence":  # the first step left (one read with shared counts)
             pending = next((s for s in steps if self._left(scenario, s)), None)
             steps, left = ([pending], True) if pending is not None else (steps[-1:], False)
@@ -192,7 +196,8 @@ class ScenarioSet:
         misses: list[_Missed] = []  # a Miss made only when they are the answer
         for scenario in [only] if only is not None else self.scenarios:
             tried = len(misses)
-            while (step := self._pick(scenario, view, misses)) is not None:
+            # a step that answers anything (``Scenario.free``) is picked without a look
+            while (step := scenario.free or self._pick(scenario, view, misses)) is not None:
                 if self._claim(scenario, step):
                     chosen = self.chosen.get(id(step))
                     if chosen is None or chosen.step is not step or chosen.scenario \
@@ -205,9 +210,13 @@ class ScenarioSet:
         return [Miss(*missed) for missed in misses]
 
     def answered(self, selection: Selection, response_id: str) -> None:
+        """Remember the response a step produced, for the ``step:N`` checks that name it (a
+        step none names is not remembered: ``Selection.continued``)."""
+        if not selection.continued:
+            return
         scenario, index = selection.scenario, selection.step.index
         self.produced[(scenario.name, index)] = response_id
-        if self.counters.shared and index in continued(scenario):  # one write, when needed
+        if self.counters.shared:  # another worker may answer the step that continues it
             self.counters.note((self.tag(scenario), "produced", index), response_id)
 
     def unused(self) -> list[tuple[Scenario, Step, int]]:
@@ -223,14 +232,9 @@ class ScenarioSet:
         return out
 
 
-def _free(step: Step) -> bool:
-    """A step with no check, no ``nth`` and no limit of uses: it answers any request."""
-    return not step.checks and step.times is None and step.nth is None
-
-
 def continued(scenario: Scenario) -> frozenset[int]:
     """The steps of a scenario some ``previous_response_id: step:N`` names (a walk over its
-    checks: asked only with shared counters, once per answered step)."""
+    checks: made once per ``Selection``)."""
     return frozenset(check.prepared for step in scenario.steps for check in step.checks
                      if check.key == "previous_response_id" and isinstance(check.prepared, int)
                      and not isinstance(check.prepared, bool))

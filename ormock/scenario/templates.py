@@ -97,7 +97,7 @@ class _FakerCall:
 
     def __call__(self, draws: Draws, request: Mapping[str, Any]) -> str:
         if self.method is not None:
-            text = self.method(draws.lorem, *self.positional)
+            text = self.method(draws, *self.positional)
         else:
             text = getattr(draws.faker, self.name)(*self.args, **self.kwargs)
         return text if type(text) is str else str(text)
@@ -161,7 +161,7 @@ def _cutter(pieces: tuple[str | Render, ...]) -> CutRender | None:
     sentence, positional = Lorem.cut_sentence, call.positional
 
     def cut(draws: Draws, request: Mapping[str, Any]) -> tuple[str, Cut]:
-        text, words = sentence(draws.lorem, *positional)
+        text, words = sentence(draws, *positional)
         if len(text) > MAX_RENDERED:
             raise _too_long(len(text))
         if words is None:
@@ -181,6 +181,12 @@ class Template:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_run", _runner(self.pieces))  # compiled once
         object.__setattr__(self, "_cut", _cutter(self.pieces))
+
+    @property
+    def reads_request(self) -> bool:
+        """Whether it reads the request (``request.<field>``): a piece neither text nor a
+        Faker call."""
+        return any(not isinstance(piece, (str, _FakerCall)) for piece in self.pieces)
 
     def render_cut(self, draws: Draws, request: Mapping[str, Any]) -> tuple[str, Cut]:
         """The text for one reply, and its cut when the template knows it (``_cutter``)."""
