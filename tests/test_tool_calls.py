@@ -280,3 +280,18 @@ def test_an_event_about_another_items_type_and_a_missing_field_are_named() -> No
                for v in report.violations)
     # real providers' streams leave fields out: read leniently under the openai profile
     assert check_stream(bare, profile="openai").ok
+
+
+def test_spelling_keeps_a_plan_without_tool_items_and_respells_each_one_it_holds() -> None:
+    # a plan with no tool item comes back as it is, under either spelling; one with tool
+    # items has each of them, and only them, spelled as the extension item
+    prose = ReplyPlan(items=[MessagePlan(parts=())])
+    assert spelled(prose, False) is prose
+    assert spelled(prose, True) is prose
+    call = ToolCallPlan(type="web_search_call")
+    mixed = ReplyPlan(items=[MessagePlan(parts=()), call])
+    assert spelled(mixed, True) is mixed
+    respelled = spelled(mixed, False)
+    assert respelled.items == [MessagePlan(parts=()),
+                               ToolCallPlan(type="web_search_call", vendor="openai")]
+    assert mixed.items[1] is call  # the plan it was given is left as it was

@@ -21,7 +21,12 @@ VENDOR = "openai"  # the prefix of OpenAI's tool items spelled as extension item
 def spelled(plan: ReplyPlan, openai_items: bool) -> ReplyPlan:
     """``plan`` as a profile sends it: with OpenAI's own tool items (``openai_items``), or each
     one as the extension item ``openai:<type>``; the same plan when nothing changes."""
-    if openai_items or not any(isinstance(item, ToolCallPlan) for item in plan.items):
+    if openai_items:
+        return plan
+    for item in plan.items:  # most plans hold no tool item: returned as they are
+        if isinstance(item, ToolCallPlan):
+            break
+    else:
         return plan
     items = [replace(item, vendor=VENDOR) if isinstance(item, ToolCallPlan) else item
              for item in plan.items]
