@@ -15,7 +15,6 @@ of one is only noted (``StreamCache.again``), and its second reply's bytes are k
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from ormock.engine.bounded import Bounded
@@ -155,40 +154,36 @@ class StreamCache:
     of ``seen`` slots that hash picks, which a later content with the same slot takes. A record
     of sightings of fixed size, not a cache (it holds no value and evicts nothing in order):
     a content whose slot was taken is kept a reply later, and two keys of one hash keep a
-    template a reply early; which bytes a reply has never depends on it. Shared by an
-    engine's threads (a lock around the cache)."""
+    template a reply early; which bytes a reply has never depends on it. Used under its
+    engine's lock, which ``Engine.answer`` holds around ``respond`` (where every look-up,
+    sighting and keep is made), so it has no lock of its own."""
 
     def __init__(self, size: int = 256, seen: int = 1024) -> None:
         self.size = size
         self._templates: Bounded[Any, StreamTemplate] = Bounded(size)
         self._seen: list[int | None] = [None] * seen
-        self._lock = threading.Lock()
 
     def get(self, key: Any) -> StreamTemplate | None:
-        with self._lock:
-            return self._templates.get(key)
+        return self._templates.get(key)
 
     def again(self, key: Any) -> bool:
         """Whether a content missed by ``get`` was replied to before: its template is worth
         keeping (``put``) now that it came twice. A first sighting is noted, and False."""
         noted = hash(key)
         slot = noted % len(self._seen)
-        with self._lock:
-            seen = self._seen
-            if seen[slot] == noted:
-                seen[slot] = None
-                return True
-            seen[slot] = noted
-            return False
+        seen = self._seen
+        if seen[slot] == noted:
+            seen[slot] = None
+            return True
+        seen[slot] = noted
+        return False
 
     def put(self, key: Any, template: StreamTemplate) -> None:
-        with self._lock:
-            self._templates[key] = template
+        self._templates[key] = template
 
     def clear(self) -> None:
-        with self._lock:
-            self._templates.clear()
-            self._seen = [None] * len(self._seen)
+        self._templates.clear()
+        self._seen = [None] * len(self._seen)
 
     def __len__(self) -> int:
         return len(self._templates)

@@ -25,7 +25,6 @@ several items or parts, annotations, fixed ids, a failed status) is built as bef
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -287,7 +286,8 @@ def echo_key(echo: Json) -> tuple[Any, ...]:
 
 class Compiled:
     """Templates by key, each compiled the second time its key is seen; the least recently
-    used dropped past ``size``. Shared by an engine's threads (a lock around the order).
+    used dropped past ``size``. Used under its engine's lock, which ``Engine.answer`` holds
+    around ``respond`` (the one caller of ``template``), so it has no lock of its own.
 
     A key holds the step and the profile by ``id`` (hashed and compared in C, where ``Same``
     calls Python on every hash and comparison) and its entry holds the two objects, so that
@@ -298,7 +298,6 @@ class Compiled:
         # key -> (the template, or None when seen once; the step and the profile, kept alive)
         self._templates: Bounded[Hashable, tuple[Template | None, object, object]] = \
             Bounded(size)
-        self._lock = threading.Lock()
 
     def template(self, plan: ReplyPlan, echo: Json, profile: Profile,
                  step_reply: StepReply | None, stream: bool) -> Template | None:
@@ -308,28 +307,22 @@ class Compiled:
         if shape is None:
             return None
         key = (id(step_reply), id(profile), stream, shape, echo_key(echo))
-        with self._lock:
-            entry = self._templates.get(key)  # a use: the most recent now
+        templates = self._templates
+        entry = templates.get(key)  # a use: the most recent now
         if entry is None:  # seen for the first time
-            self._put(key, (None, step_reply, profile))
+            templates[key] = (None, step_reply, profile)
             return None
         if entry[0] is not None:
             return entry[0]
         template = compile_reply(plan, echo, profile, step_reply, stream)
         if template is not None:
-            self._put(key, (template, step_reply, profile))
+            templates[key] = (template, step_reply, profile)
         return template
-
-    def _put(self, key: Hashable, entry: tuple[Template | None, object, object]) -> None:
-        with self._lock:
-            self._templates[key] = entry
 
     def compiled(self) -> list[Template]:
         """The templates compiled, in the order they were compiled (or first seen), oldest
         first."""
-        with self._lock:
-            return [t for _, (t, _, _) in self._templates.entries() if t is not None]
+        return [t for _, (t, _, _) in self._templates.entries() if t is not None]
 
     def clear(self) -> None:
-        with self._lock:
-            self._templates.clear()
+        self._templates.clear()

@@ -78,12 +78,14 @@ class Tally:
         return Written(kind, ended, self.bytes, tuple(self.sent))
 
 
-def _start(status: int, headers: tuple[tuple[bytes, bytes], ...], body: bytes | None
+def _start(status: int, headers: tuple[tuple[bytes, bytes], ...], length: int | None
            ) -> dict[str, Any]:
-    if body is None or status in (204, 304):  # RFC 9110 8.6: those have no body to measure
+    """The status line and headers, with a ``content-length`` of ``length`` bytes when the
+    body is one write of that many (None: its frames follow)."""
+    if length is None or status in (204, 304):  # RFC 9110 8.6: those have no body to measure
         return {"type": "http.response.start", "status": status, "headers": list(headers)}
     return {"type": "http.response.start", "status": status,
-            "headers": [*headers, (b"content-length", b"%d" % len(body))]}
+            "headers": [*headers, (b"content-length", b"%d" % length)]}
 
 
 async def send_wire(send: Send, receive: Receive, wire: Wire,
@@ -119,10 +121,10 @@ def at_once(wire: Wire) -> Written | None:
 def at_once_messages(wire: Wire, written: Written) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two ASGI messages ``send_wire`` sends for a wire it writes in one go (``written``:
     ``at_once``'s, or what it reports after a JSON reply's delay): the status line and headers
-    with a ``content-length``, then the body."""
-    data = written.sent[0][1].data
-    return (_start(wire.status, wire.headers, data),
-            {"type": "http.response.body", "body": data, "more_body": False})
+    with a ``content-length`` (the bytes ``written`` counted), then the body."""
+    return (_start(wire.status, wire.headers, written.bytes),
+            {"type": "http.response.body", "body": written.sent[0][1].data,
+             "more_body": False})
 
 
 def _one_write(wire: Wire) -> tuple[tuple[Frame, ...], Frame | None]:

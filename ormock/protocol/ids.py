@@ -47,9 +47,12 @@ class IdFactory:
         if count < 2 or "call" in prefixes:  # a call id draws its letters another way
             return [self.new(prefix) for prefix in prefixes]
         text = self._bits(192 * count).to_bytes(24 * count, "big").hex()
+        drawn = []
         end = 48 * count
-        return [prefix + "_" + text[end - 48 * n - 48:end - 48 * n]
-                for n, prefix in enumerate(prefixes)]
+        for prefix in prefixes:  # each id's digits 48 before the previous one's
+            drawn.append(f"{prefix}_{text[end - 48:end]}")
+            end -= 48
+        return drawn
 
 
 class Clock:
