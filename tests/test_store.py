@@ -267,10 +267,24 @@ def test_a_records_header_is_the_json_of_its_fields(
        order=st.permutations(["type", "role", "content"]))
 def test_a_one_message_input_is_written_as_the_encoder_writes_it(
         role: Any, content: Any, kind: str, order: list[str]) -> None:
-    # the usual input (one text message, as ``parse_request`` makes it) is written key by
-    # key; any other shape or key order by the encoder: the same text either way
+    # the usual input (one text message, as ``parse_request`` makes it) is written by
+    # orjson; any other shape by the encoder: the same text either way
     values = {"type": kind, "role": role, "content": content}
     item = {key: values[key] for key in order}
+    stored = Stored(None, [item], raw=b"{}")
+    header = {"parent": None, "input": [item], "context_tokens": 0}
+    assert stored.encode() == (encode_json(header) + "\n").encode() + b"{}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.text(max_size=4) | st.integers() | st.none(), min_size=3, max_size=3,
+                     unique=True),
+       values=st.lists(st.text(max_size=8), min_size=3, max_size=3))
+def test_one_item_of_three_text_fields_is_written_as_the_encoder_writes_it(
+        keys: list[Any], values: list[str]) -> None:
+    # any keys (a key that is not text: the encoder's spelling), any text (non-ASCII: its
+    # escapes)
+    item = dict(zip(keys, values, strict=True))
     stored = Stored(None, [item], raw=b"{}")
     header = {"parent": None, "input": [item], "context_tokens": 0}
     assert stored.encode() == (encode_json(header) + "\n").encode() + b"{}"

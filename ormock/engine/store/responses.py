@@ -10,12 +10,14 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
+
 from ormock.engine.bounded import Bounded
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.store.memory import MemoryBackend
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.openai_items import CALLS, OUTPUTS, call_outputs
-from ormock.protocol.sse import encode_json, encode_str
+from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 
 __all__ = ["ResponseStore", "Stored", "check_call_outputs"]
@@ -156,19 +158,18 @@ class Stored:
         ``prior``, ``owner``, ``extensions`` and ``deleted`` when set, written key by key (the
         whole dict's text, tests/test_store.py holds it, without the encoder's walk)."""
         tokens = self.context_tokens
-        parts = ['{"parent":', "null" if self.parent_id is None else encode_json(self.parent_id),
-                 ',"input":', _input_json(self.input), ',"context_tokens":',
-                 repr(tokens) if type(tokens) is int else encode_json(tokens)]
+        head = (f'{{"parent":{"null" if self.parent_id is None else encode_json(self.parent_id)}'
+                f',"input":{_input_json(self.input)},"context_tokens":'
+                f'{repr(tokens) if type(tokens) is int else encode_json(tokens)}')
         if self.prior is not None:
-            parts += (',"prior":', encode_json(self.prior))
+            head += ',"prior":' + encode_json(self.prior)
         if self.owner is not None:
-            parts += (',"owner":', encode_json(self.owner))
+            head += ',"owner":' + encode_json(self.owner)
         if self.extensions:
-            parts += (',"extensions":', encode_json(self.extensions))
+            head += ',"extensions":' + encode_json(self.extensions)
         if self.deleted:
-            parts.append(',"deleted":true')
-        parts.append("}")
-        return "".join(parts)
+            head += ',"deleted":true'
+        return head + "}"
 
     @classmethod
     def decode(cls, value: bytes, response_id: str | None = None,
@@ -192,20 +193,21 @@ def _input_json(items: list[Json]) -> str:
     """``encode_json(items)``, remembered by the list's identity among the newest 256: a
     repeated request is the same parsed request (the server remembers the bodies it read), so
     its input is encoded once, not with every response it is stored with (plain dict steps,
-    atomic: shared by every store and thread). The input most requests send, one message of
-    text (``"input": "..."``, as ``parse_request`` makes it), is written key by key: the
-    same text (tests/test_store.py holds it) without the encoder's walk."""
+    atomic: shared by every store and thread). The input most requests send, one item of
+    three text fields (``"input": "..."`` as ``parse_request`` makes it), in ASCII, is
+    orjson's text: the same as ``encode_json``'s for strings (tests/test_store.py holds it),
+    without its check that the text reads back."""
     if len(items) == 1:
         item = items[0]
         if item.__class__ is dict and len(item) == 3:
-            first, second, third = item
-            if first == "type" and second == "role" and third == "content":
-                kind, role, content = item.values()
-                if (kind == "message" and kind.__class__ is str and role.__class__ is str
-                        and content.__class__ is str):
-                    return ('[{"type":"message","role":'
-                            + ('"user"' if role == "user" else encode_str(role))
-                            + ',"content":' + encode_str(content) + "}]")
+            first, second, third = item.values()
+            if first.__class__ is str and second.__class__ is str and third.__class__ is str:
+                try:
+                    text = orjson.dumps(items).decode()
+                except TypeError:  # a key that is not text, a lone surrogate
+                    text = ""
+                if text.isascii() and text:  # (else ``encode_json``'s escapes may apply)
+                    return text
     found = _INPUTS.get(id(items))
     if found is not None and found[0] is items:
         return found[1]
