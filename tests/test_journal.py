@@ -164,3 +164,20 @@ def test_an_entry_is_counted_with_its_headers_and_again_with_its_answer() -> Non
     journal.clear()
     journal.recount(entry)  # no longer in it: nothing either
     assert journal.bytes == 0
+
+
+def test_a_journals_counts_are_kept_on_the_entry_and_shown_nowhere() -> None:
+    from ormock.engine.journal import FIELDS, Journal, entry_size, opened, request_size
+
+    journal = Journal(10, 10**6, lambda entry: None, lambda entry: None)
+    entry = opened("POST", "/v1/responses", {"host": "h"}, {"model": "m"}, 0.0, 15)
+    twin = dataclasses.replace(entry)
+    journal.append(entry)
+    assert journal.bytes == request_size(entry)
+    entry.reply_headers = {"retry-after": "1"}
+    journal.recount(entry)
+    assert journal.bytes == entry_size(entry) > request_size(entry)
+    # the sizes counted are bookkeeping: no field of the entry's data, no part of equality
+    assert not any("counted" in name for name in (*FIELDS, *entry.to_dict()))
+    twin.reply_headers = {"retry-after": "1"}
+    assert twin == entry and repr(twin) == repr(entry)

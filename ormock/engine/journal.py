@@ -132,6 +132,10 @@ class JournalEntry:
     ended: Ended = "whole"
     sent_bytes: int | None = None
     finished_at: float | None = None
+    # what a journal counts it at (``counted``) and its ``request_size``, once counted: plain
+    # attributes (no instance dict made for them), in no ``to_dict`` and no comparison
+    _counted: int | None = field(default=None, init=False, repr=False, compare=False)
+    _request_counted: int | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -217,7 +221,7 @@ def opened(method: str, path: str, headers: dict[str, str], body: Any, at: float
 
 # the fields to_dict copies, in their order (asked of ``fields`` once, not per entry), and
 # what reads their values (a tuple in that order)
-FIELDS = tuple(f.name for f in fields(JournalEntry) if f.name != "sent")
+FIELDS = tuple(f.name for f in fields(JournalEntry) if f.init and f.name != "sent")
 fields_of: Callable[[JournalEntry], tuple[Any, ...]] = attrgetter(*FIELDS)
 
 
@@ -238,8 +242,6 @@ def events_of(types: Sequence[Any], numbers: Sequence[Any], delays: Sequence[flo
 
 ENTRY_FIELDS = 512  # what an entry's own fields are counted as, in bytes, roughly
 _EVENT = 24  # what one event sent is counted as: its type's, number's and delay's places
-_COUNTED = "_ormock_counted"  # the attribute an entry keeps the size its journal counted in
-_REQUEST = "_ormock_request_size"  # the attribute an entry keeps its ``request_size`` in
 
 
 def entry_size(entry: JournalEntry) -> int:
@@ -252,10 +254,10 @@ def entry_size(entry: JournalEntry) -> int:
 def request_size(entry: JournalEntry) -> int:
     """An entry's request and its own fields, in bytes, roughly (what its answer never
     changes, counted once: kept on the entry)."""
-    size: int | None = entry.__dict__.get(_REQUEST)
+    size = entry._request_counted
     if size is None:
-        size = entry.__dict__[_REQUEST] = (ENTRY_FIELDS + entry.size + len(entry.path)
-                                           + _text_pairs(entry.headers))
+        size = entry._request_counted = (ENTRY_FIELDS + entry.size + len(entry.path)
+                                     + _text_pairs(entry.headers))
     return size
 
 
@@ -277,8 +279,11 @@ def answer_size(entry: JournalEntry) -> int:
 
 
 def _text_pairs(headers: Mapping[str, str]) -> int:
-    """The characters of ``headers``' names and values together."""
-    return sum(map(len, headers)) + sum(map(len, headers.values()))
+    """The characters of ``headers``' names and values together (one walk of the pairs)."""
+    size = 0
+    for name, value in headers.items():
+        size += len(name) + len(value)
+    return size
 
 
 def counted(entry: JournalEntry) -> int:
@@ -286,9 +291,9 @@ def counted(entry: JournalEntry) -> int:
     (``Journal.append``), its ``entry_size`` once ``Journal.recount`` counted its answer (or
     when first counted elsewhere); what joined the journal's bytes with it is what leaves them
     with it."""
-    size: int | None = entry.__dict__.get(_COUNTED)
+    size = entry._counted
     if size is None:
-        size = entry.__dict__[_COUNTED] = entry_size(entry)
+        size = entry._counted = entry_size(entry)
     return size
 
 
@@ -307,7 +312,7 @@ class Journal(Capped[JournalEntry]):
         self.joined(item)  # its id and namespace, before anyone can see it
         # counted afresh in this journal, its request only: its answer is counted by
         # ``recount``, once it is made
-        size = item.__dict__[_COUNTED] = request_size(item)
+        size = item._counted = request_size(item)
         list.append(self, item)  # ``Capped.append``'s steps, written out: every request appends
         self.bytes += size
         if len(self) > self.limit or self.bytes > self.max_bytes:
@@ -317,7 +322,7 @@ class Journal(Capped[JournalEntry]):
     def recount(self, entry: JournalEntry) -> None:
         """Count ``entry`` again now that its answer is in it: the journal's bytes follow (past
         its cap the oldest go); nothing for an entry it no longer holds."""
-        before = entry.__dict__.get(_COUNTED)
+        before = entry._counted
         if before is None:
             return
         for found in reversed(self):  # by identity (two requests may be equal in every
@@ -325,7 +330,7 @@ class Journal(Capped[JournalEntry]):
                 break
         else:
             return
-        size = entry.__dict__[_COUNTED] = entry_size(entry)
+        size = entry._counted = entry_size(entry)
         self.bytes += size - before
         if self.bytes > self.max_bytes:
             self._trim()
