@@ -125,3 +125,20 @@ def async_client(base_url: str) -> openai.AsyncOpenAI:
 def http(base_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=base_url, timeout=10) as raw:
         yield raw
+
+
+@pytest.fixture
+def issued_templates(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The stream cache's templates each time one is issued (a repeated content's reply), in
+    order: ``StreamTemplate.issue`` spied on for the test."""
+    from ormock.engine.cache import StreamTemplate
+
+    issued: list[Any] = []
+    issue = StreamTemplate.issue
+
+    def counted(self: StreamTemplate, *args: Any) -> Any:
+        issued.append(self)
+        return issue(self, *args)
+
+    monkeypatch.setattr(StreamTemplate, "issue", counted)
+    return issued

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from ormock import OrmockServer, check_stream
-from ormock.engine.cache import StreamCache, StreamTemplate
+from ormock.engine.cache import StreamCache
 from ormock.engine.compiled import echo_key
 from ormock.engine.core import Engine
 from ormock.protocol.reply import Reply
@@ -78,17 +78,10 @@ def test_a_cached_stream_stores_its_own_response() -> None:
 
 
 
-def test_a_content_is_kept_from_its_second_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_content_is_kept_from_its_second_reply(issued_templates: list[Any]) -> None:
     """A content's first reply only notes it, its second is kept, its third is issued from the
     cache: the three the same bytes under their own ids as full builds give."""
-    issued = []
-    issue = StreamTemplate.issue
-
-    def counted(self: StreamTemplate, *args: Any) -> Any:
-        issued.append(self)
-        return issue(self, *args)
-
-    monkeypatch.setattr(StreamTemplate, "issue", counted)
+    issued = issued_templates
     for stream in (False, True):
         issued.clear()
         engine, built = Engine(seed=4), Engine(seed=4)

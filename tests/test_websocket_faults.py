@@ -222,20 +222,11 @@ def test_faults_reach_the_openai_sdk_on_a_websocket(fake: tuple[Engine, str]) ->
 
 
 def test_a_repeated_websocket_turn_comes_from_the_stream_cache_byte_for_byte(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        issued_templates: list[Any]) -> None:
     """The third turn of a content is issued from the cache (its second was kept): the same
     frames a fresh build gives (a namespace whose cache is emptied between the turns), under
     fresh ids."""
-    from ormock.engine.cache import StreamTemplate
-
-    issued = []
-    issue = StreamTemplate.issue
-
-    def counted(self: StreamTemplate, *args: Any) -> Any:
-        issued.append(self)
-        return issue(self, *args)
-
-    monkeypatch.setattr(StreamTemplate, "issue", counted)
+    issued = issued_templates
     got = []
     with OrmockServer(seed=0) as server:  # no self-check: the cache is used
         for fresh in (False, True):
