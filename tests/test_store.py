@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ormock.engine.store import MemoryBackend, ResponseStore, Stored, check_call_outputs
+from ormock.engine.context import check_call_outputs
+from ormock.engine.store import MemoryBackend, ResponseStore, Stored
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.sse import encode_json
 

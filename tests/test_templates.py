@@ -58,7 +58,7 @@ def test_request_fields() -> None:
 def test_a_steps_request_fields_are_the_requests_and_made_only_when_read() -> None:
     """Through the engine (``building.RequestFields``): every field a template may read, from
     the request answered; a step whose templates read none of them never makes them."""
-    from ormock.engine.building import _FIELDS, RequestFields
+    from ormock.engine.turn import _FIELDS, RequestFields
 
     assert tuple(_FIELDS) == templates.REQUEST_FIELDS
     engine = Engine(seed=1)

@@ -11,9 +11,8 @@ fault, no pacing, no self-check, no literal events, no conversation) is looked u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
@@ -29,14 +28,13 @@ from ormock.engine.journal import JournalEntry, Sent, summarize
 from ormock.engine.stateful import owner_of
 from ormock.engine.step_uses import after_faults, refused
 from ormock.engine.store import ResponseStore, Stored
-from ormock.engine.turn import Turn, background_check, socket_check
+from ormock.engine.turn import NO_FIELDS, RequestFields, Turn, background_check, socket_check
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.openai_items import call_outputs
 from ormock.protocol.plan import FunctionCallPlan, ItemPlan, ReasoningPlan, ReplyPlan
 from ormock.protocol.reasoning import INCLUDE_ENCRYPTED, reasoning_key, seal
 from ormock.protocol.reply import RawReply, Reply
-from ormock.protocol.request import ResponseRequest, item_text
+from ormock.protocol.request import ResponseRequest
 from ormock.protocol.response import new_response
 from ormock.protocol.sse import DONE_FRAME, Framed, encode_json
 from ormock.protocol.stream import build_events, build_final, build_frames
@@ -230,7 +228,7 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
                       request.content_seed(selection.scenario.seed + selection.step.index))
         # the request's fields offered only to templates that read them
         plan = step_reply.plan(draws, RequestFields(turn) if step_reply.reads_request
-                               else _NO_FIELDS)
+                               else NO_FIELDS)
     include = request.body.get("include")
     if include and INCLUDE_ENCRYPTED in include:
         plan = _sealed(plan, reasoning_key(engine.seed))
@@ -262,42 +260,6 @@ def _calls_kept(plan: ReplyPlan, kept: int) -> ReplyPlan:
         if not isinstance(item, FunctionCallPlan) or calls <= kept:
             items.append(item)
     return replace(plan, items=items)
-
-
-class RequestFields(Mapping[str, Any]):
-    """The request fields a step's templates may read (``request.<field>``:
-    ``scenario.templates.REQUEST_FIELDS``), each made the first time it is read: most steps'
-    templates read none (the input's text and the tool outputs are walks over the input)."""
-
-    __slots__ = ("_made", "_turn")
-
-    def __init__(self, turn: Turn) -> None:
-        self._turn = turn
-        self._made: dict[str, Any] = {}
-
-    def __getitem__(self, name: str) -> Any:
-        made = self._made
-        if name not in made:
-            made[name] = _FIELDS[name](self._turn)  # KeyError: no such field
-        return made[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_FIELDS)
-
-    def __len__(self) -> int:
-        return len(_FIELDS)
-
-
-_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})  # what a step reading none is offered
-_FIELDS: dict[str, Callable[[Turn], Any]] = {
-    "model": lambda turn: turn.echo.get("model"),
-    "input": lambda turn: turn.request.new_input_text,
-    "instructions": lambda turn: turn.echo.get("instructions"),
-    "previous_response_id": lambda turn: turn.request.previous_response_id,
-    "tool_outputs": lambda turn: " ".join(item_text(i) for _, i, _ in
-                                          call_outputs(turn.request.input)),
-    "extensions": lambda turn: turn.extensions,
-}
 
 
 def _usage(turn: Turn, final: Json) -> None:

@@ -3,15 +3,16 @@ inputs and outputs, then the new input), and its tokens, counted once per item a
 
 from __future__ import annotations
 
-from ormock.engine.store.responses import ResponseStore, Stored, check_call_outputs
+from ormock.engine.store.responses import ResponseStore, Stored
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.openai_items import CALLS, OUTPUTS, call_outputs
 from ormock.protocol.reasoning import reasoning_key, restore
 from ormock.protocol.request import ResponseRequest, item_text
 from ormock.protocol.request import item_tokens as compaction_tokens
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
-__all__ = ["context_of", "context_tokens", "item_tokens", "restored"]
+__all__ = ["check_call_outputs", "context_of", "context_tokens", "item_tokens", "restored"]
 
 
 def context_of(
@@ -72,3 +73,31 @@ def item_tokens(items: list[Json]) -> int:
     return sum(compaction_tokens(item) if item.get("type") == "compaction"
                else count_tokens(item_text(item)) for item in items)
 
+
+def check_call_outputs(context: list[Json], new_input: list[Json]) -> None:
+    """A continuation's tool outputs (``function_call_output``, ``custom_tool_call_output``,
+    ...: ``ormock.protocol.openai_items``) must answer calls the chain or its own input made,
+    and all the calls of the previous response that are still open must be answered at once."""
+    calls = {i.get(key): kind for i in (*context, *new_input)
+             if (key := CALLS.get(kind := str(i.get("type")))) is not None}
+    answered = {call_id for _, _, call_id in call_outputs(context)}
+    given = list(call_outputs(new_input))
+    for index, item, call_id in given:
+        if call_id not in calls:
+            key = OUTPUTS[item["type"]]
+            raise OpenResponsesError(
+                f"No tool call found for {item['type'].replace('_', ' ')} with {key} "
+                f"{call_id!r}: the previous responses made calls "
+                f"{', '.join(sorted(map(str, calls.keys() - answered))) or '(none)'}.",
+                code="invalid_value",
+                param=f"input[{index}].{key}",
+            )
+    pending = calls.keys() - answered - {call_id for _, _, call_id in given}
+    if given and pending:
+        first = sorted(map(str, pending))[0]
+        raise OpenResponsesError(
+            f"No tool output found for {calls[first].replace('_', ' ')} {first!r}: answer "
+            "every pending tool call of the previous response in one request.",
+            code="missing_tool_output",
+            param="input",
+        )

@@ -10,19 +10,22 @@ connection (the ``WIRE`` stage), which a run tied to no connection cannot carry.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
 
 from ormock.engine.journal import JournalEntry
 from ormock.engine.store.responses import ResponseStore, Stored
 from ormock.faults import Fault
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.openai_items import call_outputs
 from ormock.protocol.profile import Profile
-from ormock.protocol.request import ResponseRequest, inherit_extensions
+from ormock.protocol.request import ResponseRequest, inherit_extensions, item_text
 from ormock.protocol.types import Json
 from ormock.scenario import Selection
 from ormock.scenario.replies import StepReply
 
-__all__ = ["Turn", "background_check", "socket_check"]
+__all__ = ["NO_FIELDS", "RequestFields", "Turn", "background_check", "socket_check"]
 
 
 
@@ -107,3 +110,39 @@ def background_check(step_reply: StepReply | None, entry: JournalEntry
         return True
 
     return unfit
+
+
+class RequestFields(Mapping[str, Any]):
+    """The request fields a step's templates may read (``request.<field>``:
+    ``scenario.templates.REQUEST_FIELDS``), each made the first time it is read: most steps'
+    templates read none (the input's text and the tool outputs are walks over the input)."""
+
+    __slots__ = ("_made", "_turn")
+
+    def __init__(self, turn: Turn) -> None:
+        self._turn = turn
+        self._made: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        made = self._made
+        if name not in made:
+            made[name] = _FIELDS[name](self._turn)  # KeyError: no such field
+        return made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_FIELDS)
+
+
+NO_FIELDS: Mapping[str, Any] = MappingProxyType({})  # what a step reading none is offered
+_FIELDS: dict[str, Callable[[Turn], Any]] = {
+    "model": lambda turn: turn.echo.get("model"),
+    "input": lambda turn: turn.request.new_input_text,
+    "instructions": lambda turn: turn.echo.get("instructions"),
+    "previous_response_id": lambda turn: turn.request.previous_response_id,
+    "tool_outputs": lambda turn: " ".join(item_text(i) for _, i, _ in
+                                          call_outputs(turn.request.input)),
+    "extensions": lambda turn: turn.extensions,
+}

@@ -12,11 +12,11 @@ from urllib.parse import parse_qs, urlsplit
 from ormock.engine.limits import Limits
 from ormock.engine.store.base import StoreBackend, StoreError, StoreUnavailable, shown
 from ormock.engine.store.memory import MemoryBackend
-from ormock.engine.store.responses import ResponseStore, Stored, check_call_outputs
+from ormock.engine.store.responses import ResponseStore, Stored
 from ormock.engine.store.sqlite import SqliteBackend
 
 __all__ = ["MemoryBackend", "ResponseStore", "SqliteBackend", "StoreBackend", "StoreError",
-           "StoreUnavailable", "Stored", "check_call_outputs", "check_store", "open_backend"]
+           "StoreUnavailable", "Stored", "check_store", "open_backend"]
 
 _WRITE = "write 'memory' (the default: each namespace in memory), 'sqlite:PATH' (one file "\
     "that survives a restart, e.g. 'sqlite:ormock.db') or a Redis URL shared by every worker "\
