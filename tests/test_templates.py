@@ -55,7 +55,8 @@ def test_request_fields() -> None:
     assert _render(text, request) == "gpt-5|Hi||resp_1|18C 09:00"
 
 
-def test_a_steps_request_fields_are_the_requests_and_made_only_when_read() -> None:
+def test_a_steps_request_fields_are_the_requests_and_made_only_when_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Through the engine (``building.RequestFields``): every field a template may read, from
     the request answered; a step whose templates read none of them never makes them."""
     from ormock.engine.turn import _FIELDS, RequestFields
@@ -92,24 +93,16 @@ def test_a_steps_request_fields_are_the_requests_and_made_only_when_read() -> No
             read.append(name)
             return super().__getitem__(name)
 
+    monkeypatch.setattr("ormock.engine.building.RequestFields", Watched)
     engine = Engine(seed=1)
     engine.use({"name": "plain", "steps": [{"reply": {"items": [
         {"message": "Hello! {{ faker.sentence(nb_words=8) }}"}]}, "times": "forever"}]})
-    import ormock.engine.building as building
-    real, building.RequestFields = building.RequestFields, Watched  # type: ignore[misc]
-    try:
-        engine.respond({"model": "m", "input": "hi"}, {})
-    finally:
-        building.RequestFields = real  # type: ignore[misc]
+    engine.respond({"model": "m", "input": "hi"}, {})
     assert views == [] and read == []  # a step whose templates read none is offered none
     engine = Engine(seed=1)
     engine.use({"name": "reads", "steps": [{"reply": {"items": [
         {"message": "{{ faker.word() }} {{ request.model }}"}]}, "times": "forever"}]})
-    real, building.RequestFields = building.RequestFields, Watched  # type: ignore[misc]
-    try:
-        engine.respond({"model": "m", "input": "hi"}, {})
-    finally:
-        building.RequestFields = real  # type: ignore[misc]
+    engine.respond({"model": "m", "input": "hi"}, {})
     assert len(views) == 1 and read == ["model"]  # made for it, read once
 
 
