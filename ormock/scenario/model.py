@@ -63,6 +63,14 @@ class Scenario:
     data: Json = field(default_factory=dict, repr=False)
 
     @cached_property
+    def continued(self) -> frozenset[int]:
+        """The steps some ``previous_response_id: step:N`` of it names (decided once)."""
+        return frozenset(check.prepared for step in self.steps for check in step.checks
+                         if check.key == "previous_response_id"
+                         and isinstance(check.prepared, int)
+                         and not isinstance(check.prepared, bool))
+
+    @cached_property
     def free(self) -> Step | None:
         """The step that answers any request, when there is one: the first, with no check, no
         ``nth`` and no limit of uses, in an order other than ``best`` (decided once)."""

@@ -33,7 +33,7 @@ class Selection:
     continued: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "continued", self.step.index in continued(self.scenario))
+        object.__setattr__(self, "continued", self.step.index in self.scenario.continued)
 
 
 @dataclass(frozen=True)
@@ -231,10 +231,3 @@ class ScenarioSet:
                     out.append((scenario, step, used))
         return out
 
-
-def continued(scenario: Scenario) -> frozenset[int]:
-    """The steps of a scenario some ``previous_response_id: step:N`` names (a walk over its
-    checks: made once per ``Selection``)."""
-    return frozenset(check.prepared for step in scenario.steps for check in step.checks
-                     if check.key == "previous_response_id" and isinstance(check.prepared, int)
-                     and not isinstance(check.prepared, bool))
