@@ -145,13 +145,22 @@ def test_a_cached_websocket_turn_whose_client_leaves_journals_the_events_it_sent
 def test_the_renderers_frames_and_wires_are_the_dataclasses_own() -> None:
     """``render``'s frames and wires, made without the frozen dataclasses' ``__init__``, hold
     the fields and values ``Frame(...)`` and ``Wire(...)`` give."""
-    from ormock.engine.render import _frame, _wire
+    from ormock.engine.render import render_json, render_sse
 
-    event = {"type": "response.completed"}
-    for events in (None, (event,)):
-        made, slow = _frame(b"x", 0.5, events), Frame(b"x", 0.5, events=events)
-        assert made == slow and vars(made) == vars(slow)
-    frames = (Frame(b"x"),)
-    made_wire = _wire("json", frames, 201, ((b"a", b"b"),))
-    slow_wire = Wire("json", frames, 201, ((b"a", b"b"),))
-    assert made_wire == slow_wire and vars(made_wire) == vars(slow_wire)
+    event = {"type": "response.completed", "response": {"status": "completed"}}
+    cases = [
+        (render_json(Reply(events=[], stream=False, body=b"{}")),
+         Wire("json", (Frame(b"{}", 0, events=None),), 200,
+              ((b"content-type", b"application/json"),))),
+        (render_json(Reply(events=[event], stream=False, body=b"{}")),
+         Wire("json", (Frame(b"{}", 0.0, events=(event,)),), 200,
+              ((b"content-type", b"application/json"),))),
+        (render_sse(Reply(events=[], stream=True, body=b"data: x\n\n", headers={"A": "b"})),
+         Wire("sse", (Frame(b"data: x\n\n", 0.0, events=None),), 200,
+              (*render_sse(Reply(events=[], stream=True, body=b"")).headers, (b"a", b"b")))),
+    ]
+    for made_wire, slow_wire in cases:
+        assert made_wire == slow_wire and vars(made_wire) == vars(slow_wire)
+        for made_frame, slow_frame in zip(made_wire.frames, slow_wire.frames, strict=True):
+            assert vars(made_frame) == vars(slow_frame)
+            assert type(made_frame.delay) is type(slow_frame.delay)

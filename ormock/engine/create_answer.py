@@ -22,14 +22,16 @@ from ormock.engine.journal import JournalEntry
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.render import render
 from ormock.engine.stateful import Claim, IdempotencyRecord, owner_of
-from ormock.engine.writer import at_once
+from ormock.engine.writer import at_once, at_once_messages
 from ormock.protocol.checker import ProtocolError
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.request import ResponseRequest
-from ormock.protocol.wire import Written
 
-__all__ = ["REPLAYED", "Creates", "Prepared", "prepare"]
+__all__ = ["REPLAYED", "Creates", "Messages", "Prepared", "prepare"]
+
+# a reply's status line and headers, then its body: the ASGI messages of one written at once
+Messages = tuple[dict[str, Any], dict[str, Any]]
 
 # ``Creates.answer``'s word that a cassette loaded meanwhile (by another process) makes the
 # request the replay route's: nothing was written or sent
@@ -50,14 +52,22 @@ class Prepared:
         self.reply, self.delivery = reply, delivery
         self.background = False
 
-    def at_once(self) -> Written | None:
-        """What the writer will send for a reply written in one go with nothing to wait for
-        and nobody watching (``writer.at_once``); None for every other answer."""
+    def now(self) -> Messages | None:
+        """The two ASGI messages of a reply written in one go with nothing to wait for and
+        nobody watching (``writer.at_once``), its answer over already (``Delivery.at_once``);
+        None for every other answer (the route writes it, ``send_wire``)."""
         delivery = self.delivery
         if (delivery is None or self.background or self.error is not None
-                or self.bug is not None or delivery.wire is None or self.engine.feed.watchers):
+                or self.bug is not None or self.engine.feed.watchers):
             return None
-        return at_once(delivery.wire)
+        wire = delivery.wire
+        if wire is None:
+            return None
+        written = at_once(wire)
+        if written is None:
+            return None
+        delivery.at_once(written)
+        return at_once_messages(wire, written)
 
 
 class Creates:

@@ -1,6 +1,7 @@
 """One answer's life while it is written, the same for a create over HTTP, a WebSocket turn and
 a replayed cassette: ``begin`` before its first byte, ``over`` after its last (or once the
-client left). The writers (``ormock.server``) call these and nothing else of the engine's.
+client left); an answer written in one go with nothing to wait for is ``at_once``, over before its
+one write. The writers (``ormock.server``) call these and nothing else of the engine's.
 
 ``over`` records what went out in the journal's entry, finishes the entry (on a shared
 journal, ``ahead`` did so just before the last write when the answer ended as planned), keeps
@@ -70,16 +71,28 @@ class Delivery:
         nobody watches)."""
         return self.engine.feed.told(self.entry)
 
+    def at_once(self, written: Written) -> None:
+        """The answer goes out in one write, made just after this call with nothing to wait
+        for (``written``: what it will be, ``writer.at_once``): over before its first byte,
+        not begun (its response is never seen generating, and it is in no flight)."""
+        if self.ahead is not None:
+            self.ahead(written)
+        self._ended(written)
+
     def over(self, written: Written | None) -> None:
         """The answer is over (``written``: what went out; None: nothing did)."""
+        if self.flight is not None:
+            self.flight.count -= 1
+        self._ended(written)
+
+    def _ended(self, written: Written | None) -> None:
+        """What the end of an answer settles: the entry, the response, the frames kept."""
         entry, ahead, engine = self.entry, self.ahead, self.engine
         covered = ahead is not None and ahead.covers(written)
         try:
             if written is not None and not covered:
                 wrote(entry, written)
         finally:
-            if self.flight is not None:
-                self.flight.count -= 1
             if self.stateful:
                 engine.settle(entry, written, self.claim)
             if not covered:

@@ -16,8 +16,7 @@ from ormock.protocol.events import TERMINAL_EVENTS
 from ormock.protocol.frozen import made
 from ormock.protocol.reply import RawReply, Reply
 from ormock.protocol.sse import encode_json
-from ormock.protocol.types import Json
-from ormock.protocol.wire import Frame, Kind, Wire
+from ormock.protocol.wire import Ended, Frame, Kind, Wire
 
 __all__ = ["render", "render_json", "render_socket", "render_sse"]
 
@@ -27,20 +26,6 @@ _SSE = (
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 )
-
-
-def _frame(data: bytes, delay: float, events: tuple[Json, ...] | None) -> Frame:
-    """``Frame(data, delay, events=events)`` without the frozen dataclass's ``__init__``,
-    which sets a field at a time through ``object.__setattr__`` (as ``Reply.issued`` does:
-    the same object; every answer makes its frames)."""
-    return made(Frame, data=data, delay=delay, action=None, events=events)
-
-
-def _wire(kind: Kind, frames: tuple[Frame, ...], status: int,
-          headers: tuple[tuple[bytes, bytes], ...]) -> Wire:
-    """``Wire(kind, frames, status, headers)`` (ending ``whole``), made as ``_frame`` is."""
-    return made(Wire, kind=kind, frames=frames, status=status, headers=headers,
-                ending="whole")
 
 
 def _encoded(headers: dict[str, str]) -> tuple[tuple[bytes, bytes], ...]:
@@ -58,23 +43,20 @@ def render(reply: Reply | RawReply, kind: Kind) -> Wire:
 
 
 def render_sse(reply: Reply) -> Wire:
-    wire = _render_sse(reply)
-    if reply.framing is None:
-        return wire
-    return Wire("sse", reply.framing.respell(wire.frames), wire.status, wire.headers,
-                wire.ending)
-
-
-def _render_sse(reply: Reply) -> Wire:
     headers = _SSE + _encoded(reply.headers) if reply.headers else _SSE
+    frames: tuple[Frame, ...]
     if reply.frames is None and reply.body is not None:  # a cache hit: its bytes, whole
-        return _wire("sse", (_frame(reply.body, 0.0, tuple(reply.events) or None),), 200,
-                     headers)
-    frames = tuple(reply.wire())
-    if reply.frames is None:  # the events framed: whole unless the plan has no terminal event
-        return Wire("sse", frames, 200, headers, "whole" if _terminal(reply) else "truncated")
-    wire = Wire("sse", frames, 200, headers)
-    return wire if wire.has_terminal() else Wire("sse", frames, 200, headers, "truncated")
+        frames = (made(Frame, data=reply.body, delay=0.0, action=None,
+                       events=tuple(reply.events) or None),)
+        ending: Ended = "whole"
+    else:
+        frames = tuple(reply.wire())
+        whole = (_terminal(reply) if reply.frames is None  # the events framed
+                 else Wire("sse", frames, 200, headers).has_terminal())
+        ending = "whole" if whole else "truncated"
+    if reply.framing is not None:
+        frames = reply.framing.respell(frames)
+    return made(Wire, kind="sse", frames=frames, status=200, headers=headers, ending=ending)
 
 
 def render_json(reply: Reply | RawReply) -> Wire:
@@ -89,8 +71,10 @@ def render_json(reply: Reply | RawReply) -> Wire:
     events = reply.events
     # unpaced: what ``json_delay`` sums, no delay (0 for no events, as ``sum`` gives)
     delay = reply.json_delay() if reply.pacing is not None else 0.0 if events else 0
-    return _wire("json", (_frame(reply.json_body(), delay, tuple(events) if events else None),),
-                 200, headers)
+    frame = made(Frame, data=reply.json_body(), delay=delay, action=None,
+                 events=tuple(events) if events else None)
+    return made(Wire, kind="json", frames=(frame,), status=200, headers=headers,
+                ending="whole")
 
 
 def render_socket(reply: Reply | RawReply) -> Wire:

@@ -18,11 +18,11 @@ from ormock.engine.core import Engine
 from ormock.engine.create_answer import Creates, Prepared
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.store import StoreUnavailable
-from ormock.engine.writer import at_once_messages, send_wire
+from ormock.engine.writer import send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.reply import Reply
 from ormock.protocol.request import ResponseRequest, parse_request
-from ormock.server.asgi import Now, Receive, Scope, Send
+from ormock.server.asgi import Receive, Scope, Send
 from ormock.server.background import answer_background
 from ormock.server.body import (
     body_again,
@@ -33,7 +33,6 @@ from ormock.server.body import (
     read_body,
     send_error,
     whole_body,
-    whole_messages,
 )
 from ormock.server.replay import ReplayRoute
 from ormock.server.responses_api import send_replay
@@ -61,11 +60,6 @@ def method_not_allowed(method: str, path: str, headers: dict[str, str]) -> OpenR
     return OpenResponsesError(
         f"{method} is not allowed on {path}.", type="method_not_allowed",
         code="method_not_allowed", param="method", status=405, headers=headers)
-
-
-def error_messages(error: OpenResponsesError) -> Now:
-    """``send_error``'s two messages, to send at once."""
-    return whole_messages(error.status, error.body(), error.headers)
 
 
 def error_response(error: OpenResponsesError) -> Response:
@@ -163,36 +157,23 @@ class CreateEndpoint:
             assert self.replay is not None
             await self.replay.handle(scope, body_again(raw, receive), send)
         else:
-            await self._send(scope, receive, send, ready)
-
-    def _now(self, scope: Scope, ready: Prepared) -> Now | None:
-        """The answer's two messages when it is an error, a bug, or a reply written in one
-        go with nothing to wait for and nobody watching (begun and over already); None for
-        any other (``_send`` writes it)."""
-        delivery = ready.delivery
-        if delivery is None:  # no reply of its own to write
-            if ready.error is not None:
-                return error_messages(ready.error)
-            if ready.bug is not None:
-                return error_messages(self.bug_error(scope, ready.bug))
-            return None
-        written = ready.at_once()
-        if written is None or delivery.wire is None:
-            return None
-        delivery.begin()
-        if delivery.ahead is not None:
-            delivery.ahead(written)
-        messages = at_once_messages(delivery.wire, written)
-        delivery.over(written)
-        return messages
-
-    async def _send(self, scope: Scope, receive: Receive, send: Send, ready: Prepared) -> None:
-        """Write what ``Creates.answer`` made (the store has it all by now)."""
-        now = self._now(scope, ready)  # an error, a bug, a reply written at once
-        if now is not None:
+            now = ready.now()  # a reply written at once, over already: its two messages
+            if now is None:
+                await self._send(scope, receive, send, ready)
+                return
             await send(now[0])
             await send(now[1])
-            return
+
+    async def _send(self, scope: Scope, receive: Receive, send: Send, ready: Prepared) -> None:
+        """Write what ``Creates.answer`` made but a reply written at once (the store has it all
+        by now)."""
+        if ready.delivery is None:  # no reply of its own to write: an error, or a bug
+            if ready.error is not None:
+                await send_error(send, ready.error)
+                return
+            if ready.bug is not None:
+                await send_error(send, self.bug_error(scope, ready.bug))
+                return
         if ready.replay is not None:  # an idempotent replay: the first answer again
             try:
                 await send_replay(send, ready.engine, ready.replay)
