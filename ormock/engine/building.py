@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
+from ormock.engine.cache import RecordingIds, StreamTemplate, issued_reply
 from ormock.engine.choose import MODEL_PREFIX, SCENARIO_HEADER, choose, set_of
 from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
@@ -172,7 +172,7 @@ def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: J
             or turn.request.body.get("generate") is False):
         return None
     selection = turn.selection
-    return (Same(selection.scenario) if selection else None,
+    return (selection.scenario.identity if selection else None,
             selection.step.index if selection else 0, turn.seed, turn.request.stream,
             turn.socket, turn.profile.name,
             encode_json(turn.extensions) if turn.extensions else None)
