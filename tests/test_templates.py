@@ -118,6 +118,17 @@ def test_a_reply_knows_whether_its_templates_read_the_request() -> None:
         {"refusal": "no {{ request.model }}"}]}}])
 
 
+def test_a_reply_without_templates_draws_nothing() -> None:
+    """A reply whose items hold no template is given nothing to draw from (``templated``:
+    no seed is derived for it)."""
+    assert compile_reply({"items": [{"message": "Hello! {{ faker.sentence() }}"}]}).templated
+    assert compile_reply({"items": [{"message": "plain"}, {"function_call": {
+        "name": "f", "arguments": {"q": "{{ faker.word() }}"}}}]}).templated
+    fixed = compile_reply({"items": [{"message": "A fixed reply."}]})
+    assert not fixed.templated
+    assert fixed.plan(None, {}).items[0].parts[0].text == "A fixed reply."  # type: ignore
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("{{ faker.no_such_provider() }}",
      "faker has no provider 'no_such_provider' (try sentence, word, name, city)"),

@@ -224,8 +224,9 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     if selection is None or step_reply is None:
         plan = default_plan(request, turn.context, engine.faker, engine.seed)
     else:
-        draws = Draws(engine.faker,
-                      request.content_seed(selection.scenario.seed + selection.step.index))
+        # a reply with no template draws nothing: no seed of its own to derive
+        draws = Draws(engine.faker, request.content_seed(
+            selection.scenario.seed + selection.step.index)) if step_reply.templated else None
         # the request's fields offered only to templates that read them
         plan = step_reply.plan(draws, RequestFields(turn) if step_reply.reads_request
                                else NO_FIELDS)

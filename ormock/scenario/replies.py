@@ -60,8 +60,9 @@ def _compile_tree(value: Any, path: tuple[str | int, ...] = ()) -> Any:
     return value
 
 
-def _render(value: Any, draws: Draws, request: Mapping[str, Any]) -> Any:
+def _render(value: Any, draws: Draws | None, request: Mapping[str, Any]) -> Any:
     if isinstance(value, Template):
+        assert draws is not None  # a reply with a template is given what it draws from
         return value.render(draws, request)
     if isinstance(value, list):
         return [_render(v, draws, request) for v in value]
@@ -165,7 +166,9 @@ def _frozen(item: ItemPlan) -> bool:
     return type(item) in (FunctionCallPlan, ReasoningPlan)
 
 
-ItemMaker = Callable[[Draws, Mapping[str, Any]], ItemPlan]
+# how a request makes an item: from what its templates draw from (None: the reply has none)
+# and the request's fields
+ItemMaker = Callable[[Draws | None, Mapping[str, Any]], ItemPlan]
 
 
 class _Item:
@@ -179,7 +182,7 @@ class _Item:
         self.spec, self.templated = spec, _templated(spec)
         self.made: ItemPlan | None = None
 
-    def __call__(self, draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
+    def __call__(self, draws: Draws | None, request: Mapping[str, Any]) -> ItemPlan:
         if self.made is not None:
             return self.made
         item = _item(_render(self.spec, draws, request))
@@ -194,7 +197,8 @@ def _maker(spec: Any) -> ItemMaker:
     if isinstance(spec, dict) and len(spec) == 1 and isinstance(spec.get("message"), Template):
         template: Template = spec["message"]
 
-        def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
+        def message(draws: Draws | None, request: Mapping[str, Any]) -> ItemPlan:
+            assert draws is not None  # its reply has a template: it is given its draws
             text, cut = template.render_cut(draws, request)
             # made without the frozen dataclasses' __init__ (ormock.protocol.frozen), as
             # every reply makes one: every field it sets, in order
@@ -221,8 +225,10 @@ class StepReply:
     sse: bytes | None = None
     breaks: frozenset[str] = frozenset()
     model: str | None = None
-    # whether a template of ``items`` reads the request (``compile_reply`` decides; a reply
-    # made otherwise is offered the request's fields)
+    # whether ``items`` hold a template, and whether one reads the request (``compile_reply``
+    # decides; a reply made otherwise is given what templates draw from and the request's
+    # fields)
+    templated: bool = field(default=True, init=False, repr=False, compare=False)
     reads_request: bool = field(default=True, init=False, repr=False, compare=False)
     # how a request makes each item: (the ``items`` they were made for, one maker an item)
     _makers: tuple[list[Any], tuple[ItemMaker, ...]] | None = field(
@@ -243,7 +249,9 @@ class StepReply:
         """The literal SSE body as one frame, carrying ``events`` (its ``literal_events``)."""
         return [Frame(self.sse, events=tuple(events))] if self.sse is not None else None
 
-    def plan(self, faker: Draws, request: Mapping[str, Any]) -> ReplyPlan:
+    def plan(self, faker: Draws | None, request: Mapping[str, Any]) -> ReplyPlan:
+        """The plan for one request: ``faker``, what its templates draw from (None when it has
+        none: ``templated``), ``request``, the request's fields they may read."""
         makers = self._makers
         if makers is None or makers[0] is not self.items:  # decided once per item
             makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
@@ -330,5 +338,5 @@ def compile_reply(spec: Json) -> StepReply:
         breaks=frozenset(spec.get("breaks", ())),
         model=spec.get("model"),
     )
-    reply.reads_request = _reads_request(items)
+    reply.templated, reply.reads_request = _templated(items), _reads_request(items)
     return reply
