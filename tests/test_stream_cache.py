@@ -195,6 +195,7 @@ ECHOES: list[dict[str, Any]] = [
     {"model": "ormock:text"},
     {"model": "ormock:counted", "store": False},
     {"model": "ormock:plain"},
+    {"model": "ormock:fixed"},
 ]
 PLAIN_SCENARIO = """\
 name: plain
@@ -207,6 +208,16 @@ steps:
         - message: "{{ faker.paragraph() }} for {{ request.model }}"
 """
 
+# a reply with no template: its message made once, its text cut once (``replies._cut``)
+FIXED_SCENARIO = """\
+name: fixed
+steps:
+  - times: forever
+    reply:
+      items:
+        - message: "The same words, every time."
+"""
+
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("profile", ["openresponses", "openai", "platform"])
@@ -217,6 +228,7 @@ def test_a_compiled_reply_is_what_a_full_build_gives(tmp_path: Path, profile: st
     steps (their own usage, chunking), store false and continuations."""
     (tmp_path / "counted.yaml").write_text(USAGE_SCENARIO)
     (tmp_path / "plain.yaml").write_text(PLAIN_SCENARIO)
+    (tmp_path / "fixed.yaml").write_text(FIXED_SCENARIO)
     echoes = [echo for echo in ECHOES  # platform: no tools, instructions, store false
               if profile != "platform" or not {"tools", "store", "instructions"} & echo.keys()]
     bodies = [{**echo, "input": f"say {n} or {echo['model']}", "stream": stream}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ormock.protocol.frozen import made
@@ -29,6 +29,7 @@ from ormock.protocol.plan import (
 from ormock.protocol.response import usage_object
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
+from ormock.protocol.text_cuts import plain, tokens
 from ormock.protocol.tokens import chunker
 from ormock.protocol.tools import KINDS, spelled
 from ormock.protocol.types import Json
@@ -166,6 +167,21 @@ def _frozen(item: ItemPlan) -> bool:
     return type(item) in (FunctionCallPlan, ReasoningPlan)
 
 
+def _cut(item: ItemPlan) -> ItemPlan:
+    """A message made once for every request with its plain texts cut (``TextPart.cut``: each
+    split at its spaces, and its tokens), once, as a compiled reply cuts them otherwise for
+    each; any other item as it is."""
+    if type(item) is not MessagePlan:
+        return item
+    parts: list[TextPart | RefusalPart] = []
+    for part in item.parts:
+        if type(part) is TextPart and plain(part.text):
+            words = part.text.split(" ")
+            part = replace(part, cut=(words, tokens(words)))
+        parts.append(part)
+    return replace(item, parts=tuple(parts))
+
+
 # how a request makes an item: from what its templates draw from (None: the reply has none)
 # and the request's fields
 ItemMaker = Callable[[Draws | None, Mapping[str, Any]], ItemPlan]
@@ -174,7 +190,8 @@ ItemMaker = Callable[[Draws | None, Mapping[str, Any]], ItemPlan]
 class _Item:
     """How a request makes one item of the plan from its compiled ``spec``: rendered and read
     (``_item``), and, when the spec has no template and the plan is ``_frozen``, kept from the
-    first request (the load's check) for every later one: the same plan, made once."""
+    first request (the load's check) for every later one: the same plan, made (and its texts
+    cut: ``_cut``) once."""
 
     __slots__ = ("made", "spec", "templated")
 
@@ -187,7 +204,7 @@ class _Item:
             return self.made
         item = _item(_render(self.spec, draws, request))
         if not self.templated and _frozen(item):
-            self.made = item
+            self.made = item = _cut(item)
         return item
 
 
