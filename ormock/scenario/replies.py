@@ -246,14 +246,15 @@ class StepReply:
     # decides; a reply made otherwise is given what templates draw from and the request's
     # fields)
     templated: bool = field(default=True, init=False, repr=False, compare=False)
+    # whether ``events`` or ``sse`` is the source, not ``items`` (decided when it is made)
+    literal: bool = field(default=False, init=False, repr=False, compare=False)
     reads_request: bool = field(default=True, init=False, repr=False, compare=False)
     # how a request makes each item: (the ``items`` they were made for, one maker an item)
     _makers: tuple[list[Any], tuple[ItemMaker, ...]] | None = field(
         default=None, init=False, repr=False, compare=False)
 
-    @property
-    def literal(self) -> bool:
-        return self.events is not None or self.sse is not None
+    def __post_init__(self) -> None:
+        self.literal = self.events is not None or self.sse is not None
 
     def literal_events(self) -> list[Json]:
         """The events of a literal reply (parsed from the SSE body when that is the source)."""
