@@ -3,6 +3,7 @@ first is only noted: most contents come once)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,7 @@ ECHOES: list[dict[str, Any]] = [
     {"model": "ormock:text"},
     {"model": "ormock:counted", "store": False},
     {"model": "ormock:plain"},
+    {"model": "ormock:fixed"},
 ]
 PLAIN_SCENARIO = """\
 name: plain
@@ -206,6 +208,16 @@ steps:
         - message: "{{ faker.paragraph() }} for {{ request.model }}"
 """
 
+# a reply with no template: its message made once, its text cut once (``replies._cut``)
+FIXED_SCENARIO = """\
+name: fixed
+steps:
+  - times: forever
+    reply:
+      items:
+        - message: "The same words, every time."
+"""
+
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("profile", ["openresponses", "openai", "platform"])
@@ -216,6 +228,7 @@ def test_a_compiled_reply_is_what_a_full_build_gives(tmp_path: Path, profile: st
     steps (their own usage, chunking), store false and continuations."""
     (tmp_path / "counted.yaml").write_text(USAGE_SCENARIO)
     (tmp_path / "plain.yaml").write_text(PLAIN_SCENARIO)
+    (tmp_path / "fixed.yaml").write_text(FIXED_SCENARIO)
     echoes = [echo for echo in ECHOES  # platform: no tools, instructions, store false
               if profile != "platform" or not {"tools", "store", "instructions"} & echo.keys()]
     bodies = [{**echo, "input": f"say {n} or {echo['model']}", "stream": stream}
@@ -302,3 +315,20 @@ def test_echo_keys_are_equal_only_for_the_same_json() -> None:
     assert echo_key({"model": "m", "x_n": {"a": [1]}}) == echo_key({"model": "m",
                                                                    "x_n": {"a": [1]}})
     assert echo_key({"a": None, "b": "x"}) != echo_key({"b": "x", "a": None})  # the order
+
+
+def test_a_scenario_loaded_anew_under_its_name_has_replies_of_its_own() -> None:
+    """The cache keys a scenario's replies by the scenario itself (``Scenario.identity``), not
+    by its name: one loaded in its place, or a copy, never gets the replies kept for another."""
+    engine = Engine(seed=5)
+    body = {"model": "m", "input": "the same request", "stream": True}
+    for text in ("First words.", "Other words."):
+        engine.use({"name": "s", "steps": [{"times": "forever",
+                                            "reply": {"items": [{"message": text}]}}]})
+        for _ in range(3):  # the third from the cache
+            reply, _ = engine.answer(body, {}, transport="http")
+            assert isinstance(reply, Reply) and reply.body is not None
+            assert text.encode() in reply.body
+    scenario = engine.scenarios.scenarios[0]
+    assert replace(scenario).identity is not scenario.identity
+    assert replace(scenario) == scenario

@@ -118,6 +118,28 @@ def test_a_reply_knows_whether_its_templates_read_the_request() -> None:
         {"refusal": "no {{ request.model }}"}]}}])
 
 
+def test_a_reply_without_templates_draws_nothing_and_cuts_its_texts_once() -> None:
+    """A reply whose items hold no template is given nothing to draw from (``templated``:
+    no seed is derived for it), and the message it makes once for every request comes with
+    its plain texts cut (``TextPart.cut``: words and tokens), as a compiled reply cuts them."""
+    from ormock.protocol.tokens import count_tokens
+
+    assert compile_reply({"items": [{"message": "Hello! {{ faker.sentence() }}"}]}).templated
+    assert compile_reply({"items": [{"message": "plain"}, {"function_call": {
+        "name": "f", "arguments": {"q": "{{ faker.word() }}"}}}]}).templated
+    fixed = compile_reply({"items": [{"message": {"parts": [
+        {"text": "A fixed reply, word for word."}, {"text": 'Not "plain".'},
+        {"refusal": "No."}]}}]})
+    assert not fixed.templated
+    first, again = fixed.plan(None, {}), fixed.plan(None, {})
+    assert again.items[0] is first.items[0]  # made once
+    parts = first.items[0].parts  # type: ignore[union-attr]
+    text = "A fixed reply, word for word."
+    assert parts[0].cut == (text.split(" "), count_tokens(text))  # type: ignore[union-attr]
+    assert parts[1].cut is None and parts[1].text == 'Not "plain".'  # type: ignore[union-attr]
+    assert parts[2].refusal == "No."  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("{{ faker.no_such_provider() }}",
      "faker has no provider 'no_such_provider' (try sentence, word, name, city)"),

@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ormock.engine.cache import RecordingIds, Same, StreamTemplate, issued_reply
+from ormock.engine.cache import RecordingIds, StreamTemplate, issued_reply
 from ormock.engine.choose import MODEL_PREFIX, SCENARIO_HEADER, choose, set_of
 from ormock.engine.compiled import final_usage
 from ormock.engine.compose import self_check
@@ -172,7 +172,7 @@ def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: J
             or turn.request.body.get("generate") is False):
         return None
     selection = turn.selection
-    return (Same(selection.scenario) if selection else None,
+    return (selection.scenario.identity if selection else None,
             selection.step.index if selection else 0, turn.seed, turn.request.stream,
             turn.socket, turn.profile.name,
             encode_json(turn.extensions) if turn.extensions else None)
@@ -224,8 +224,9 @@ def plan_of(engine: Engine, turn: Turn) -> ReplyPlan:
     if selection is None or step_reply is None:
         plan = default_plan(request, turn.context, engine.faker, engine.seed)
     else:
-        draws = Draws(engine.faker,
-                      request.content_seed(selection.scenario.seed + selection.step.index))
+        # a reply with no template draws nothing: no seed of its own to derive
+        draws = Draws(engine.faker, request.content_seed(
+            selection.scenario.seed + selection.step.index)) if step_reply.templated else None
         # the request's fields offered only to templates that read them
         plan = step_reply.plan(draws, RequestFields(turn) if step_reply.reads_request
                                else NO_FIELDS)

@@ -24,23 +24,7 @@ from ormock.protocol.frozen import made
 from ormock.protocol.ids import IdFactory
 from ormock.protocol.reply import Reply
 
-__all__ = ["RecordingIds", "Same", "StreamCache", "StreamTemplate", "issued_reply"]
-
-
-class Same:
-    """A key part that hashes and compares by identity, and keeps its object alive while it is
-    a key (so that a freed object's id cannot come back as another's)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj: object) -> None:
-        self.obj = obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Same) and other.obj is self.obj
+__all__ = ["RecordingIds", "StreamCache", "StreamTemplate", "issued_reply"]
 
 
 class RecordingIds:

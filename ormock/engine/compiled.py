@@ -289,9 +289,9 @@ class Compiled:
     used dropped past ``size``. Used under its engine's lock, which ``Engine.answer`` holds
     around ``respond`` (the one caller of ``template``), so it has no lock of its own.
 
-    A key holds the step and the profile by ``id`` (hashed and compared in C, where ``Same``
-    calls Python on every hash and comparison) and its entry holds the two objects, so that
-    neither id can come back as another object's while the key is there."""
+    A key holds the step and the profile by ``id`` (hashed and compared in C) and its entry
+    holds the two objects, so that neither id can come back as another object's while the key
+    is there."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size

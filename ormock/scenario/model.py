@@ -61,6 +61,9 @@ class Scenario:
     chaos: Chaos | None = None
     profile: Profile | None = None  # the provider its steps play (None: the server's)
     data: Json = field(default_factory=dict, repr=False)
+    # this scenario as a part of a cache's key: its own object, hashed and compared by identity
+    # (in C), which no other scenario's can be while a key holds it (a copy gets its own)
+    identity: object = field(default_factory=object, init=False, repr=False, compare=False)
 
     @cached_property
     def continued(self) -> frozenset[int]:

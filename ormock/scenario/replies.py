@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ormock.protocol.frozen import made
@@ -29,6 +29,7 @@ from ormock.protocol.plan import (
 from ormock.protocol.response import usage_object
 from ormock.protocol.sse import json_events, parse_sse
 from ormock.protocol.stream import build_events
+from ormock.protocol.text_cuts import plain, tokens
 from ormock.protocol.tokens import chunker
 from ormock.protocol.tools import KINDS, spelled
 from ormock.protocol.types import Json
@@ -60,8 +61,9 @@ def _compile_tree(value: Any, path: tuple[str | int, ...] = ()) -> Any:
     return value
 
 
-def _render(value: Any, draws: Draws, request: Mapping[str, Any]) -> Any:
+def _render(value: Any, draws: Draws | None, request: Mapping[str, Any]) -> Any:
     if isinstance(value, Template):
+        assert draws is not None  # a reply with a template is given what it draws from
         return value.render(draws, request)
     if isinstance(value, list):
         return [_render(v, draws, request) for v in value]
@@ -165,13 +167,31 @@ def _frozen(item: ItemPlan) -> bool:
     return type(item) in (FunctionCallPlan, ReasoningPlan)
 
 
-ItemMaker = Callable[[Draws, Mapping[str, Any]], ItemPlan]
+def _cut(item: ItemPlan) -> ItemPlan:
+    """A message made once for every request with its plain texts cut (``TextPart.cut``: each
+    split at its spaces, and its tokens), once, as a compiled reply cuts them otherwise for
+    each; any other item as it is."""
+    if type(item) is not MessagePlan:
+        return item
+    parts: list[TextPart | RefusalPart] = []
+    for part in item.parts:
+        if type(part) is TextPart and plain(part.text):
+            words = part.text.split(" ")
+            part = replace(part, cut=(words, tokens(words)))
+        parts.append(part)
+    return replace(item, parts=tuple(parts))
+
+
+# how a request makes an item: from what its templates draw from (None: the reply has none)
+# and the request's fields
+ItemMaker = Callable[[Draws | None, Mapping[str, Any]], ItemPlan]
 
 
 class _Item:
     """How a request makes one item of the plan from its compiled ``spec``: rendered and read
     (``_item``), and, when the spec has no template and the plan is ``_frozen``, kept from the
-    first request (the load's check) for every later one: the same plan, made once."""
+    first request (the load's check) for every later one: the same plan, made (and its texts
+    cut: ``_cut``) once."""
 
     __slots__ = ("made", "spec", "templated")
 
@@ -179,12 +199,12 @@ class _Item:
         self.spec, self.templated = spec, _templated(spec)
         self.made: ItemPlan | None = None
 
-    def __call__(self, draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
+    def __call__(self, draws: Draws | None, request: Mapping[str, Any]) -> ItemPlan:
         if self.made is not None:
             return self.made
         item = _item(_render(self.spec, draws, request))
         if not self.templated and _frozen(item):
-            self.made = item
+            self.made = item = _cut(item)
         return item
 
 
@@ -194,7 +214,8 @@ def _maker(spec: Any) -> ItemMaker:
     if isinstance(spec, dict) and len(spec) == 1 and isinstance(spec.get("message"), Template):
         template: Template = spec["message"]
 
-        def message(draws: Draws, request: Mapping[str, Any]) -> ItemPlan:
+        def message(draws: Draws | None, request: Mapping[str, Any]) -> ItemPlan:
+            assert draws is not None  # its reply has a template: it is given its draws
             text, cut = template.render_cut(draws, request)
             # made without the frozen dataclasses' __init__ (ormock.protocol.frozen), as
             # every reply makes one: every field it sets, in order
@@ -221,16 +242,19 @@ class StepReply:
     sse: bytes | None = None
     breaks: frozenset[str] = frozenset()
     model: str | None = None
-    # whether a template of ``items`` reads the request (``compile_reply`` decides; a reply
-    # made otherwise is offered the request's fields)
+    # whether ``items`` hold a template, and whether one reads the request (``compile_reply``
+    # decides; a reply made otherwise is given what templates draw from and the request's
+    # fields)
+    templated: bool = field(default=True, init=False, repr=False, compare=False)
+    # whether ``events`` or ``sse`` is the source, not ``items`` (decided when it is made)
+    literal: bool = field(default=False, init=False, repr=False, compare=False)
     reads_request: bool = field(default=True, init=False, repr=False, compare=False)
     # how a request makes each item: (the ``items`` they were made for, one maker an item)
     _makers: tuple[list[Any], tuple[ItemMaker, ...]] | None = field(
         default=None, init=False, repr=False, compare=False)
 
-    @property
-    def literal(self) -> bool:
-        return self.events is not None or self.sse is not None
+    def __post_init__(self) -> None:
+        self.literal = self.events is not None or self.sse is not None
 
     def literal_events(self) -> list[Json]:
         """The events of a literal reply (parsed from the SSE body when that is the source)."""
@@ -243,7 +267,9 @@ class StepReply:
         """The literal SSE body as one frame, carrying ``events`` (its ``literal_events``)."""
         return [Frame(self.sse, events=tuple(events))] if self.sse is not None else None
 
-    def plan(self, faker: Draws, request: Mapping[str, Any]) -> ReplyPlan:
+    def plan(self, faker: Draws | None, request: Mapping[str, Any]) -> ReplyPlan:
+        """The plan for one request: ``faker``, what its templates draw from (None when it has
+        none: ``templated``), ``request``, the request's fields they may read."""
         makers = self._makers
         if makers is None or makers[0] is not self.items:  # decided once per item
             makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
@@ -330,5 +356,5 @@ def compile_reply(spec: Json) -> StepReply:
         breaks=frozenset(spec.get("breaks", ())),
         model=spec.get("model"),
     )
-    reply.reads_request = _reads_request(items)
+    reply.templated, reply.reads_request = _templated(items), _reads_request(items)
     return reply

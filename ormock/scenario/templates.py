@@ -171,28 +171,35 @@ def _cutter(pieces: tuple[str | Render, ...]) -> CutRender | None:
     return cut
 
 
+def _uncut(run: Render) -> CutRender:
+    """A template's text for one reply, with no cut (None): any template ``_cutter`` does not
+    cut."""
+
+    def uncut(draws: Draws, request: Mapping[str, Any]) -> tuple[str, Cut]:
+        return run(draws, request), None
+
+    return uncut
+
+
 @dataclass(frozen=True)
 class Template:
     source: str
     pieces: tuple[str | Render, ...]
     _run: Render = field(init=False, repr=False, compare=False)
-    _cut: CutRender | None = field(init=False, repr=False, compare=False)
+    # the text for one reply, and its cut when the template knows it (``_cutter``; else None):
+    # a function of the reply's draws and request, compiled once
+    render_cut: CutRender = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_run", _runner(self.pieces))  # compiled once
-        object.__setattr__(self, "_cut", _cutter(self.pieces))
+        run = _runner(self.pieces)  # compiled once
+        object.__setattr__(self, "_run", run)
+        object.__setattr__(self, "render_cut", _cutter(self.pieces) or _uncut(run))
 
     @property
     def reads_request(self) -> bool:
         """Whether it reads the request (``request.<field>``): a piece neither text nor a
         Faker call."""
         return any(not isinstance(piece, (str, _FakerCall)) for piece in self.pieces)
-
-    def render_cut(self, draws: Draws, request: Mapping[str, Any]) -> tuple[str, Cut]:
-        """The text for one reply, and its cut when the template knows it (``_cutter``)."""
-        if self._cut is None:
-            return self._run(draws, request), None
-        return self._cut(draws, request)
 
     def render(self, draws: Draws | Faker, request: Mapping[str, Any]) -> str:
         """The text for one reply; ``draws``: what it draws from (a Faker seeded already is
