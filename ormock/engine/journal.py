@@ -279,11 +279,8 @@ def answer_size(entry: JournalEntry) -> int:
 
 
 def _text_pairs(headers: Mapping[str, str]) -> int:
-    """The characters of ``headers``' names and values together (one walk of the pairs)."""
-    size = 0
-    for name, value in headers.items():
-        size += len(name) + len(value)
-    return size
+    """The characters of ``headers``' names and values together."""
+    return sum(map(len, headers)) + sum(map(len, headers.values()))
 
 
 def counted(entry: JournalEntry) -> int:
@@ -330,7 +327,7 @@ class Journal(Capped[JournalEntry]):
                 break
         else:
             return
-        size = entry._counted = entry_size(entry)
+        size = entry._counted = request_size(entry) + answer_size(entry)  # ``entry_size``
         self.bytes += size - before
         if self.bytes > self.max_bytes:
             self._trim()
