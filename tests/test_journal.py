@@ -136,6 +136,24 @@ def test_an_opened_entry_is_the_one_its_init_makes() -> None:
     assert dataclasses.replace(opened_one, status=201).faults == ["f"]
 
 
+def test_an_opened_entry_makes_its_fault_lists_only_when_they_are_set_or_read() -> None:
+    from ormock.engine.journal import answer_size
+
+    entry = opened("POST", "/v1/responses", {}, {}, 0.0, 0)
+    assert answer_size(entry) == 0
+    assert (entry._faults, entry._struck, entry._skipped) == (None, None, None)  # none made
+    entry.skipped.append("disconnect")  # read: made, kept, and grown as a field's list
+    entry.faults = ["slow"]
+    assert (entry.faults, entry.skipped, entry.struck) == (["slow"], ["disconnect"], [])
+    assert entry.struck is entry.struck and entry._struck == []
+    assert answer_size(entry) == len("slow") + len("disconnect")
+    assert entry.to_dict()["skipped"] == ["disconnect"]
+    made = JournalEntry("POST", "/v1/responses", {}, {}, faults=["f"], skipped=["s"])
+    assert (made.faults, made.struck, made.skipped) == (["f"], [], ["s"])
+    assert JournalEntry.from_dict(made.to_dict()) == made
+    assert dataclasses.replace(entry).skipped == ["disconnect"]
+
+
 def test_a_journal_trims_by_its_entries_sizes() -> None:
     from ormock.engine.journal import ENTRY_FIELDS, Journal, entry_size, opened
 
