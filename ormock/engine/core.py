@@ -121,13 +121,13 @@ class Engine:
         self._upstream: Upstream | None = None  # record_to's (kept like the cassettes)
         self._reset(clear=False)
 
-    def _joined(self, entry: JournalEntry) -> None:
-        entry.id, entry.namespace = self.feed.new_id(), self.name
+    def _joined(self, entry: JournalEntry) -> bool:
+        feed = self.feed
+        entry.id, entry.namespace = feed.new_id(), self.name
+        return bool(feed.watchers)  # whether the feed is to be told (``_added``)
 
     def _added(self, entry: JournalEntry) -> None:
-        feed = self.feed
-        if feed.watchers:  # ``Feed.added``'s test, without its call when nobody watches
-            feed.added(entry)
+        self.feed.added(entry)
 
     def reset(self, *, scenarios: bool = True) -> None:
         """Start over: responses (this namespace's keys of the store), journal, ids,

@@ -328,16 +328,17 @@ def counted(entry: JournalEntry) -> int:
 class Journal(Capped[JournalEntry]):
     """An engine's journal: capped (``Capped``, each entry counted as its ``request_size``
     when it joins, and as its whole ``entry_size`` once its answer is in it: ``recount``);
-    each entry appended is given its id and namespace by ``joined``, and ``added`` tells the
-    server's feed once it is in."""
+    each entry appended is given its id and namespace by ``joined``, which says whether
+    anyone watches, and then ``added`` tells the server's feed once it is in."""
 
-    def __init__(self, limit: int, max_bytes: int, joined: Callable[[JournalEntry], None],
+    def __init__(self, limit: int, max_bytes: int,
+                 joined: Callable[[JournalEntry], bool],
                  added: Callable[[JournalEntry], None]) -> None:
         super().__init__(limit, max_bytes, counted)
         self.joined, self.added = joined, added
 
     def append(self, item: JournalEntry) -> None:
-        self.joined(item)  # its id and namespace, before anyone can see it
+        watched = self.joined(item)  # its id and namespace, before anyone can see it
         # counted afresh in this journal, its request only: its answer is counted by
         # ``recount``, once it is made
         size = item._counted = request_size(item)
@@ -345,7 +346,8 @@ class Journal(Capped[JournalEntry]):
         self.bytes += size
         if len(self) > self.limit or self.bytes > self.max_bytes:
             self._trim()
-        self.added(item)  # then the watchers are told: they find it
+        if watched:
+            self.added(item)  # then the watchers are told: they find it
 
     def recount(self, entry: JournalEntry) -> None:
         """Count ``entry`` again now that its answer is in it: the journal's bytes follow (past
