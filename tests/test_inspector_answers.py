@@ -16,7 +16,9 @@ import yaml
 
 from ormock import OrmockServer
 from ormock.engine.core import Engine
-from ormock.engine.feed import Feed
+from ormock.engine.feed import Feed, SentFrames
+from ormock.engine.journal import opened
+from ormock.protocol.wire import Frame, Written
 from ormock.server.exchange import exchange
 from tests.inspector_helpers import StreamReader
 
@@ -147,6 +149,25 @@ def test_python_callers_replies_count_against_the_bytes_kept() -> None:
     entries = [engine.answer({"model": "m", "input": f"hi {n}", "stream": True}, {})[1]
                for n in range(3)]
     assert [engine.feed.frames_of(e.id) is not None for e in entries] == [False, False, True]
+
+
+@pytest.mark.parametrize("sent", [
+    ((0, Frame(b'{"id":"resp_1"}', 0, events=None)),),  # a JSON body written at once
+    ((0.25, Frame(b"data: {}\n\n", 0.25, events=({"type": "x"},))),),  # one event, paced
+    ((0.0, Frame(b"a")), (0.5, Frame(b"b", 0.5)), (0.0, Frame(b"", action="end"))),
+])
+def test_what_a_writer_sent_reads_back_as_it_reported_it(
+        sent: tuple[tuple[float, Frame], ...]) -> None:
+    feed = Feed()
+    entry = opened("POST", "/v1/responses", {}, {}, 0.0, 0)
+    entry.id = "e1"
+    headers = ((b"content-type", b"application/json"),)
+    written = Written("sse", "whole", sum(len(frame.data) for _, frame in sent), sent)
+    feed.sent(entry, 201, headers, written)
+    kept = feed.frames_of("e1")
+    assert kept == SentFrames("sse", 201, headers, sent)
+    assert [type(wait) for wait, _ in kept.frames] == [type(wait) for wait, _ in sent]
+    assert kept.events() == SentFrames("sse", 201, headers, sent).events()
 
 
 def test_a_websocket_turn_grows_on_the_live_journal(server: OrmockServer) -> None:

@@ -41,7 +41,7 @@ from ormock.engine.settings import Settings, settings_from
 from ormock.engine.shared_admin import PRELOADED, token
 from ormock.engine.shared_counters import StoreCounters, cassette_tag
 from ormock.engine.sharing import Alone, Shared
-from ormock.engine.stateful import Background, Claim, writing, written
+from ormock.engine.stateful import Background, Claim, Generating, written
 from ormock.engine.store import ResponseStore, StoreBackend, open_backend
 from ormock.engine.store.batched import Holding
 from ormock.faults import Fault, parse_fault
@@ -121,13 +121,13 @@ class Engine:
         self._upstream: Upstream | None = None  # record_to's (kept like the cassettes)
         self._reset(clear=False)
 
-    def _joined(self, entry: JournalEntry) -> None:
-        entry.id, entry.namespace = self.feed.new_id(), self.name
+    def _joined(self, entry: JournalEntry) -> bool:
+        feed = self.feed
+        entry.id, entry.namespace = feed.new_id(), self.name
+        return bool(feed.watchers)  # whether the feed is to be told (``_added``)
 
     def _added(self, entry: JournalEntry) -> None:
-        feed = self.feed
-        if feed.watchers:  # ``Feed.added``'s test, without its call when nobody watches
-            feed.added(entry)
+        self.feed.added(entry)
 
     def reset(self, *, scenarios: bool = True) -> None:
         """Start over: responses (this namespace's keys of the store), journal, ids,
@@ -297,8 +297,10 @@ class Engine:
     def finished(self, entry: JournalEntry, wait: bool = False) -> None:
         """The answer of ``entry`` was all written (or dropped, or the client left); ``wait``:
         published in a shared journal before this returns (``WrittenAhead``)."""
-        entry.finished_at = self.elapsed()
-        self.sharing.publish(entry, wait)
+        sharing = self.sharing
+        entry.finished_at = sharing.elapsed()
+        if sharing.shared:  # alone: nobody else to publish it to
+            sharing.publish(entry, wait)
 
     def journal_view(self) -> list[JournalEntry]:
         """The journal as ``GET /_ormock/journal`` and the verdict read it: this engine's
@@ -339,7 +341,7 @@ class Engine:
         matches (``respond_with``). ``again``: the entry of a stale attempt at this request,
         which this one replaces (``ormock.engine.attempt``).
         """
-        entry = opened("POST", path, mask_headers(headers), body, self.elapsed(),
+        entry = opened("POST", path, mask_headers(headers), body, self.sharing.elapsed(),
                        _body_size(body) if size is None else size)
         # ``with self._lock, FAKER_LOCK``, spelled out as acquire and release: every create
         # takes both
@@ -380,7 +382,9 @@ class Engine:
 
     def writing(self, entry: JournalEntry) -> None:
         """The answer of ``entry`` is about to be written: its response is generating."""
-        writing(self.responses, entry.response_id)
+        response_id = entry.response_id
+        if response_id is not None:
+            Generating.add(self.responses, response_id)
 
     def settle(self, entry: JournalEntry, sent: Written | None, claim: Claim | None) -> None:
         """The answer of ``entry`` is over (``sent``: what the writer sent; None: nothing

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["Feed", "SentFrames", "Watcher"]
 
 Message = dict[str, Any]
+# a writer's one frame as the feed keeps it: kind, status, headers, the wait before the frame,
+# then the frame's data, delay, action and events (``Feed.sent``)
+_One = tuple[Kind, int, tuple[tuple[bytes, bytes], ...], float, bytes, float, Any, Any]
 _new = tuple.__new__  # makes a named tuple without its ``__new__`` (one for every answer)
 
 
@@ -130,7 +133,7 @@ class Feed:
         # bytes it wrote, never copies), or a Python caller's reply (never written: rendered
         # only when the page asks, counted as no bytes until then); keeping one again makes it
         # the newest, reading it does not
-        self._sent: Bounded[str, tuple[SentFrames | Reply | RawReply, int]] = Bounded(
+        self._sent: Bounded[str, tuple[SentFrames | _One | Reply | RawReply, int]] = Bounded(
             keep, keep_bytes, itemgetter(1))
         self._lock = threading.Lock()
         # the server is stopping: live streams end (within a tick), so that they never hold
@@ -161,9 +164,22 @@ class Feed:
     def sent(self, entry: JournalEntry, status: int,
              headers: tuple[tuple[bytes, bytes], ...], written: Written) -> None:
         """Keep what a writer really sent (``keep``): its frames as the writer reported them,
-        by reference (``written.bytes`` is their size, counted by the writer already)."""
-        self._keep(entry, _new(SentFrames, (written.kind, status, headers, written.sent)),
-                   written.bytes)
+        by reference (``written.bytes`` is their size, counted by the writer already). An
+        answer sent as one frame (every JSON body, every unpaced stream) is kept as its parts
+        (``_One``), a plain tuple of the frame's bytes and fields: with no events in it, the
+        collector stops tracking it once it has looked at it, so the newest answers kept cost
+        no collection; ``frames_of`` gives the same ``SentFrames`` back."""
+        sent = written.sent
+        if len(sent) == 1:
+            wait, frame = sent[0]
+            kept: SentFrames | _One = (written.kind, status, headers, wait, frame.data,
+                                       frame.delay, frame.action, frame.events)
+        else:
+            kept = _new(SentFrames, (written.kind, status, headers, sent))
+        with self._lock:
+            self._sent[entry.id] = (kept, written.bytes)
+        if self.watchers:
+            self.changed(entry)
 
     def keep(self, entry: JournalEntry, kept: SentFrames) -> None:
         """Keep what an answer sent (the newest ones, bounded), and say it finished."""
@@ -189,7 +205,13 @@ class Feed:
         if kept is None:
             return None
         answer = kept[0]
-        return answer if isinstance(answer, SentFrames) else _rendered(answer)
+        if isinstance(answer, SentFrames):
+            return answer
+        if isinstance(answer, tuple):  # one frame, kept as its parts (``sent``)
+            kind, status, headers, wait, data, delay, action, events = answer
+            return SentFrames(kind, status, headers,
+                              ((wait, Frame(data, delay, action, events)),))
+        return _rendered(answer)
 
     def told(self, entry: JournalEntry) -> Callable[[Frame], None] | None:
         """For a WebSocket turn's writer: None when nobody watches; else a function it calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from ormock.engine.capped import Capped
 from ormock.protocol.events import ITEM_ADDED, ITEM_DONE
@@ -136,6 +136,11 @@ class JournalEntry:
     # attributes (no instance dict made for them), in no ``to_dict`` and no comparison
     _counted: int | None = field(default=None, init=False, repr=False, compare=False)
     _request_counted: int | None = field(default=None, init=False, repr=False, compare=False)
+    # the fault lists as set on the entry (``faults``, ``struck``, ``skipped`` are properties
+    # over them: ``_fault_list``); the class's None until one is set or read
+    _faults: ClassVar[list[str] | None] = None
+    _struck: ClassVar[list[dict[str, Any]] | None] = None
+    _skipped: ClassVar[list[str] | None] = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -203,6 +208,30 @@ class JournalEntry:
         return self.body
 
 
+def _fault_list(name: str) -> property:
+    """The property of one of an entry's fault lists (``faults``, ``struck``, ``skipped``), kept
+    in ``_<name>``: an entry ``opened`` has none until a fault sets it or it is read (an empty
+    one then, kept, which grows as a field's list does), so that the entries no fault touched
+    keep no lists for the collector to track; a journal counts them without making them
+    (``answer_size``)."""
+    private = "_" + name
+
+    def get(entry: JournalEntry) -> list[Any]:
+        value: list[Any] | None = getattr(entry, private)
+        if value is None:
+            value = []
+            setattr(entry, private, value)
+        return value
+
+    def put(entry: JournalEntry, value: list[Any]) -> None:
+        setattr(entry, private, value)
+
+    return property(get, put, doc=f"The entry's ``{name}`` field.")
+
+
+for _name in ("faults", "struck", "skipped"):  # each still a field: init, eq, repr, to_dict
+    setattr(JournalEntry, _name, _fault_list(_name))
+
 _new = object.__new__
 
 
@@ -210,12 +239,13 @@ def opened(method: str, path: str, headers: dict[str, str], body: Any, at: float
            size: int) -> JournalEntry:
     """``JournalEntry(method, path, headers, body, at=at, size=size)``, the entry every
     request opens, made without the dataclass's ``__init__`` of 29 parameters: its own
-    fields and fresh lists set, every other field read from the class's
-    default until it is set (tests/test_journal.py holds the two equal)."""
+    fields and a fresh ``reply_headers`` set, its fault lists made when first set or read
+    (``_fault_list``), every other field read from the class's default until it is set
+    (tests/test_journal.py holds the two equal)."""
     entry: JournalEntry = _new(JournalEntry)
     entry.method, entry.path, entry.headers, entry.body, entry.at, entry.size = (
         method, path, headers, body, at, size)
-    entry.faults, entry.struck, entry.skipped, entry.reply_headers = [], [], [], {}
+    entry.reply_headers = {}
     return entry
 
 
@@ -269,9 +299,10 @@ def answer_size(entry: JournalEntry) -> int:
         size += _text_pairs(entry.reply_headers)
     if entry.error:
         size += sum(len(str(value)) for value in entry.error.values())
-    if entry.faults or entry.skipped or entry.struck:
-        size += sum(map(len, entry.faults)) + sum(map(len, entry.skipped))
-        size += sum(len(str(strike)) for strike in entry.struck)
+    faults, skipped, struck = entry._faults, entry._skipped, entry._struck  # none made here
+    if faults or skipped or struck:
+        size += sum(map(len, faults or ())) + sum(map(len, skipped or ()))
+        size += sum(len(str(strike)) for strike in struck or ())
     sent = entry.sent
     if sent is not None:
         size += _EVENT * len(sent.types) + sum(map(len, sent.output_ids))
@@ -279,11 +310,8 @@ def answer_size(entry: JournalEntry) -> int:
 
 
 def _text_pairs(headers: Mapping[str, str]) -> int:
-    """The characters of ``headers``' names and values together (one walk of the pairs)."""
-    size = 0
-    for name, value in headers.items():
-        size += len(name) + len(value)
-    return size
+    """The characters of ``headers``' names and values together."""
+    return sum(map(len, headers)) + sum(map(len, headers.values()))
 
 
 def counted(entry: JournalEntry) -> int:
@@ -300,16 +328,17 @@ def counted(entry: JournalEntry) -> int:
 class Journal(Capped[JournalEntry]):
     """An engine's journal: capped (``Capped``, each entry counted as its ``request_size``
     when it joins, and as its whole ``entry_size`` once its answer is in it: ``recount``);
-    each entry appended is given its id and namespace by ``joined``, and ``added`` tells the
-    server's feed once it is in."""
+    each entry appended is given its id and namespace by ``joined``, which says whether
+    anyone watches, and then ``added`` tells the server's feed once it is in."""
 
-    def __init__(self, limit: int, max_bytes: int, joined: Callable[[JournalEntry], None],
+    def __init__(self, limit: int, max_bytes: int,
+                 joined: Callable[[JournalEntry], bool],
                  added: Callable[[JournalEntry], None]) -> None:
         super().__init__(limit, max_bytes, counted)
         self.joined, self.added = joined, added
 
     def append(self, item: JournalEntry) -> None:
-        self.joined(item)  # its id and namespace, before anyone can see it
+        watched = self.joined(item)  # its id and namespace, before anyone can see it
         # counted afresh in this journal, its request only: its answer is counted by
         # ``recount``, once it is made
         size = item._counted = request_size(item)
@@ -317,7 +346,8 @@ class Journal(Capped[JournalEntry]):
         self.bytes += size
         if len(self) > self.limit or self.bytes > self.max_bytes:
             self._trim()
-        self.added(item)  # then the watchers are told: they find it
+        if watched:
+            self.added(item)  # then the watchers are told: they find it
 
     def recount(self, entry: JournalEntry) -> None:
         """Count ``entry`` again now that its answer is in it: the journal's bytes follow (past
@@ -330,7 +360,7 @@ class Journal(Capped[JournalEntry]):
                 break
         else:
             return
-        size = entry._counted = entry_size(entry)
+        size = entry._counted = request_size(entry) + answer_size(entry)  # ``entry_size``
         self.bytes += size - before
         if self.bytes > self.max_bytes:
             self._trim()

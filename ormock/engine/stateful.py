@@ -367,13 +367,6 @@ class Claim:
 
 
 # -- an answer being written ------------------------------------------------------------------
-def writing(store: ResponseStore, response_id: str | None) -> None:
-    """An answer with ``response_id`` is about to be written: its response is generating (a
-    delete meanwhile is a 409)."""
-    if response_id is not None:
-        Generating.add(store, response_id)
-
-
 def written(store: ResponseStore, entry: JournalEntry, sent: Written | None,
             claim: Claim | None) -> None:
     """A create's answer is over (``sent``: what the writer sent; None: nothing was): the
