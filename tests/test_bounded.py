@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ormock.engine.bounded import Bounded
+from ormock.engine.bounded import Bounded, Sightings
 
 
 def test_the_least_recently_used_go_past_the_count() -> None:
@@ -107,3 +107,19 @@ def test_entries_look_without_using() -> None:
     assert cache.entries() == [("a", 1), ("b", 2)]
     cache["c"] = 3  # "a" is still the least recently used
     assert cache.entries() == [("b", 2), ("c", 3)]
+
+
+def test_sightings_are_noted_in_a_record_of_fixed_size() -> None:
+    """A first sighting is noted by its key's hash in one slot, which a later key with the
+    same slot takes; a second sighting is told once, and the key noted no more."""
+    seen = Sightings(4)
+    assert [seen.again(key) for key in (1, 2, 3)] == [False, False, False]
+    assert seen.again(2) is True and seen.again(2) is False  # noted again, as a first
+    assert seen.again(6) is False  # 6 takes the slot of 2 (6 % 4 == 2)
+    assert seen.again(2) is False and seen.again(2) is True
+    assert seen.again(("a", 1)) is False and seen.again(("a", 1)) is True
+    assert seen.again(b"a body") is False and seen.again(b"a body") is True
+    assert len(seen) == 4
+    seen.again(3)
+    seen.clear()
+    assert seen.again(3) is False and len(seen) == 4

@@ -1,5 +1,6 @@
-"""The create route's remembered bodies (``ormock.server.create`` ``ParsedBodies``): bounded
-in count and bytes, and a server's answers the same whether a body was remembered or not."""
+"""The create route's remembered bodies (``ormock.server.create`` ``ParsedBodies``): kept from
+a body's second sighting, bounded in count and bytes, and a server's answers the same whether
+a body was remembered or not."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def test_the_oldest_go_past_the_count() -> None:
     raws = [_raw(f"hi {n}") for n in range(create.KEPT + 10)]
     for raw in raws:
         bodies.read(raw)
+        bodies.read(raw)  # kept: it came again
     assert list(bodies) == raws[10:]
     assert bodies.size == sum(map(len, raws[10:]))
 
@@ -30,6 +32,7 @@ def test_the_oldest_go_past_the_bytes() -> None:
     raws = [_raw(f"{n:03d}" + "x" * 40_000) for n in range(40)]  # ~40 KB each: 26 fit in 1 MiB
     for raw in raws:
         bodies.read(raw)
+        bodies.read(raw)
         assert bodies.size <= create.BYTES
         assert bodies.size == sum(map(len, bodies))
     assert list(bodies) == raws[-len(bodies):]
@@ -38,11 +41,13 @@ def test_the_oldest_go_past_the_bytes() -> None:
 
 def test_a_body_past_its_cap_or_kept_already_is_not_counted() -> None:
     bodies = ParsedBodies()
-    bodies.read(_raw("y" * create.BODY))
+    large = _raw("y" * create.BODY)
+    bodies.read(large)
+    bodies.read(large)
     assert not bodies and bodies.size == 0
     raw = _raw("hi")
-    bodies.read(raw)
-    bodies.read(raw)
+    for _ in range(3):
+        bodies.read(raw)
     assert list(bodies) == [raw] and bodies.size == len(raw)
 
 
@@ -61,9 +66,13 @@ def test_a_remembered_body_is_answered_as_a_new_one() -> None:
 def test_a_read_body_is_the_one_kept_and_an_invalid_one_is_not_kept() -> None:
     bodies = ParsedBodies()
     raw = _raw("hi")
-    body, request = bodies.read(raw)
-    assert request is not None and request.body is body
+    first = bodies.read(raw)
+    assert first[1] is not None and first[1].body is first[0]
+    assert not bodies  # a body seen once is only noted
+    body, request = bodies.read(raw)  # seen again: this one kept
+    assert (body, request) == first and request is not first[1]
     assert bodies.read(raw) == (body, request) and bodies.read(raw)[1] is request
     invalid = json.dumps({"input": "hi"}).encode()  # no model
-    assert bodies.read(invalid) == ({"input": "hi"}, None)
+    for _ in range(2):
+        assert bodies.read(invalid) == ({"input": "hi"}, None)
     assert list(bodies) == [raw]

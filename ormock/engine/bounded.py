@@ -2,7 +2,8 @@
 used entry the first to go. Every cache a server keeps (stream templates, compiled templates,
 parsed bodies, decoded stored responses, the frames the newest answers sent, open namespaces, a
 memory store's keys) is one, so nothing a client sends grows memory without bound and there is
-one place that says how an entry goes.
+one place that says how an entry goes. A cache that keeps a value only from its key's second
+sighting notes the first in a ``Sightings``.
 
 It is an ``OrderedDict`` (C in CPython) whose order is the order of use: the create path writes
 several entries a request, which a general-purpose cache library made several times dearer
@@ -14,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, overload
 
-__all__ = ["Bounded"]
+__all__ = ["Bounded", "Sightings"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -150,3 +151,36 @@ class Bounded(Generic[K, V]):
 
     def __repr__(self) -> str:
         return f"Bounded({len(self._data)} of {self.count}, {self.bytes} bytes)"
+
+
+class Sightings:
+    """Which keys came before, for a cache that keeps a value only from its key's second
+    sighting (what is met once, as most new inputs are, costs it no entry): each key's hash in
+    the one of ``slots`` slots that hash picks, which a later key with the same slot takes. A
+    record of fixed size, not a cache (it holds no value and evicts nothing in order): a key
+    whose slot was taken is kept a sighting later, and two keys of one hash one early; which
+    value a cache gives never depends on it. Not thread-safe, as ``Bounded``."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self, slots: int = 1024) -> None:
+        self._seen: list[int | None] = [None] * slots
+
+    def again(self, key: object) -> bool:
+        """Whether ``key`` was seen before (then forgotten: its slot is free again); a first
+        sighting is noted, and False."""
+        noted = hash(key)
+        seen = self._seen
+        slot = noted % len(seen)
+        if seen[slot] == noted:
+            seen[slot] = None
+            return True
+        seen[slot] = noted
+        return False
+
+    def clear(self) -> None:
+        self._seen = [None] * len(self._seen)
+
+    def __len__(self) -> int:
+        """Its slots."""
+        return len(self._seen)

@@ -15,9 +15,10 @@ of one is only noted (``StreamCache.again``), and its second reply's bytes are k
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from ormock.engine.bounded import Bounded
+from ormock.engine.bounded import Bounded, Sightings
 from ormock.engine.byte_template import ByteTemplate
 from ormock.engine.journal import Sent
 from ormock.protocol.frozen import made
@@ -134,40 +135,29 @@ def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bo
 
 class StreamCache:
     """Templates by content key, the least recently used dropped past ``size``; a hit is a
-    use. A content replied to once is only noted (``again``): the hash of its key in the one
-    of ``seen`` slots that hash picks, which a later content with the same slot takes. A record
-    of sightings of fixed size, not a cache (it holds no value and evicts nothing in order):
-    a content whose slot was taken is kept a reply later, and two keys of one hash keep a
-    template a reply early; which bytes a reply has never depends on it. Used under its
-    engine's lock, which ``Engine.answer`` holds around ``respond`` (where every look-up,
-    sighting and keep is made), so it has no lock of its own."""
+    use. A content replied to once is only noted (``again``, a ``Sightings`` of ``seen``
+    slots): its template is kept from its second reply on, and which bytes a reply has never
+    depends on it. Used under its engine's lock, which ``Engine.answer`` holds around
+    ``respond`` (where every look-up, sighting and keep is made), so it has no lock of its
+    own."""
 
     def __init__(self, size: int = 256, seen: int = 1024) -> None:
         self.size = size
         self._templates: Bounded[Any, StreamTemplate] = Bounded(size)
-        self._seen: list[int | None] = [None] * seen
+        self._seen = Sightings(seen)
+        # whether a content missed by ``get`` was replied to before: its template is worth
+        # keeping (``put``) now that it came twice; a first sighting is noted, and False
+        self.again: Callable[[Any], bool] = self._seen.again
 
     def get(self, key: Any) -> StreamTemplate | None:
         return self._templates.get(key)
-
-    def again(self, key: Any) -> bool:
-        """Whether a content missed by ``get`` was replied to before: its template is worth
-        keeping (``put``) now that it came twice. A first sighting is noted, and False."""
-        noted = hash(key)
-        slot = noted % len(self._seen)
-        seen = self._seen
-        if seen[slot] == noted:
-            seen[slot] = None
-            return True
-        seen[slot] = noted
-        return False
 
     def put(self, key: Any, template: StreamTemplate) -> None:
         self._templates[key] = template
 
     def clear(self) -> None:
         self._templates.clear()
-        self._seen = [None] * len(self._seen)
+        self._seen.clear()
 
     def __len__(self) -> int:
         return len(self._templates)

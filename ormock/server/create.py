@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from ormock.engine.bounded import Bounded
+from ormock.engine.bounded import Bounded, Sightings
 from ormock.engine.core import Engine
 from ormock.engine.create_answer import Creates, Prepared
 from ormock.engine.namespaces import Namespaces
@@ -77,20 +77,23 @@ KEPT, BYTES, BODY = 512, 1 << 20, 64 * 1024  # bodies at most, their bytes in al
 class ParsedBodies:
     """The create bodies the endpoint decoded and checked, remembered by their bytes so that a
     repeated request is not decoded and checked again: valid bodies' decoded JSON and parsed
-    request, the oldest kept dropped past ``KEPT`` bodies or ``BYTES`` bytes (a body's decoded
-    objects take several times its bytes: ~7x for many small input items); none of over
-    ``BODY`` bytes kept. Neither a read nor a repeat keeps a body longer: bodies go in the
-    order they first came."""
+    request, kept from a body's second sighting on (``Sightings``: a body sent once, as every
+    new input is, is only noted), the oldest kept dropped past ``KEPT`` bodies or ``BYTES``
+    bytes (a body's decoded objects take several times its bytes: ~7x for many small input
+    items); none of over ``BODY`` bytes kept. Neither a read nor a repeat keeps a body longer:
+    bodies go in the order they were kept."""
 
     def __init__(self) -> None:
         # raw -> (its JSON, its request, its bytes)
         self._kept: Bounded[bytes, tuple[Any, ResponseRequest, int]] = Bounded(
             KEPT, BYTES, itemgetter(2))
+        self._seen = Sightings()
 
     def read(self, raw: bytes) -> tuple[Any, ResponseRequest | None]:
         """A body decoded (``decode_json``: its 400 raised) and checked (``parse_request``):
-        as kept when it came before, else read now and kept when valid. An invalid one's
-        request is None: it is left to the engine, which journals it with its error."""
+        as kept when it came before, else read now and kept when valid and seen before. An
+        invalid one's request is None: it is left to the engine, which journals it with its
+        error."""
         found = self._kept.peek(raw)
         if found is not None:
             return found[0], found[1]
@@ -100,7 +103,7 @@ class ParsedBodies:
         except OpenResponsesError:
             return body, None
         size = len(raw)
-        if size <= BODY:
+        if size <= BODY and self._seen.again(raw):
             self._kept[raw] = (body, request, size)
         return body, request
 
