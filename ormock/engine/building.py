@@ -70,7 +70,7 @@ def respond(
     joined = join_conversation(engine, request) if "conversation" in request.body else None
     owner = owner_of(headers)  # the sha256 of its API key: only that key sees it
     if request.previous_response_id is None:  # no chain: the context is the input itself
-        context, parent, tokens = list(request.input), None, request.input_tokens
+        context, parent, tokens = request.input, None, request.input_tokens  # read, not changed
     else:
         context, parent = context_of(engine.responses, request, local, owner)
         tokens = context_tokens(request, parent)

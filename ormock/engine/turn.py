@@ -44,8 +44,8 @@ class Turn:
         self.context, self.parent, self.context_tokens = context, parent, context_tokens
         self.local, self.socket = local, socket
         # the extension fields in effect: the parent's with the request's own laid over them
-        # (without a parent, the request's own: what laying them over nothing gives)
-        self.extensions: Json = dict(request.extensions) if parent is None else \
+        # (without a parent, the request's own, as they are: neither is changed)
+        self.extensions: Json = request.extensions if parent is None else \
             inherit_extensions(parent.extensions, request.extensions)
         step_reply: StepReply | None = selection.step.reply if selection else None
         self.step_reply = step_reply
