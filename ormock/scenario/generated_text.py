@@ -215,7 +215,9 @@ class Lorem(Stream):
         self._next = at + count
         cased = Prose._cased if Prose._cased is not None else Prose.cased()
         if cased:  # the first word titled (as ``title`` does an ASCII word), the rest as drawn
-            words = list(_words(draws))
+            # (looked up as ``_words`` does, into the list it returns)
+            table = Prose._table or Prose.table()
+            words = list(itemgetter(*draws)(table)) if count > 1 else [table[draws[0]]]
             words[0] = cased[0][draws[0]]
             words[-1] += "."
             return " ".join(words), words
