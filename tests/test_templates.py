@@ -418,6 +418,8 @@ def test_lorem_words_stay_those_of_their_seed() -> None:
     "{{ faker.sentence() }}",
     "{{ faker.sentence(nb_words=1) }} and then some, ok?",
     "Say: {{ faker.sentence(3, False) }} Done.",
+    "{{ faker.sentence(4) }}",  # the other argument's default filled in
+    "{{ faker.sentence(variable_nb_words=False) }}",
 ])
 def test_a_sentence_between_plain_words_comes_cut(text: str) -> None:
     """A lorem sentence between plain words renders with its cut (``Template.render_cut``):

@@ -24,7 +24,7 @@ from operator import itemgetter
 
 from faker import Faker
 
-__all__ = ["FAKER_LOCK", "LOREM_PROVIDERS", "Draws", "Lorem", "Prose", "shared_faker"]
+__all__ = ["FAKER_LOCK", "LOREM_PROVIDERS", "Draws", "Lorem", "Prose", "Stream", "shared_faker"]
 
 _BIG_ENDIAN = sys.byteorder == "big"  # the draws are little-endian 16-bit numbers
 
@@ -37,15 +37,12 @@ def shared_faker() -> Faker:
     return Faker()
 
 
-class Prose:
-    """Lorem text from Faker's word list (loaded once), drawn from SHAKE-128 of the request's
-    content seed: the same seed gives the same words on every platform, with no generator to
-    seed per request (seeding a ``random.Random`` takes longer than drawing the text). The
-    draws are little-endian 16-bit numbers, taken in order and made in one call."""
+class Stream:
+    """The draws of a seed: SHAKE-128 of its text, as little-endian 16-bit numbers taken in
+    order, made a block at a time (the same seed gives the same draws on every platform, with no
+    generator to seed per request: seeding a ``random.Random`` takes longer than drawing the
+    text). ``Prose`` and ``Lorem`` draw their words from it."""
 
-    _words: tuple[str, ...] = ()
-    _table: tuple[str, ...] = ()  # the word of each 16-bit draw (``_words[draw % size]``)
-    _cased: list[tuple[str, ...]] | None = None  # ``cased()``; [] when not ASCII letters
     _BATCH = 84  # draws made at a time, one SHAKE-128 block: a 3-sentence paragraph takes <= 39
 
     __slots__ = ("_draws", "_next", "_seed")
@@ -54,22 +51,6 @@ class Prose:
         self._seed = str(seed).encode()
         self._draws: Sequence[int] = ()
         self._next = 0
-
-    @staticmethod
-    def words() -> tuple[str, ...]:
-        """Faker's word list, loaded once."""
-        if not Prose._words:
-            Prose._words = tuple(shared_faker().get_words_list())
-        return Prose._words
-
-    @staticmethod
-    def table() -> tuple[str, ...]:
-        """The word each draw stands for, for all 65,536 draws (made once): a draw's word is
-        a lookup (``map`` over many draws)."""
-        if not Prose._table:
-            words = Prose.words()
-            Prose._table = tuple([words[draw % len(words)] for draw in range(1 << 16)])
-        return Prose._table
 
     def take(self, count: int) -> Sequence[int]:
         """The next ``count`` draws of the stream."""
@@ -94,6 +75,33 @@ class Prose:
         if _BIG_ENDIAN:
             draws.byteswap()
         self._draws = draws
+
+
+class Prose(Stream):
+    """Lorem text from Faker's word list (loaded once), drawn from the ``Stream`` of the
+    request's content seed."""
+
+    _words: tuple[str, ...] = ()
+    _table: tuple[str, ...] = ()  # the word of each 16-bit draw (``_words[draw % size]``)
+    _cased: list[tuple[str, ...]] | None = None  # ``cased()``; [] when not ASCII letters
+
+    __slots__ = ()
+
+    @staticmethod
+    def words() -> tuple[str, ...]:
+        """Faker's word list, loaded once."""
+        if not Prose._words:
+            Prose._words = tuple(shared_faker().get_words_list())
+        return Prose._words
+
+    @staticmethod
+    def table() -> tuple[str, ...]:
+        """The word each draw stands for, for all 65,536 draws (made once): a draw's word is
+        a lookup (``map`` over many draws)."""
+        if not Prose._table:
+            words = Prose.words()
+            Prose._table = tuple([words[draw % len(words)] for draw in range(1 << 16)])
+        return Prose._table
 
     def sentence(self) -> str:
         """5 to 12 words, the first capitalized, and a full stop."""
@@ -159,23 +167,21 @@ class Prose:
         return ". ".join(out) + ".", None
 
 
-class Lorem:
-    """Faker's lorem providers, their arguments as Faker names them, drawn from ``Prose``'s
-    stream of a seed: the same text for the same seed on every platform. The counts vary as
-    Faker's do (``variable_nb_words``: 60% to 140% of the number asked, at least one)."""
+class Lorem(Stream):
+    """Faker's lorem providers, their arguments as Faker names them, drawn from the ``Stream``
+    of a seed (Faker's words, as ``Prose`` looks them up): the same text for the same seed on
+    every platform. The counts vary as Faker's do (``variable_nb_words``: 60% to 140% of the
+    number asked, at least one)."""
 
-    __slots__ = ("prose",)
-
-    def __init__(self, seed: int) -> None:
-        self.prose = Prose(seed)
+    __slots__ = ()
 
     def _count(self, number: int, variable: bool) -> int:
         if not variable or number <= 0:
             return number
-        return max(1, number * (60 + self.prose.draw() % 81) // 100)
+        return max(1, number * (60 + self.draw() % 81) // 100)
 
     def words(self, nb: int = 3) -> list[str]:
-        return list(_words(self.prose.take(max(nb, 0))))
+        return list(_words(self.take(max(nb, 0))))
 
     def word(self) -> str:
         return self.words(1)[0]
@@ -189,28 +195,29 @@ class Lorem:
         letters (its English list): each of them one token, but the last, two with its full
         stop (``ormock.protocol.text_cuts``' rules), so that the sentence's tokens are one more
         than its words, after a space or not. None: not cut."""
-        prose = self.prose
         variable = variable_nb_words and nb_words > 0
         # the draws it may take made at once (the stream's first ones do not change), then
         # read where they stand: its count's draw (``_count``, inlined), then its words'
-        at = prose._next
+        at = self._next
         end = at + 1 + (nb_words * 140 // 100 if variable else max(nb_words, 0))
-        if end > len(prose._draws):
-            prose._more(end)
-        stream = prose._draws
+        if end > len(self._draws):
+            self._more(end)
+        stream = self._draws
         if variable:
             count = max(1, nb_words * (60 + stream[at] % 81) // 100)
             at += 1
         else:
             count = nb_words
         if count <= 0:
-            prose._next = at
+            self._next = at
             return "", None
         draws = stream[at:at + count]
-        prose._next = at + count
+        self._next = at + count
         cased = Prose._cased if Prose._cased is not None else Prose.cased()
         if cased:  # the first word titled (as ``title`` does an ASCII word), the rest as drawn
-            words = list(_words(draws))
+            # (looked up as ``_words`` does, into the list it returns)
+            table = Prose._table or Prose.table()
+            words = list(itemgetter(*draws)(table)) if count > 1 else [table[draws[0]]]
             words[0] = cased[0][draws[0]]
             words[-1] += "."
             return " ".join(words), words
@@ -254,16 +261,18 @@ class Draws(Lorem):
     asked for (most replies never ask). Given a Faker without a seed, that Faker is taken as
     seeded already and the lorem seed is drawn from it."""
 
-    __slots__ = ("_faker", "_seed")
+    __slots__ = ("_faker", "_faker_seed")
 
     def __init__(self, faker: Faker, seed: int | None = None) -> None:
-        self._faker, self._seed = faker, seed
-        # ``Lorem.__init__``'s one field, set here: one reply makes one ``Draws``
-        self.prose = Prose(seed if seed is not None else faker.random.getrandbits(64))
+        self._faker, self._faker_seed = faker, seed
+        # ``Stream.__init__``'s fields, set here: every templated reply makes one ``Draws``
+        self._seed = str(seed if seed is not None else faker.random.getrandbits(64)).encode()
+        self._draws = ()
+        self._next = 0
 
     @property
     def faker(self) -> Faker:
-        if self._seed is not None:
-            self._faker.seed_instance(self._seed)
-            self._seed = None
+        if self._faker_seed is not None:
+            self._faker.seed_instance(self._faker_seed)
+            self._faker_seed = None
         return self._faker

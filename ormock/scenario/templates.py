@@ -158,10 +158,14 @@ def _cutter(pieces: tuple[str | Render, ...]) -> CutRender | None:
     tail = after[1:].split(" ") if after else []
     # the literal words' tokens: the first ones' as a text's start, the last ones' after a space
     fixed = (tokens(head) if head else 0) + (tokens(["a", *tail]) - 1 if tail else 0)
-    sentence, positional = Lorem.cut_sentence, call.positional
+    sentence = Lorem.cut_sentence
+    # its arguments, the defaults filled in: passed as they are, not unpacked from a tuple
+    bound = inspect.signature(sentence).bind(None, *call.positional)
+    bound.apply_defaults()
+    _, nb_words, variable = bound.args
 
     def cut(draws: Draws, request: Mapping[str, Any]) -> tuple[str, Cut]:
-        text, words = sentence(draws, *positional)
+        text, words = sentence(draws, nb_words, variable)
         if len(text) > MAX_RENDERED:
             raise _too_long(len(text))
         if words is None:
