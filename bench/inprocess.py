@@ -57,6 +57,8 @@ CASES: dict[str, tuple[str, bool, bool]] = {
     "long-text": ("long-text", True, False),
     "scenario-stream-unique": ("scenario", True, True),
     "scenario-json-unique": ("scenario", False, True),
+    "fixed-stream-unique": ("fixed", True, True),
+    "fixed-json-unique": ("fixed", False, True),
 }
 HEADERS = {"content-type": "application/json", "host": "127.0.0.1"}
 
@@ -116,13 +118,14 @@ class Driver:
 
 
 def ormock_app(case: str, store: str = "memory") -> App:
-    """ormock's app as ``ormock serve --seed 0 [--scenario FILE] [--store STORE]`` builds it."""
+    """ormock's app as ``ormock serve --seed 0 [--scenario FILE] [--store STORE]`` builds it
+    (a case of ``cases.SCENARIOS``: its scenario loaded)."""
     from ormock.engine.namespaces import Namespaces
     from ormock.server.app import create_app
 
     namespaces = Namespaces(seed=cases.SEED, store=store)
-    if case == "long-text":
-        scenario = cases.long_scenario()
+    if case in cases.SCENARIOS:
+        scenario = cases.SCENARIOS[case]()
 
         def setup(engine: Any) -> None:
             engine.use(scenario)
@@ -136,8 +139,8 @@ def new_engine(case: str) -> Any:
     from ormock.engine.core import Engine
 
     engine = Engine(seed=cases.SEED)
-    if case == "long-text":
-        engine.use(cases.long_scenario())
+    if case in cases.SCENARIOS:
+        engine.use(cases.SCENARIOS[case]())
     return engine
 
 

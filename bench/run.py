@@ -495,6 +495,8 @@ INPROCESS_CASE = {("stream", False, "short"): "short-stream",
                   ("json", True, "short"): "short-json-unique",
                   ("stream", True, "scenario"): "scenario-stream-unique",
                   ("json", True, "scenario"): "scenario-json-unique",
+                  ("stream", True, "fixed"): "fixed-stream-unique",
+                  ("json", True, "fixed"): "fixed-json-unique",
                   ("long-text", False, "long-text"): "long-text"}
 
 

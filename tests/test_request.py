@@ -242,6 +242,20 @@ def test_the_content_seed_is_sha256_on_either_side_of_the_short_texts_length() -
         assert content_seed(7, body) == expected, len(text)
 
 
+def test_the_content_key_is_the_hash_of_the_canonical_text_the_seed_digests() -> None:
+    """``content_key`` (the stream cache's part of a content) hashes the text ``content_seed``
+    digests: equal for bodies whose canonical texts are (the stream flag left out), unequal
+    for others, and made without the digest."""
+    body = {"model": "m", "input": "hi", "stream": True}
+    request = parse_request(body)
+    assert request.content_key() == hash(json.dumps({"model": "m", "input": "hi"},
+                                                     sort_keys=True))
+    assert request._seeds == {}  # no seed was made for it
+    assert parse_request({"input": "hi", "model": "m"}).content_key() == request.content_key()
+    assert parse_request({"model": "m", "input": "hi 2"}).content_key() != \
+        request.content_key()
+
+
 def _parse_as_before(body: Any, *, require_model: bool = True) -> ResponseRequest:
     """``parse_request`` as it was before its usual cases were checked inline: every field
     through its check (``expect``, ``check_tools``, ``parse_input``)."""

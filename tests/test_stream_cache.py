@@ -272,9 +272,8 @@ def test_an_issued_reply_is_the_reply_its_fields_make() -> None:
 
     summary = Sent(("response.created",), (0,), None, ())
     for stream, socket in ((False, False), (True, False), (True, True)):
-        made = issued_reply(stream, 7, b"{}", summary, socket)
-        slow = Reply(events=[], stream=stream, seed=7, body=b"{}", summary=summary,
-                     socket=socket)
+        made = issued_reply(stream, b"{}", summary, socket)
+        slow = Reply(events=[], stream=stream, body=b"{}", summary=summary, socket=socket)
         assert [getattr(made, f.name) for f in fields(Reply)] == \
             [getattr(slow, f.name) for f in fields(Reply)]
         assert made == slow and vars(made) == vars(slow)

@@ -140,6 +140,26 @@ def test_a_reply_without_templates_draws_nothing_and_cuts_its_texts_once() -> No
     assert parts[2].refusal == "No."  # type: ignore[union-attr]
 
 
+def test_a_reply_whose_items_are_all_made_once_shares_its_plan() -> None:
+    """A reply every item of which is made once answers every request with one plan; a
+    templated one, or one with an item made anew each time (annotations), makes a plan each
+    time."""
+    fixed = compile_reply({"items": [{"message": "Hello."}, {"function_call": {
+        "name": "f", "arguments": {"q": 1}}}], "status": "incomplete",
+        "incomplete_reason": "max_output_tokens"})
+    first = fixed.plan(None, {})
+    assert fixed.plan(None, {}) is first
+    assert (first.status, first.incomplete_reason, len(first.items)) == \
+        ("incomplete", "max_output_tokens", 2)
+    templated = compile_reply({"items": [{"message": "Hello."},
+                                         {"message": "{{ faker.word() }}"}]})
+    draws = Draws(Faker(), 3)
+    assert templated.plan(draws, {}) is not templated.plan(draws, {})
+    cited = compile_reply({"items": [{"message": {"text": "See ormock.", "annotations": [
+        {"url": "https://example.com", "cite": "ormock"}]}}]})
+    assert cited.plan(None, {}) is not cited.plan(None, {})
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("{{ faker.no_such_provider() }}",
      "faker has no provider 'no_such_provider' (try sentence, word, name, city)"),

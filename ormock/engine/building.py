@@ -106,7 +106,6 @@ def _respond(engine: Engine, request: ResponseRequest, entry: JournalEntry,
     turn = Turn(request, entry, selection, context, parent, tokens, local,
                 transport == "socket", profile)
     profile.check_request(request)
-    turn.seed = request.content_seed(engine.seed)
     if selection is not None:
         entry.scenario, entry.step = selection.scenario.name, selection.step.index
         if counted:
@@ -163,17 +162,19 @@ def _framed(turn: Turn, out: Reply | RawReply) -> Reply | RawReply:
 
 def cache_key(engine: Engine, turn: Turn, transport: Transport | None, joined: Joined | None,
               faults: list[Fault], pacing: Pacing | None) -> Hashable | None:
-    """The stream cache's key of this reply's content, or None when it may not come from the
-    cache: no transport (a Python caller gets every event), a conversation (its context is not
-    the body's), background mode (its run needs the events), a fault, the self-check, pacing
-    or literal events."""
+    """The stream cache's key of this reply's content (the step, the request's canonical body:
+    ``ResponseRequest.content_key``, the stream flag, the transport, the profile, the extension
+    fields), or None when it may not come from the cache: no transport (a Python caller gets
+    every event), a conversation (its context is not the body's), background mode (its run
+    needs the events), a fault, the self-check, pacing or literal events."""
     if not transport or joined is not None or turn.request.echo.get("background") or (
             faults or engine.self_check or (pacing and pacing.paced) or turn.literal
             or turn.request.body.get("generate") is False):
         return None
     selection = turn.selection
     return (selection.scenario.identity if selection else None,
-            selection.step.index if selection else 0, turn.seed, turn.request.stream,
+            selection.step.index if selection else 0, turn.request.content_key(),
+            turn.request.stream,
             turn.socket, turn.profile.name,
             encode_json(turn.extensions) if turn.extensions else None)
 
@@ -311,7 +312,7 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
          Stored(final, turn.request.input, turn.parent, raw=raw,
                 context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
          turn.local)
-    return issued_reply(stream, turn.seed, body, summary, False)
+    return issued_reply(stream, body, summary, False)
 
 
 def _built(turn: Turn, plan: ReplyPlan, ids: Any, response_id: str, created: int,
@@ -356,7 +357,8 @@ def planned(engine: Engine, turn: Turn, events: list[Json], pacing: Pacing | Non
     if engine.speed != 1.0:  # carried even unpaced, for a slow fault
         pacing = replace(pacing or Pacing(), speed=engine.speed)
     step_reply = turn.step_reply
-    reply = Reply(events=events, stream=turn.request.stream, pacing=pacing, seed=turn.seed,
+    reply = Reply(events=events, stream=turn.request.stream, pacing=pacing,
+                  seed=turn.request.content_seed(engine.seed),
                   frames=step_reply.literal_frames(events)
                   if step_reply is not None and turn.literal and turn.request.stream
                   and not turn.socket else None,
@@ -377,7 +379,7 @@ def issue(engine: Engine, turn: Turn, template: StreamTemplate, created: int, co
          Stored(None, turn.request.input, turn.parent, raw=final_raw,
                 context_tokens=turn.context_tokens, owner=owner,
                 extensions=turn.extensions), turn.local)
-    return issued_reply(turn.request.stream, turn.seed, body, summary, turn.socket)
+    return issued_reply(turn.request.stream, body, summary, turn.socket)
 
 
 def remember(engine: Engine, key: Any, reply: Reply, final: Json, ids: RecordingIds,

@@ -122,14 +122,14 @@ class StreamTemplate:
         return body, final, fresh, summary
 
 
-def issued_reply(stream: bool, seed: int, body: bytes, summary: Sent, socket: bool) -> Reply:
-    """``Reply(events=[], stream=stream, seed=seed, body=body, summary=summary,
-    socket=socket)``: a reply of ready bytes, made as ``Reply.issued`` makes one, without
-    the frozen dataclass's ``__init__`` (a field at a time through ``object.__setattr__``),
-    as every cache hit makes one. tests/test_stream_cache.py holds the two equal,
-    field by field."""
+def issued_reply(stream: bool, body: bytes, summary: Sent, socket: bool) -> Reply:
+    """``Reply(events=[], stream=stream, body=body, summary=summary, socket=socket)``: a reply
+    of ready bytes, made as ``Reply.issued`` makes one, without the frozen dataclass's
+    ``__init__`` (a field at a time through ``object.__setattr__``), as every cache hit makes
+    one. Unpaced and with no fault (``building.cache_key``), it draws nothing: its ``seed``
+    is 0. tests/test_stream_cache.py holds the two equal, field by field."""
     return made(Reply, events=[], stream=stream, headers={}, pacing=None, frames=None,
-                seed=seed, socket=socket, built=None, body=body, summary=summary,
+                seed=0, socket=socket, built=None, body=body, summary=summary,
                 framing=None, profile=None)
 
 

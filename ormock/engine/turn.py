@@ -34,7 +34,7 @@ class Turn:
     context (and its parent), the extension fields in effect and the echoed fields."""
 
     __slots__ = ("context", "context_tokens", "echo", "entry", "extensions", "literal", "local",
-                 "parent", "profile", "request", "seed", "selection", "socket", "step_reply")
+                 "parent", "profile", "request", "selection", "socket", "step_reply")
 
     def __init__(self, request: ResponseRequest, entry: JournalEntry,
                  selection: Selection | None, context: list[Json], parent: Stored | None,
@@ -50,7 +50,6 @@ class Turn:
         step_reply: StepReply | None = selection.step.reply if selection else None
         self.step_reply = step_reply
         self.literal = step_reply is not None and step_reply.literal
-        self.seed = 0
         self.echo: Json = {}
         # the provider played: the chosen scenario's profile, else the namespace's
         self.profile = profile

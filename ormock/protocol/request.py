@@ -133,6 +133,16 @@ class ResponseRequest:
             value = seeds[seed] = _seed_of(seed, text)
         return value
 
+    def content_key(self) -> int:
+        """This request's content as a key of a cache of this process: the hash of the
+        canonical body ``content_seed`` digests (made once), equal for two requests whose
+        canonical bodies are (and, but for a 64-bit hash's collisions, as the seed's, only
+        then), without the digest a reply that draws nothing from its seed need not make."""
+        text = self._text
+        if text is None:
+            text = self._text = _canonical(self.body)
+        return hash(text)
+
     @_once
     def input_tokens(self) -> int:
         """The tokens of this request's own ``input`` items (not a parent's), counted once: a

@@ -4,7 +4,8 @@
 ``StepReply.build`` makes the events for one request (templates rendered from its seed: ``Draws``).
 How a request makes each item of the plan is decided once per item (``_Item``): a message
 that is one template renders only that; an item with no template whose plan holds nothing
-mutable is made once and shared (plans are frozen); any other renders its spec and reads it.
+mutable is made once and shared (plans are frozen), and a reply whose every item is so made
+shares its whole plan; any other renders its spec and reads it.
 """
 
 from __future__ import annotations
@@ -249,8 +250,9 @@ class StepReply:
     # whether ``events`` or ``sse`` is the source, not ``items`` (decided when it is made)
     literal: bool = field(default=False, init=False, repr=False, compare=False)
     reads_request: bool = field(default=True, init=False, repr=False, compare=False)
-    # how a request makes each item: (the ``items`` they were made for, one maker an item)
-    _makers: tuple[list[Any], tuple[ItemMaker, ...]] | None = field(
+    # how a request makes each item: (the ``items`` they were made for, one maker an item,
+    # the plan itself when every item is made once: then the same plan answers every request)
+    _makers: tuple[list[Any], tuple[ItemMaker, ...], ReplyPlan | None] | None = field(
         default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -272,16 +274,22 @@ class StepReply:
         none: ``templated``), ``request``, the request's fields they may read."""
         makers = self._makers
         if makers is None or makers[0] is not self.items:  # decided once per item
-            makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items))
+            makers = self._makers = (self.items, tuple(_maker(spec) for spec in self.items),
+                                     None)
+        elif makers[2] is not None:  # every item made once: the plan too (plans are frozen)
+            return makers[2]
         each = makers[1]
         # a ReplyPlan's fields, as ``ReplyPlan(...)`` sets them, without its __init__
-        # (ormock.protocol.frozen): every reply makes one
-        return made(ReplyPlan, items=[each[0](faker, request)] if len(each) == 1
+        # (ormock.protocol.frozen)
+        plan = made(ReplyPlan, items=[each[0](faker, request)] if len(each) == 1
                     else [make(faker, request) for make in each],
                     status=self.status, incomplete_reason=self.incomplete_reason,
                     error=self.error,
                     usage="auto" if isinstance(self.usage, dict) else self.usage,
                     chunking=self.chunking, queued=False)
+        if all(type(make) is _Item and make.made is not None for make in each):
+            self._makers = (makers[0], each, plan)
+        return plan
 
     def build(
         self,
