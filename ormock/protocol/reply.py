@@ -46,6 +46,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     pacing: Pacing | None = None
     frames: list[Frame] | None = None
+    # what a paced reply's delays draw from: the request's content seed (0 for a reply of ready
+    # bytes from the stream cache or a compiled template, which is never paced and draws nothing)
     seed: int = 0
     # a WebSocket turn: the frames are text frames, one event's JSON each, with no [DONE]
     socket: bool = False
