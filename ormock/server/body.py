@@ -202,9 +202,7 @@ def decode_json(raw: bytes | str, param: str = "body", what: str = "request body
     except orjson.JSONDecodeError:
         value = _standard(raw, param, what)
     else:
-        # ``_long_digits(raw)``, its usual case (a body as bytes) tested here
-        if (_LONG_RUN in raw.translate(_AS_DIGITS) if raw.__class__ is bytes
-                else _long_digits(raw)):
+        if _long_digits(raw):
             value = _standard(raw, param, what)
     # a text of at most ``MAX_DEPTH`` characters holds at most that many brackets: it nests no
     # deeper (``nests_deeper``'s own first test, known from its length alone)
