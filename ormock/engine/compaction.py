@@ -24,7 +24,9 @@ from ormock.engine.entry_answer import answering
 from ormock.engine.journal import JournalEntry
 from ormock.engine.stateful import owner_of
 from ormock.protocol.compaction import content_tokens, pack, unpack
-from ormock.protocol.request import item_text, parse_compact
+from ormock.protocol.errors import invalid
+from ormock.protocol.fields import choice, expect
+from ormock.protocol.request import ResponseRequest, item_text, parse_request
 from ormock.protocol.response import usage_object
 from ormock.protocol.secrets import mask_headers
 from ormock.protocol.sse import encode_json
@@ -137,3 +139,21 @@ def _size(body: Any) -> int:
         return len(encode_json(body))
     except (TypeError, ValueError, RecursionError):
         return 0
+
+
+def parse_compact(body: Any) -> ResponseRequest:
+    """Check a ``POST /v1/responses/compact`` body: ``model`` is required (a
+    ``previous_response_id`` does not stand for it), the answer is one JSON object (no
+    ``stream``), and every field it shares with a create request is checked as there."""
+    if isinstance(body, dict):
+        if body.get("model") is None:
+            raise invalid("'model' is required: name the model to compact with, e.g. "
+                          "\"gpt-4o-mini\".", "model", "missing_required_parameter")
+        if body.get("stream"):
+            raise invalid("/v1/responses/compact answers with one JSON object, never a stream; "
+                          "leave 'stream' out.", "stream", "unsupported_parameter")
+        choice(body, "prompt_cache_retention", ("in_memory", "24h"))
+        for name in ("image", "prompt_cache_options"):
+            if body.get(name) is not None:
+                expect(body[name], dict, name, "an object")
+    return parse_request(body)

@@ -44,7 +44,6 @@ __all__ = [
     "item_text",
     "item_tokens",
     "messages_text",
-    "parse_compact",
     "parse_items",
     "parse_request",
 ]
@@ -384,24 +383,6 @@ def inherit_extensions(inherited: Json, own: Json) -> Json:
         else:
             merged[key] = value
     return merged
-
-
-def parse_compact(body: Any) -> ResponseRequest:
-    """Check a ``POST /v1/responses/compact`` body: ``model`` is required (a
-    ``previous_response_id`` does not stand for it), the answer is one JSON object (no
-    ``stream``), and every field it shares with a create request is checked as there."""
-    if isinstance(body, dict):
-        if body.get("model") is None:
-            raise invalid("'model' is required: name the model to compact with, e.g. "
-                          "\"gpt-4o-mini\".", "model", "missing_required_parameter")
-        if body.get("stream"):
-            raise invalid("/v1/responses/compact answers with one JSON object, never a stream; "
-                          "leave 'stream' out.", "stream", "unsupported_parameter")
-        choice(body, "prompt_cache_retention", ("in_memory", "24h"))
-        for name in ("image", "prompt_cache_options"):
-            if body.get(name) is not None:
-                expect(body[name], dict, name, "an object")
-    return parse_request(body)
 
 
 def _metadata(value: Any) -> Json:
