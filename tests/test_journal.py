@@ -157,7 +157,7 @@ def test_an_opened_entry_makes_its_fault_lists_only_when_they_are_set_or_read() 
 def test_a_journal_trims_by_its_entries_sizes() -> None:
     from ormock.engine.journal import ENTRY_FIELDS, Journal, entry_size, opened
 
-    journal = Journal(10, 10 * ENTRY_FIELDS, lambda entry: False, lambda entry: None)
+    journal = Journal(10, 10 * ENTRY_FIELDS, lambda entry: None, lambda entry: None)
     entries = [opened("POST", "/v1/responses", {}, None, 0.0, n * 10) for n in range(30)]
     for entry in entries:
         journal.append(entry)
@@ -169,7 +169,7 @@ def test_a_journal_trims_by_its_entries_sizes() -> None:
 def test_an_entry_is_counted_with_its_headers_and_again_with_its_answer() -> None:
     from ormock.engine.journal import ENTRY_FIELDS, Journal, entry_size, opened
 
-    journal = Journal(10, 100 * ENTRY_FIELDS, lambda entry: False, lambda entry: None)
+    journal = Journal(10, 100 * ENTRY_FIELDS, lambda entry: None, lambda entry: None)
     entry = opened("POST", "/v1/responses", {"x-pad": "p" * 1000}, None, 0.0, 20)
     journal.append(entry)
     assert journal.bytes == entry_size(entry) == ENTRY_FIELDS + 20 + 13 + 5 + 1000
@@ -187,7 +187,7 @@ def test_an_entry_is_counted_with_its_headers_and_again_with_its_answer() -> Non
 def test_a_journals_counts_are_kept_on_the_entry_and_shown_nowhere() -> None:
     from ormock.engine.journal import FIELDS, Journal, entry_size, opened, request_size
 
-    journal = Journal(10, 10**6, lambda entry: False, lambda entry: None)
+    journal = Journal(10, 10**6, lambda entry: None, lambda entry: None)
     entry = opened("POST", "/v1/responses", {"host": "h"}, {"model": "m"}, 0.0, 15)
     twin = dataclasses.replace(entry)
     journal.append(entry)

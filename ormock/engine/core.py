@@ -121,13 +121,13 @@ class Engine:
         self._upstream: Upstream | None = None  # record_to's (kept like the cassettes)
         self._reset(clear=False)
 
-    def _joined(self, entry: JournalEntry) -> bool:
-        feed = self.feed
-        entry.id, entry.namespace = feed.new_id(), self.name
-        return bool(feed.watchers)  # whether the feed is to be told (``_added``)
+    def _joined(self, entry: JournalEntry) -> None:
+        entry.id, entry.namespace = self.feed.new_id(), self.name
 
     def _added(self, entry: JournalEntry) -> None:
-        self.feed.added(entry)
+        feed = self.feed
+        if feed.watchers:  # ``Feed.added``'s test, without its call when nobody watches
+            feed.added(entry)
 
     def reset(self, *, scenarios: bool = True) -> None:
         """Start over: responses (this namespace's keys of the store), journal, ids,
@@ -297,10 +297,8 @@ class Engine:
     def finished(self, entry: JournalEntry, wait: bool = False) -> None:
         """The answer of ``entry`` was all written (or dropped, or the client left); ``wait``:
         published in a shared journal before this returns (``WrittenAhead``)."""
-        sharing = self.sharing
-        entry.finished_at = sharing.elapsed()
-        if sharing.shared:  # alone: nobody else to publish it to
-            sharing.publish(entry, wait)
+        entry.finished_at = self.elapsed()
+        self.sharing.publish(entry, wait)
 
     def journal_view(self) -> list[JournalEntry]:
         """The journal as ``GET /_ormock/journal`` and the verdict read it: this engine's
@@ -341,7 +339,7 @@ class Engine:
         matches (``respond_with``). ``again``: the entry of a stale attempt at this request,
         which this one replaces (``ormock.engine.attempt``).
         """
-        entry = opened("POST", path, mask_headers(headers), body, self.sharing.elapsed(),
+        entry = opened("POST", path, mask_headers(headers), body, self.elapsed(),
                        _body_size(body) if size is None else size)
         # ``with self._lock, FAKER_LOCK``, spelled out as acquire and release: every create
         # takes both

@@ -104,13 +104,10 @@ class Creates:
         404 of a namespace another process dropped, or ``REPLAYED`` when a cassette loaded
         meanwhile makes the request the replay route's."""
         flight = self.namespaces.in_flight
-        sharing = engine.sharing
-        if not sharing.shared:  # nothing to hold, nothing can be stale
-            return prepare(engine, path, headers, body, request, size, None, None, flight)
         old = None  # a stale attempt's journal entry, which the next one replaces
         while True:
-            held = sharing.hold(engine)
-            if held is None:  # a store that holds nothing (``attempt.hold``)
+            held = engine.sharing.hold(engine)
+            if held is None:  # no shared store: nothing to hold, nothing can be stale
                 return prepare(engine, path, headers, body, request, size, None, None, flight)
             try:
                 with holding(held):

@@ -328,17 +328,17 @@ def counted(entry: JournalEntry) -> int:
 class Journal(Capped[JournalEntry]):
     """An engine's journal: capped (``Capped``, each entry counted as its ``request_size``
     when it joins, and as its whole ``entry_size`` once its answer is in it: ``recount``);
-    each entry appended is given its id and namespace by ``joined``, which says whether
-    anyone watches, and then ``added`` tells the server's feed once it is in."""
+    each entry appended is given its id and namespace by ``joined``, and ``added`` tells the
+    server's feed once it is in."""
 
     def __init__(self, limit: int, max_bytes: int,
-                 joined: Callable[[JournalEntry], bool],
+                 joined: Callable[[JournalEntry], None],
                  added: Callable[[JournalEntry], None]) -> None:
         super().__init__(limit, max_bytes, counted)
         self.joined, self.added = joined, added
 
     def append(self, item: JournalEntry) -> None:
-        watched = self.joined(item)  # its id and namespace, before anyone can see it
+        self.joined(item)  # its id and namespace, before anyone can see it
         # counted afresh in this journal, its request only: its answer is counted by
         # ``recount``, once it is made
         size = item._counted = request_size(item)
@@ -346,8 +346,7 @@ class Journal(Capped[JournalEntry]):
         self.bytes += size
         if len(self) > self.limit or self.bytes > self.max_bytes:
             self._trim()
-        if watched:
-            self.added(item)  # then the watchers are told: they find it
+        self.added(item)  # then the watchers are told: they find it
 
     def recount(self, entry: JournalEntry) -> None:
         """Count ``entry`` again now that its answer is in it: the journal's bytes follow (past
@@ -360,7 +359,7 @@ class Journal(Capped[JournalEntry]):
                 break
         else:
             return
-        size = entry._counted = request_size(entry) + answer_size(entry)  # ``entry_size``
+        size = entry._counted = entry_size(entry)
         self.bytes += size - before
         if self.bytes > self.max_bytes:
             self._trim()

@@ -114,11 +114,8 @@ def at_once(wire: Wire) -> Written | None:
     """What ``send_wire`` will report for a wire it writes in one go, at once (one frame of
     bytes, no delay), known before anything is sent (equal to the ``Written`` it returns, and
     to the one it tells ``ahead``); None for any other wire."""
-    frames = wire.frames
-    frame = frames[0] if len(frames) == 1 else _one_write(wire)[1]  # one frame, mostly
-    if frame is None or frame.delay or frame.action is not None:
-        return None
-    return _new(Written, (wire.kind, wire.ending, len(frame.data), ((frame.delay, frame),)))
+    frame = _one_write(wire)[1]
+    return _written(wire, frame) if frame is not None and frame.delay == 0 else None
 
 
 def at_once_messages(wire: Wire, written: Written) -> tuple[dict[str, Any], dict[str, Any]]:

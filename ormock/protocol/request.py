@@ -125,11 +125,8 @@ class ResponseRequest:
         once."""
         seeds = self._seeds
         value = seeds.get(seed)
-        if value is None:  # the canonical body is made once, whatever the seeds asked for
-            text = self._text
-            if text is None:
-                text = self._text = _canonical(self.body)
-            value = seeds[seed] = _seed_of(seed, text)
+        if value is None:
+            value = seeds[seed] = _seed_of(seed, self._canonical_text())
         return value
 
     def content_key(self) -> int:
@@ -137,10 +134,14 @@ class ResponseRequest:
         canonical body ``content_seed`` digests (made once), equal for two requests whose
         canonical bodies are (and, but for a 64-bit hash's collisions, as the seed's, only
         then), without the digest a reply that draws nothing from its seed need not make."""
+        return hash(self._canonical_text())
+
+    def _canonical_text(self) -> str:
+        """Its canonical body (``_canonical``), made once whatever is asked of it."""
         text = self._text
         if text is None:
             text = self._text = _canonical(self.body)
-        return hash(text)
+        return text
 
     @_once
     def input_tokens(self) -> int:
