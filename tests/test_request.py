@@ -256,6 +256,25 @@ def test_the_content_key_is_the_hash_of_the_canonical_text_the_seed_digests() ->
         request.content_key()
 
 
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=24))
+def test_a_text_inputs_json_is_what_the_encoder_writes_for_its_message(text: str) -> None:
+    """``input_json`` of a text input encodes only the text (non-ASCII kept, line separators
+    and lone surrogates escaped, as ``encode_json`` does), made once."""
+    request = parse_request({"model": "m", "input": text})
+    assert request.input_json == encode_json(request.input)
+    assert request.input_json is request.input_json
+
+
+def test_an_item_inputs_json_is_what_the_encoder_writes() -> None:
+    items = [{"role": "user", "content": [{"type": "input_text", "text": "a\u2028"}]},
+             {"type": "message", "role": "user", "content": "b", "id": "msg_1"}]
+    request = parse_request({"model": "m", "input": items})
+    assert request.input_json == encode_json(request.input)
+    lone = parse_request({"model": "m", "input": "a\ud800\u0085b"})  # a lone surrogate
+    assert lone.input_json == encode_json(lone.input) and "\\ud800" in lone.input_json
+
+
 def _parse_as_before(body: Any, *, require_model: bool = True) -> ResponseRequest:
     """``parse_request`` as it was before its usual cases were checked inline: every field
     through its check (``expect``, ``check_tools``, ``parse_input``)."""

@@ -145,7 +145,7 @@ def _respond(engine: Engine, request: ResponseRequest, entry: JournalEntry,
         out, raw = remember(engine, key, reply, final, ids, created, completed)
     keep(engine, selection, final["id"], bool(final.get("store", True)),
          Stored(final, request.input, parent, raw=raw, context_tokens=turn.context_tokens,
-                owner=owner, extensions=turn.extensions), local)
+                owner=owner, extensions=turn.extensions, input_json=request.input_json), local)
     if joined is not None:
         joined.append(engine, final.get("output") or [])
     return _framed(turn, out)
@@ -310,8 +310,8 @@ def fresh(engine: Engine, turn: Turn, key: Hashable, created: int, completed: in
             status=status, store=store))
     keep(engine, turn.selection, response_id, store,
          Stored(final, turn.request.input, turn.parent, raw=raw,
-                context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions),
-         turn.local)
+                context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions,
+                input_json=turn.request.input_json), turn.local)
     return issued_reply(stream, body, summary, False)
 
 
@@ -377,8 +377,8 @@ def issue(engine: Engine, turn: Turn, template: StreamTemplate, created: int, co
     entry.response_id, entry.response_status = fresh[0], template.status
     keep(engine, turn.selection, fresh[0], template.store,
          Stored(None, turn.request.input, turn.parent, raw=final_raw,
-                context_tokens=turn.context_tokens, owner=owner,
-                extensions=turn.extensions), turn.local)
+                context_tokens=turn.context_tokens, owner=owner, extensions=turn.extensions,
+                input_json=turn.request.input_json), turn.local)
     return issued_reply(turn.request.stream, body, summary, turn.socket)
 
 

@@ -32,21 +32,12 @@ from ormock.protocol.request_tools import (
     demand_of,
     echo_tool,
 )
-from ormock.protocol.sse import encode_json
+from ormock.protocol.sse import encode_json, encode_str
 from ormock.protocol.tokens import count_tokens
 from ormock.protocol.types import Json
 
-__all__ = [
-    "EXTENSION_PREFIX",
-    "ResponseRequest",
-    "content_seed",
-    "inherit_extensions",
-    "item_text",
-    "item_tokens",
-    "messages_text",
-    "parse_items",
-    "parse_request",
-]
+__all__ = ["EXTENSION_PREFIX", "ResponseRequest", "content_seed", "inherit_extensions",
+           "item_text", "item_tokens", "messages_text", "parse_items", "parse_request"]
 
 
 # A project's own request fields (``x_interactive_media``): inherited along a chain, echoed.
@@ -157,6 +148,16 @@ class ResponseRequest:
         """The text of the messages this request adds (``messages_text`` of its ``input``; not
         the history a ``previous_response_id`` brings in)."""
         return messages_text(self.input)
+
+    @_once
+    def input_json(self) -> str:
+        """Its own ``input`` as ``encode_json`` writes it (a stored response's header holds
+        it), made once. A text input is ``parse_request``'s one message: only its text is
+        encoded, the rest is that message's fixed text (tests/test_request.py holds it)."""
+        given = self.body.get("input")
+        if given.__class__ is str:
+            return f'[{{"type":"message","role":"user","content":{encode_str(given)}}}]'
+        return encode_json(self.input)
 
     @_once
     def prompt_tokens(self) -> int:

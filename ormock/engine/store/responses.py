@@ -10,8 +10,6 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import orjson
-
 from ormock.engine.bounded import Bounded
 from ormock.engine.store.base import StoreBackend
 from ormock.engine.store.memory import MemoryBackend
@@ -45,14 +43,14 @@ class Stored:
     ``inherit_extensions``), kept whole so that a continuation needs no ancestor to know them;
     a header without the key (an older record) holds none."""
 
-    __slots__ = ("_encoded", "_parent", "_raw", "_response", "_size", "_store",
+    __slots__ = ("_encoded", "_input_json", "_parent", "_raw", "_response", "_size", "_store",
                  "chain_tokens", "context_tokens", "deleted", "extensions", "id", "input", "owner",
                  "parent_id", "prior")
 
     def __init__(self, response: Json | None, new_input: list[Json],
                  parent: Stored | None = None, *, raw: bytes | None = None,
                  context_tokens: int = 0, owner: str | None = None,
-                 extensions: Json | None = None) -> None:
+                 extensions: Json | None = None, input_json: str | None = None) -> None:
         self._response = response
         self._raw = raw
         self._parent = parent
@@ -63,6 +61,7 @@ class Stored:
         self.parent_id: str | None = None if parent is None else parent.response_id
         self.prior: list[Json] | None = None  # the context before it, held when not linked
         self.input = new_input
+        self._input_json = input_json  # its ``encode_json`` text, when the request made it
         self.context_tokens = context_tokens
         self.chain_tokens: int | None = None
         self.owner = owner
@@ -158,7 +157,7 @@ class Stored:
         whole dict's text, tests/test_store.py holds it, without the encoder's walk)."""
         tokens = self.context_tokens
         head = (f'{{"parent":{"null" if self.parent_id is None else encode_json(self.parent_id)}'
-                f',"input":{_input_json(self.input)},"context_tokens":'
+                f',"input":{self._input_json or encode_json(self.input)},"context_tokens":'
                 f'{repr(tokens) if type(tokens) is int else encode_json(tokens)}')
         if self.prior is not None:
             head += ',"prior":' + encode_json(self.prior)
@@ -183,37 +182,6 @@ class Stored:
         stored.deleted = bool(header.get("deleted", False))
         stored.id, stored._store, stored._encoded = response_id, store, value
         return stored
-
-
-_INPUTS: dict[int, tuple[list[Json], str]] = {}  # id -> (the list, held; its JSON)
-
-
-def _input_json(items: list[Json]) -> str:
-    """``encode_json(items)``, remembered by the list's identity among the newest 256: a
-    repeated request is the same parsed request (the server remembers the bodies it read), so
-    its input is encoded once, not with every response it is stored with (plain dict steps,
-    atomic: shared by every store and thread). The input most requests send, one item of
-    three text fields (``"input": "..."`` as ``parse_request`` makes it), in ASCII, is
-    orjson's text: the same as ``encode_json``'s for strings (tests/test_store.py holds it),
-    without its check that the text reads back."""
-    if len(items) == 1:
-        item = items[0]
-        if item.__class__ is dict and len(item) == 3:
-            first, second, third = item.values()
-            if first.__class__ is str and second.__class__ is str and third.__class__ is str:
-                try:
-                    text = orjson.dumps(items).decode()
-                except TypeError:  # a key that is not text, a lone surrogate
-                    text = ""
-                if text.isascii() and text:  # (else ``encode_json``'s escapes may apply)
-                    return text
-    found = _INPUTS.get(id(items))
-    if found is not None and found[0] is items:
-        return found[1]
-    if len(_INPUTS) >= 256:
-        _INPUTS.clear()
-    kept = _INPUTS[id(items)] = (items, encode_json(items))
-    return kept[1]
 
 
 class ResponseStore:
