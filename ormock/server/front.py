@@ -32,12 +32,6 @@ __all__ = ["CREATE_PATH", "Front", "create_namespace"]
 
 
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
-# header names as the front decoded them (the same few come with every request), the first
-# ``_NAMES_KEPT`` seen no longer than ``_NAME_KEPT_LENGTH``: a client sending new names, or
-# long ones, never makes it grow past them
-_NAMES: dict[bytes, str] = {}
-_NAMES_KEPT = 256
-_NAME_KEPT_LENGTH = 64
 
 
 CREATE_PATH = "/v1/responses"
@@ -164,15 +158,7 @@ class Front:
     def _headers(self, raw_headers: list[tuple[bytes, bytes]]
                  ) -> tuple[dict[str, str], tuple[bytes, bytes]]:
         """A create's headers, decoded once, and its ``X-Request-ID`` header."""
-        headers: dict[str, str] = {}
-        names = _NAMES
-        for raw, value in raw_headers:
-            key = names.get(raw)  # a name seen before: not decoded again
-            if key is None:
-                key = raw.decode("latin-1")
-                if len(names) < _NAMES_KEPT and len(raw) <= _NAME_KEPT_LENGTH:
-                    names[raw] = key
-            headers[key] = value.decode("latin-1")
+        headers = {raw.decode("latin-1"): value.decode("latin-1") for raw, value in raw_headers}
         text = headers.get("x-request-id")
         if text is not None and len(headers) != len(raw_headers):  # a name sent twice:
             text = next(v for n, v in raw_headers if n == b"x-request-id").decode(
