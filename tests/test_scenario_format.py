@@ -108,6 +108,23 @@ def test_yaml_is_read_with_the_safe_loader(tmp_path: Path) -> None:
     assert message.startswith("bad.yaml:1: YAML syntax error: could not determine a constructor")
 
 
+@pytest.mark.parametrize(("value", "message"), [
+    ("2001-13-45", "bad.yaml:3: steps[0].reply.items[0].message: YAML cannot read "
+     "'2001-13-45' as a date (month must be in 1..12); put it in quotes to keep it as text"),
+    ("9" * 5000, "bad.yaml:3: steps[0].reply.items[0].message: YAML cannot read '" + "9" * 40
+     + "...' as a number (Exceeds the limit (4300 digits) for integer string conversion: "
+     "value has 5000 digits); put it in quotes to keep it as text"),
+])
+def test_a_scalar_yaml_cannot_build_is_named_at_its_line(tmp_path: Path, value: str,
+                                                         message: str) -> None:
+    """A date that does not exist or an integer past Python's digit limit: PyYAML's
+    constructors raise a bare ValueError, which once escaped `ormock check` as a traceback."""
+    text = f"name: x\nsteps:\n  - reply: {{items: [{{message: {value}}}]}}\n"
+    assert _error(text, tmp_path) == message
+    with pytest.raises(ScenarioError, match=r"^<scenario>:3: steps\[0\]\.reply\.items\[0\]"):
+        Engine().use(text)
+
+
 def alias_bomb(levels: int = 9) -> str:
     """A "billion laughs": each anchor a list of nine aliases of the one before."""
     rows = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']

@@ -92,8 +92,10 @@ _KINDS = {"int": "a number", "float": "a number", "bool": "true or false", "null
           "timestamp": "a date"}
 
 
-def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None) -> None:
+def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None,
+          paths: dict[yaml.Node, Path]) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
+    paths.setdefault(node, path)
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
         for key, value in node.value:
@@ -116,10 +118,10 @@ def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None)
             seen[name] = line
             where = (*path, name)
             lines[where] = line
-            _walk(value, where, lines, file)
+            _walk(value, where, lines, file, paths)
     elif isinstance(node, yaml.SequenceNode):
         for index, value in enumerate(node.value):
-            _walk(value, (*path, index), lines, file)
+            _walk(value, (*path, index), lines, file, paths)
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -132,6 +134,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self.aliases = 0
         self.depth = 0
         self.sizes: dict[yaml.Node, tuple[int, int]] = {}  # node -> (nodes, levels) expanded
+        self.paths: dict[yaml.Node, Path] = {}  # node -> its first path, for errors
 
     def refuse(self, message: str, mark: Any) -> ScenarioError:  # a yaml Mark, or None
         return ScenarioError(message, file=self.file, line=mark.line + 1 if mark else None)
@@ -156,6 +159,25 @@ class _BoundedLoader(yaml.SafeLoader):
             self.sizes[node] = (self.nodes - before, 1 + max(
                 (self.sizes[child][1] for child in _children(node)), default=0))
         return node
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """PyYAML's, with the ``ValueError`` a resolved scalar's constructor raises (a date
+        that does not exist, ``2001-13-45``; an integer past Python's 4,300 digits) refused at
+        the scalar's line instead of escaping as a bare exception."""
+        try:
+            return super().construct_object(node, deep)
+        except ScenarioError:
+            raise
+        except (ValueError, OverflowError) as error:
+            kind = node.tag.rsplit(":", 1)[-1]
+            value = str(node.value)
+            shown = value if len(value) <= 40 else value[:40] + "..."
+            reason = str(error).split(";")[0]
+            path = self.paths.get(node, ())
+            raise ScenarioError(f"YAML cannot read {shown!r} as {_KINDS.get(kind, kind)} "
+                                f"({reason}); put it in quotes to keep it as text",
+                                file=self.file, line=node.start_mark.line + 1,
+                                key=path_text(path) if path else "") from None
 
     def count(self, nodes: int, mark: Any) -> None:
         self.nodes += nodes
@@ -216,7 +238,7 @@ def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
         if node is None:
             return None, Lines(file)
         lines: dict[Path, int] = {}
-        _walk(node, (), lines, file)
+        _walk(node, (), lines, file, loader.paths)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, file) from None
@@ -236,7 +258,7 @@ def lines_of(text: str, file: str | None = None) -> Lines:
             node = loader.get_single_node()
             lines: dict[Path, int] = {}
             if node is not None:
-                _walk(node, (), lines, file)
+                _walk(node, (), lines, file, loader.paths)
         finally:
             loader.dispose()
     except (yaml.YAMLError, ScenarioError):
