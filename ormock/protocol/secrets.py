@@ -5,8 +5,9 @@ A body field holds a secret by its name and its value's shape together (``is_sec
 
 A header is secret when its lower-cased name is one of ``SECRET_HEADERS``, ends with ``-key``
 or ``-token``, or contains ``secret``, ``password`` or ``cookie``. The journal keeps a secret
-value as ``***``; a message about it shows at most the auth scheme and the first 3 characters
-of the credential, and its length: ``'Bearer sk-…' (masked, 20 chars)``.
+value as ``***``, and key-shaped text in any other header masked too; a message about it
+shows at most the auth scheme and the first 3 characters of the credential, and its length:
+``'Bearer sk-…' (masked, 20 chars)``.
 """
 
 from __future__ import annotations
@@ -49,10 +50,16 @@ def is_secret_header(name: str) -> bool:
 
 
 def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers with each secret value replaced by ``***`` (as the journal keeps them)."""
+    """Headers with each secret value replaced by ``***`` (as the journal keeps them), and
+    key-shaped text in any other (``mask_text``: a key under a gateway's own header name,
+    ``Helicone-Auth: Bearer sk-...``)."""
     masked = dict(headers)  # a copy of them all, then only the secret ones replaced
     for name in filter(is_secret_header, headers):
         masked[name] = MASK
+    joined = "\n".join(masked.values())  # one look for the usual request, with none
+    if "sk-" in joined or "earer" in joined or "eyJ" in joined:  # how each of KEY_PATTERNS begins
+        for name, value in masked.items():
+            masked[name] = mask_text(value)
     return masked
 
 
