@@ -16,10 +16,11 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote_plus
 
 __all__ = ["KEY_PATTERNS", "MASK", "SECRET_HEADERS", "TOO_DEEP", "is_secret_field",
-           "is_secret_header", "mask_headers", "mask_json", "mask_text", "mask_value", "scrub",
-           "shown_value"]
+           "is_secret_header", "is_secret_param", "mask_headers", "mask_json", "mask_query",
+           "mask_text", "mask_value", "scrub", "shown_value"]
 
 MASK = "***"
 SECRET_HEADERS = frozenset({
@@ -138,6 +139,29 @@ def is_secret_field(name: str, value: Any) -> bool:
     name (``mask_text``)."""
     return (isinstance(value, str) and _CREDENTIAL.fullmatch(_split(value)[1]) is not None
             and _secret_field_name(name))
+
+
+# query parameters that carry a key by their name alone, besides the secret field names
+# (``api_key``, ``access_token``): Google's ``?key=``, ``apikey``, a bare ``token``, a SAS ``sig``
+_SECRET_PARAMS = frozenset({"key", "apikey", "token", "sig"})
+
+
+def is_secret_param(name: str, value: str) -> bool:
+    """Whether a URL query parameter holds a secret: a secret field (``is_secret_field``), or
+    one of ``_SECRET_PARAMS`` with a value."""
+    lowered = name.strip().lower().replace("-", "_")
+    return is_secret_field(name, value) or (lowered in _SECRET_PARAMS and value != "")
+
+
+def mask_query(query: str, mask: str = MASK) -> str:
+    """A URL's query (``a=1&key=AIza...``) with the value of each parameter that holds a
+    secret replaced by ``mask``, and everything else as it was written."""
+    parts = query.split("&")
+    for index, part in enumerate(parts):
+        name, equals, value = part.partition("=")
+        if equals and is_secret_param(unquote_plus(name), unquote_plus(value)):
+            parts[index] = f"{name}={mask}"
+    return "&".join(parts)
 
 
 def mask_json(value: Any, _depth: int = 0) -> Any:
