@@ -3,8 +3,10 @@ sent exactly, pacing, the shipped JSON Schema, and the examples of docs/scenario
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -100,6 +102,36 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         load_scenario(tmp_path / "nope.yaml")
     assert str(caught.value) == (
         f"{tmp_path / 'nope.yaml'}: cannot read the scenario file (No such file or directory)")
+
+
+def test_a_file_that_is_no_regular_file_or_too_large_is_named_unread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link to /dev/zero in a folder of cassettes grew the server's memory until it died; a
+    pipe's read waited for ever; ``ormock check`` did both before its reader was asked."""
+    from ormock.cassette import CassetteError, load
+    from ormock.commands.check import check_files
+    from ormock.scenario import source
+
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")
+    pipe = tmp_path / "pipe.yaml"
+    os.mkfifo(pipe)
+    folder = tmp_path / "folder.yaml"
+    folder.mkdir()
+    unread = "cannot read the scenario file (not a regular file: a folder, a device or a pipe)"
+    for path in (zero, pipe, folder):
+        with pytest.raises(ScenarioError, match=re.escape(f"{path}: {unread}; give a YAML")):
+            load_scenario(path)
+        with pytest.raises(CassetteError, match=re.escape(f"{path}: cannot read the cassette")):
+            load(path)
+        (result,) = check_files([str(path)], argparse.Namespace())
+        assert result["error"].startswith(f"{path}: {unread}")
+    big = tmp_path / "big.yaml"
+    big.write_text(HELLO + "#" * 100)
+    monkeypatch.setattr(source, "MAX_FILE_BYTES", len(HELLO))
+    with pytest.raises(ScenarioError, match=r"big.yaml: cannot read the scenario file \(larger "
+                       r"than 0 MiB\); split it into smaller files"):
+        load_scenario(big)
 
 
 def test_yaml_is_read_with_the_safe_loader(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ goes through ``load_yaml`` or ``safe_document``. ``load_yaml`` returns the data 
 map from a path (``("steps", 0, "reply")``) to its 1-based line, so every later error can name
 file, line and key.
 
-A document is bounded while it is composed: at most ``MAX_NODES`` nodes counting an aliased
+A file is read only when it is a regular file of at most ``MAX_FILE_BYTES``. A document is
+bounded while it is composed: at most ``MAX_NODES`` nodes counting an aliased
 subtree each time it is reached (so a "billion laughs" of nested aliases is refused at the alias
 that crosses the bound, before anything is built), at most ``MAX_ALIASES`` alias references, and
 at most ``MAX_DEPTH`` levels of nesting. ``bound_data`` holds parsed JSON and mappings to the
@@ -14,18 +15,21 @@ same bounds.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
 
 import yaml
 
-__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_NODES", "Lines", "ScenarioError", "bound_data",
-           "lines_of", "load_yaml", "path_text", "read_text", "safe_document"]
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "Lines", "ScenarioError",
+           "bound_data", "lines_of", "load_yaml", "path_text", "read_text", "safe_document"]
 
 MAX_NODES = 100_000  # keys, values and items, an aliased subtree counted each time it is used
 MAX_ALIASES = 10_000  # '*name' references
 MAX_DEPTH = 64  # levels of nested mappings and lists
+MAX_FILE_BYTES = 256 << 20  # a scenario or cassette file read whole, at most
 
 Path = tuple[str | int, ...]
 
@@ -292,13 +296,23 @@ def bound_data(data: Any, file: str | None = None) -> None:
 
 
 def read_text(file: str | FilePath) -> str:
-    """A scenario file's text; unreadable or non-UTF-8 files are a ``ScenarioError``."""
+    """A scenario file's text; a file that is unreadable, no regular file (a folder, a device
+    such as ``/dev/zero``, a pipe: read whole, it would never end), larger than
+    ``MAX_FILE_BYTES`` or not UTF-8 is a ``ScenarioError``."""
     name = str(file)
     try:
-        raw = FilePath(file).read_bytes()
+        if not stat.S_ISREG(os.stat(file).st_mode):  # before opening: a pipe's open waits
+            raise ScenarioError("cannot read the scenario file (not a regular file: a folder, "
+                                "a device or a pipe); give a YAML file", file=name)
+        with open(file, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         raise ScenarioError(f"cannot read the scenario file ({error.strerror})",
                             file=name) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"cannot read the scenario file (larger than "
+                            f"{MAX_FILE_BYTES >> 20} MiB); split it into smaller files",
+                            file=name)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
