@@ -301,18 +301,18 @@ def read_text(file: str | FilePath) -> str:
     ``MAX_FILE_BYTES`` or not UTF-8 is a ``ScenarioError``."""
     name = str(file)
     try:
-        if not stat.S_ISREG(os.stat(file).st_mode):  # before opening: a pipe's open waits
+        found = os.stat(file)  # before opening: a pipe's open waits for a writer
+        if not stat.S_ISREG(found.st_mode):
             raise ScenarioError("cannot read the scenario file (not a regular file: a folder, "
                                 "a device or a pipe); give a YAML file", file=name)
-        with open(file, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        if found.st_size > MAX_FILE_BYTES:
+            raise ScenarioError(f"cannot read the scenario file (larger than "
+                                f"{MAX_FILE_BYTES >> 20} MiB); split it into smaller files",
+                                file=name)
+        raw = FilePath(file).read_bytes()
     except OSError as error:
         raise ScenarioError(f"cannot read the scenario file ({error.strerror})",
                             file=name) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(f"cannot read the scenario file (larger than "
-                            f"{MAX_FILE_BYTES >> 20} MiB); split it into smaller files",
-                            file=name)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
