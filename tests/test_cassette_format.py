@@ -173,6 +173,10 @@ def test_an_edited_event_with_stale_chunks_is_an_error_naming_the_line(tmp_path:
     (("status: 200", "status: many"), "must be an integer"),
     (("ended: whole", "ended: exploded"), "'exploded' is not allowed"),
     (("headers_at:", "header_at:"), "unknown key 'header_at'"),
+    # an HTTP answer and a WebSocket session: once "must be None or None, not a mapping"
+    (("\n  response:\n", "\n  socket: {frames: []}\n  response:\n"),
+     "interactions[0]: must have one of the keys 'response' or 'socket', not 'response' and "
+     "'socket'"),
 ])
 def test_mistakes_name_file_line_and_key(change: tuple[str, str], words: str,
                                          tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ormock import OrmockServer
+from ormock.cassette import parse_cassette
 from ormock.engine.feed import Watcher
 from ormock.server.inspector import CSP
 from tests.inspector_helpers import BODY_SECRET, HEADER_SECRET, PACED, SECRETS, StreamReader
@@ -173,6 +174,29 @@ def test_secrets_never_reach_the_page_data(server: OrmockServer, admin: httpx.Cl
         for secret in SECRETS:
             assert secret not in text
     reader.close()
+
+
+def test_a_cookie_the_answer_set_never_reaches_the_page_or_an_export(
+        server: OrmockServer, admin: httpx.Client, ns: str) -> None:
+    """An answer's secret headers (a provider's ``set-cookie``, replayed from a cassette or
+    relayed by ``ormock record``): the detail showed them and the cassette export wrote them."""
+    cookie = "__cf_bm=abcDEF123secretcookievalue; path=/"
+    server.engine(ns).use_cassette(parse_cassette(
+        "version: 1\ninteractions:\n- request: {method: POST, path: /v1/responses, "
+        "body: {model: m, input: hi}}\n  response: {status: 200, headers: {content-type: "
+        f"application/json, set-cookie: '{cookie}', x-trace: ok}}, body: {{json: {{}}}}}}\n"))
+    answer = httpx.post(f"{server.url}/{ns}/v1/responses", json={"model": "m", "input": "hi"})
+    assert answer.headers["set-cookie"] == cookie  # the client gets what was recorded
+    entry = admin.get(f"/{ns}/_ormock/journal").json()["data"][-1]
+    detail = admin.get(f"/{ns}/_ormock/journal/{entry['id']}").json()
+    assert detail["response_headers"]["set-cookie"] == "***"
+    assert detail["response_headers"]["x-trace"] == "ok"
+    exported = admin.get(f"/{ns}/_ormock/journal/{entry['id']}/export?as=cassette")
+    assert exported.status_code == 200, exported.text
+    assert "abcDEF123" not in exported.text
+    (interaction,) = parse_cassette(exported.text).interactions
+    assert interaction.response is not None
+    assert interaction.response.headers["set-cookie"] == "REDACTED"
 
 
 def test_the_live_journal_grows_event_by_event(server: OrmockServer, ns: str) -> None:

@@ -209,6 +209,31 @@ def test_redaction_options_and_a_refused_write(upstream: OrmockServer, tmp_path:
     no_key_in(tmp_path, leaky["x-trace-secretish"])
 
 
+def test_a_key_in_the_query_is_redacted_logged_masked_and_replays(upstream: OrmockServer,
+                                                                  tmp_path: Path) -> None:
+    """Google's ``?key=``, Azure's ``api-key``, an ``access_token``: not key-shaped, so the
+    last scan let them into the cassette and the stderr line printed them whole."""
+    keys = {"key": "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6q",
+            "api-key": "0123456789abcdef0123456789abcdef", "access_token": "ya29.a0AfH6SMBx3abc"}
+    query = "alt=sse&" + "&".join(f"{name}={value}" for name, value in keys.items())
+    with recording(namespace(upstream), tmp_path) as (recorder, lines):
+        assert httpx.post(f"{recorder.base_url}/responses?{query}", timeout=10,
+                          json={"model": "m", "input": "hi"}).is_success
+        cassette = recorded(recorder, 1)
+    assert cassette.interactions[0].request.query == (
+        "alt=sse&key=REDACTED&api-key=REDACTED&access_token=REDACTED")
+    assert lines[0].startswith("POST /v1/responses?alt=sse&key=***&api-key=***&access_token=***")
+    no_key_in(tmp_path, *keys.values())
+    with OrmockServer(cassettes=[recorder.cassette], speed=0) as replay:
+        other = "alt=sse&key=AIzaAnotherKeyOfTheSameUser0123456&api-key=x&access_token=y"
+        assert httpx.post(f"{replay.base_url}/responses?{other}", timeout=10,
+                          json={"model": "m", "input": "hi"}).is_success
+        missed = httpx.post(f"{replay.base_url}/responses?{other}&more=1", timeout=10,
+                            json={"model": "m", "input": "hi"})
+    assert missed.json()["error"]["code"] == "cassette_miss"
+    assert "AIzaAnother" not in missed.text and "key=***" in missed.text
+
+
 def test_unreachable_upstream_is_a_502_and_not_recorded(tmp_path: Path) -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))

@@ -3,6 +3,7 @@ real ``OrmockServer`` to the real openai SDK; bytes, order, timing, misses, faul
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Iterator
@@ -12,10 +13,12 @@ from typing import Any
 import httpx
 import openai
 import pytest
+import websockets.sync.client
 from recordings import namespace, recorded
+from websockets.exceptions import ConnectionClosed
 
 from ormock import OrmockServer
-from ormock.cassette import dump_cassette, load_cassette
+from ormock.cassette import CassetteError, dump_cassette, load_cassette
 from ormock.cassette.fileformat import response_bytes
 from ormock.cassette.model import Cassette
 from ormock.server.recorder import RecorderServer
@@ -269,6 +272,44 @@ def test_a_websocket_session_replays_frame_by_frame(upstream: OrmockServer,
                     break
         assert got == recorded
         assert replay.engine().journal[-1].cassette is not None
+
+
+def _server_closes(code: int) -> str:
+    return ("version: 1\ninteractions:\n- request: {method: GET, path: /v1/responses}\n"
+            "  socket:\n    frames:\n"
+            "    - {at: 1, from: client, event: {type: response.create, model: m, input: hi}}\n"
+            "    - {at: 2, from: server, event: {type: response.created, sequence_number: 0}}\n"
+            f"    close: {{at: 3, code: {code}, by: server}}\n")
+
+
+@pytest.mark.parametrize(("code", "sent"), [(1006, 1011), (1005, 1011), (1015, 1011),
+                                            (2000, 1011), (4001, 4001)])
+def test_a_recorded_close_code_no_frame_carries_is_replayed_as_the_recorder_sent_it(
+        tmp_path: Path, code: int, sent: int) -> None:
+    """1005, 1006 and 1015 are what the recorder notes of an upstream that closed without a
+    code, dropped or failed TLS; it sent the client 1011. A replay once tried to send them
+    and broke the connection off with a traceback, no close frame."""
+    path = tmp_path / "closes.yaml"
+    path.write_text(_server_closes(code))
+    with OrmockServer(cassettes=[path], speed=0) as replay, websockets.sync.client.connect(
+            replay.base_url.replace("http", "ws", 1) + "/responses") as socket_:
+        socket_.send(json.dumps({"type": "response.create", "model": "m", "input": "hi"}))
+        assert json.loads(socket_.recv(timeout=10))["type"] == "response.created"
+        with pytest.raises(ConnectionClosed) as closed:
+            socket_.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == sent
+        assert list(replay.engine().errors) == []
+
+
+@pytest.mark.parametrize("code", [99999, 999, -1, 5000])
+def test_a_close_code_past_any_websocket_code_is_refused_at_its_line(tmp_path: Path,
+                                                                     code: int) -> None:
+    path = tmp_path / "closes.yaml"
+    path.write_text(_server_closes(code))
+    with pytest.raises(CassetteError) as caught:
+        load_cassette(path)
+    bound = "greater than the maximum of 4999" if code > 4999 else "less than the minimum of 1000"
+    assert str(caught.value) == f"{path}:8: interactions[0].socket.close.code: {code} is {bound}"
 
 
 def test_a_replayed_error_keeps_its_bytes_under_a_profile_that_respells_errors(

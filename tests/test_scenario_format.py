@@ -3,8 +3,10 @@ sent exactly, pacing, the shipped JSON Schema, and the examples of docs/scenario
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -102,10 +104,57 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         f"{tmp_path / 'nope.yaml'}: cannot read the scenario file (No such file or directory)")
 
 
+def test_a_file_that_is_no_regular_file_or_too_large_is_named_unread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link to /dev/zero in a folder of cassettes grew the server's memory until it died; a
+    pipe's read waited for ever; ``ormock check`` did both before its reader was asked."""
+    from ormock.cassette import CassetteError, load
+    from ormock.commands.check import check_files
+    from ormock.scenario import source
+
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")
+    pipe = tmp_path / "pipe.yaml"
+    os.mkfifo(pipe)
+    folder = tmp_path / "folder.yaml"
+    folder.mkdir()
+    unread = "cannot read the scenario file (not a regular file: a folder, a device or a pipe)"
+    for path in (zero, pipe, folder):
+        with pytest.raises(ScenarioError, match=re.escape(f"{path}: {unread}; give a YAML")):
+            load_scenario(path)
+        with pytest.raises(CassetteError, match=re.escape(f"{path}: cannot read the cassette")):
+            load(path)
+        (result,) = check_files([str(path)], argparse.Namespace())
+        assert result["error"].startswith(f"{path}: {unread}")
+    big = tmp_path / "big.yaml"
+    big.write_text(HELLO + "#" * 100)
+    monkeypatch.setattr(source, "MAX_FILE_BYTES", len(HELLO))
+    with pytest.raises(ScenarioError, match=r"big.yaml: cannot read the scenario file \(larger "
+                       r"than 0 MiB\); split it into smaller files"):
+        load_scenario(big)
+
+
 def test_yaml_is_read_with_the_safe_loader(tmp_path: Path) -> None:
     text = "name: !!python/object/apply:os.system ['echo pwned']\nsteps: []\n"
     message = _error(text, tmp_path)
     assert message.startswith("bad.yaml:1: YAML syntax error: could not determine a constructor")
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("2001-13-45", "bad.yaml:3: steps[0].reply.items[0].message: YAML cannot read "
+     "'2001-13-45' as a date (month must be in 1..12); put it in quotes to keep it as text"),
+    ("9" * 5000, "bad.yaml:3: steps[0].reply.items[0].message: YAML cannot read '" + "9" * 40
+     + "...' as a number (Exceeds the limit (4300 digits) for integer string conversion: "
+     "value has 5000 digits); put it in quotes to keep it as text"),
+])
+def test_a_scalar_yaml_cannot_build_is_named_at_its_line(tmp_path: Path, value: str,
+                                                         message: str) -> None:
+    """A date that does not exist or an integer past Python's digit limit: PyYAML's
+    constructors raise a bare ValueError, which once escaped `ormock check` as a traceback."""
+    text = f"name: x\nsteps:\n  - reply: {{items: [{{message: {value}}}]}}\n"
+    assert _error(text, tmp_path) == message
+    with pytest.raises(ScenarioError, match=r"^<scenario>:3: steps\[0\]\.reply\.items\[0\]"):
+        Engine().use(text)
 
 
 def alias_bomb(levels: int = 9) -> str:

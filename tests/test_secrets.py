@@ -49,6 +49,19 @@ def test_masked_headers_are_a_copy_with_only_the_secret_values_replaced() -> Non
     assert headers["X-Api-Key"] == SECRET  # the request's own headers untouched
 
 
+def test_a_key_under_a_header_name_of_its_own_is_masked_in_the_journal() -> None:
+    """A gateway's own header (Helicone-Auth, cf-aig-authorization) or any other name: the
+    journal, the admin API and the inspector once showed the key as it came."""
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N"
+    headers = {"Helicone-Auth": f"Bearer {SECRET}", "x-tenant": f"team {SECRET} a",
+               "x-session": jwt, "cf-aig-authorization": "Bearer abcdefghijklmnop",
+               "x-request-id": "task-1", "user-agent": "OpenAI/Python 1.99.0"}
+    assert masked(headers) == mask_headers(headers) == {
+        "Helicone-Auth": "Bearer ***", "x-tenant": "team *** a", "x-session": "***",
+        "cf-aig-authorization": "***", "x-request-id": "task-1",
+        "user-agent": "OpenAI/Python 1.99.0"}
+
+
 @pytest.mark.parametrize(("value", "shown"), [
     ("Bearer sk-secret-XYZ", "Bearer sk-\u2026"),  # the scheme and 3 characters
     ("Basic   dXNlcjpwYXNz", "Basic   dXN\u2026"),

@@ -329,6 +329,29 @@ def test_load_tells_the_shapes_apart_and_names_both_otherwise(tmp_path: Path) ->
     assert load(ormock).origin == "ormock"
 
 
+VCR_REQUEST = "- request: {method: POST, uri: 'http://x/v1/responses', headers: {}, body: %s}\n"
+VCR_RESPONSE = "  response: {status: {code: %s, message: OK}, headers: {}, body: {string: ''}}\n"
+
+
+@pytest.mark.parametrize(("body", "code", "message"), [
+    ("null", "abc", "bad.yaml:3: interactions[0].response.status.code: interaction 1: the status "
+     "code 'abc' is not a number; write the HTTP status, such as 200"),
+    ("!!python/object/apply:builtins.iter {args: [[1, 2]]}", "200",
+     "bad.yaml:2: interactions[0].request.body: interaction 1: the body is not text or bytes; "
+     "write it as a string, as vcrpy records it"),
+])
+def test_a_vcrpy_field_of_the_wrong_kind_is_named_at_its_line(
+        tmp_path: Path, body: str, code: str, message: str) -> None:
+    """A status code that is no number, or a body vcrpy's loader builds as an iterator of
+    numbers: once a bare ValueError without the file, and a TypeError traceback."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("interactions:\n" + VCR_REQUEST % body + VCR_RESPONSE % code
+                    + "version: 1\n")
+    with pytest.raises(CassetteError) as caught:
+        load(path)
+    assert str(caught.value).replace(str(path), "bad.yaml") == message
+
+
 def test_the_shipped_cassette_schema_is_the_generated_one(
         capsys: pytest.CaptureFixture[str]) -> None:
     shipped = ROOT / "ormock" / "cassette" / "cassette.schema.json"

@@ -28,8 +28,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ormock.cassette.differences import body_differences, json_diff
 from ormock.cassette.model import Cassette, Interaction, RecordedRequest
-from ormock.cassette.redact import parse_path
+from ormock.cassette.redact import REDACTED, parse_path
 from ormock.protocol.depth import loads
+from ormock.protocol.secrets import mask_query
 from ormock.scenario.counters import Counters
 
 __all__ = [
@@ -165,6 +166,14 @@ def _closer(best: _Best | None, index: int, recorded: RecordedRequest, sent: _Se
     return best
 
 
+def _sent_query(recorded: str, sent: str) -> list[tuple[str, str]]:
+    """The sent query's parameters, sorted, each the recorder wrote ``REDACTED`` (a key in the
+    query: ``ormock.protocol.secrets.mask_query``) taken as that: any key matches."""
+    redacted = {name for name, value in parse_qsl(recorded) if value == REDACTED}
+    return sorted((name, REDACTED if name in redacted else value)
+                  for name, value in parse_qsl(sent))
+
+
 def _body_of(request: RecordedRequest) -> Any:
     return request.body if request.body is not None else request.text
 
@@ -234,8 +243,9 @@ class Player:
         if ("path" in on or "uri" in on) and recorded.path != path:
             out.append(f"path: recorded {recorded.path}, sent {path}")
         if ("query" in on or "uri" in on) and \
-                sorted(parse_qsl(recorded.query)) != sorted(parse_qsl(query)):
-            out.append(f"query: recorded {recorded.query or '(none)'}, sent {query or '(none)'}")
+                sorted(parse_qsl(recorded.query)) != _sent_query(recorded.query, query):
+            out.append(f"query: recorded {recorded.query or '(none)'}, "
+                       f"sent {mask_query(query) or '(none)'}")
         if "headers" in on and headers is not None:
             out += json_diff({k: v for k, v in recorded.headers.items()},
                              {k.lower(): v for k, v in headers.items()
@@ -262,7 +272,7 @@ class Player:
                 return found, interactions[found]
             if best is None or not self.refresh():  # nothing another worker played since
                 break
-        shown = f"{method} {sent.target}"
+        shown = f"{method} {path}?{mask_query(query)}" if query else f"{method} {path}"
         for index, interaction in enumerate(interactions):  # an exact match, played already
             if self.used[index] and not self._compare(interaction.request, sent):
                 raise CassetteMiss(shown, interaction, index, [], self.cassette.file, True,

@@ -30,6 +30,7 @@ __all__ = [
     "RecordedResponse",
     "SocketFrame",
     "SocketSession",
+    "sendable_close",
 ]
 
 CASSETTE_VERSION = 1
@@ -120,6 +121,18 @@ class SocketFrame:
     sender: Literal["client", "server"]
     event: Json | None = None
     text: str | None = None
+
+
+# the close codes a close frame may carry (RFC 6455 7.4.1); 1004, 1005, 1006 and 1015 are only
+# noted (none, no code, dropped, failed TLS), and 1016 to 2999 are reserved
+_SENDABLE_CLOSE = frozenset({1000, 1001, 1002, 1003, *range(1007, 1015)})
+
+
+def sendable_close(code: int | None, fallback: int) -> int:
+    """``code`` when a close frame may carry it (above, or 3000 to 4999), else ``fallback``."""
+    if code is not None and (code in _SENDABLE_CLOSE or 3000 <= code <= 4999):
+        return code
+    return fallback
 
 
 @dataclass(frozen=True)

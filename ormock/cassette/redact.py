@@ -25,7 +25,7 @@ from ormock.cassette.model import (
     SocketFrame,
     SocketSession,
 )
-from ormock.protocol.secrets import KEY_PATTERNS, is_secret_header
+from ormock.protocol.secrets import KEY_PATTERNS, is_secret_header, mask_query
 
 __all__ = ["REDACTED", "Leak", "Redaction", "SecretFound", "parse_path", "scan", "scan_headers"]
 
@@ -132,7 +132,7 @@ class Redaction:
 
     def request(self, request: RecordedRequest) -> RecordedRequest:
         return replace(request, headers=self.headers_of(request.headers),
-                       body=self.json(request.body))
+                       query=mask_query(request.query, REDACTED), body=self.json(request.body))
 
     def response(self, response: RecordedResponse) -> RecordedResponse:
         messages = response.messages

@@ -69,7 +69,7 @@ _FRAME = _closed({
 
 _SOCKET = _closed({
     "frames": {"type": "array", "items": _FRAME},
-    "close": _closed({"at": _MS, "code": {"type": "integer"},
+    "close": _closed({"at": _MS, "code": {"type": "integer", "minimum": 1000, "maximum": 4999},
                       "by": {"enum": ["client", "server"]}}),
 }, ("frames",))
 

@@ -138,9 +138,20 @@ def _headers(pairs: Mapping[str, Any], drop: frozenset[str] = frozenset()) -> He
     return out
 
 
-def _request(request: Any) -> RecordedRequest:
-    parts = urlsplit(request.uri)
-    raw = _as_bytes(request.body)
+def _body(body: Any, number: int, lines: Lines, where: KeyPath) -> bytes:
+    """``_as_bytes``, or a ``CassetteError`` at ``where`` for a body of something else (a
+    number, or an iterator of numbers, which vcrpy's safe loader builds as it is written)."""
+    try:
+        return _as_bytes(body)
+    except TypeError:
+        raise error_at(lines, f"interaction {number}: the body is not text or bytes; write it "
+                       "as a string, as vcrpy records it", where) from None
+
+
+def _request(request: Any, number: int, lines: Lines) -> RecordedRequest:
+    where: KeyPath = ("interactions", number - 1, "request")
+    parts = urlsplit(request.uri)  # vcrpy's Request parsed it already
+    raw = _body(request.body, number, lines, (*where, "body"))
     body: Any = None
     text: str | None = None
     if raw:
@@ -187,14 +198,18 @@ def _response(response: Any, number: int, lines: Lines) -> RecordedResponse:
     if not _is_vcr_response(response):
         raise CassetteError(f"interaction {number}: the response is not vcrpy's shape; "
                             f"expected {VCR_SHAPE}", file=lines.file)
+    where: KeyPath = ("interactions", number - 1, "response")
+    code = response["status"]["code"]
+    if isinstance(code, bool) or not str(code).strip().isdigit():
+        raise error_at(lines, f"interaction {number}: the status code {code!r} is not a "
+                       "number; write the HTTP status, such as 200", (*where, "status", "code"))
     headers = _headers(response["headers"] or {})
-    raw = _as_bytes(response["body"]["string"])
+    raw = _body(response["body"]["string"], number, lines, (*where, "body", "string"))
     encoding = _first(headers, "content-encoding").strip().lower()
     if encoding not in ("", "identity"):
-        where: KeyPath = ("interactions", number - 1, "response")
         raw = _decoded(raw, encoding, number, lines, where)
     headers = {name: value for name, value in headers.items() if name not in HOP_BY_HOP}
-    status = int(response["status"]["code"])
+    status = int(str(code).strip())
     if _first(headers, "content-type").split(";")[0].strip().lower() == "text/event-stream":
         spans = framing.split_messages(raw)
         messages, style = framing.to_messages(spans, [0.0] * len(spans))
@@ -232,7 +247,7 @@ def from_vcr(path: str | Path, serializer: Any = None) -> Cassette:
     lines = Lines(file) if file.lower().endswith(".json") or serializer is not None \
         else lines_of(Path(path).read_text("utf-8", "replace"), file)
     interactions = tuple(
-        Interaction(_request(request), _response(response, number, lines),
+        Interaction(_request(request, number, lines), _response(response, number, lines),
                     line=lines.line(("interactions", number - 1)))
         for number, (request, response) in enumerate(zip(requests, responses, strict=True), 1))
     upstream = None

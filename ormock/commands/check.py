@@ -121,14 +121,13 @@ def _check_capture(path: str, args: argparse.Namespace) -> Result:
 def _is_cassette(path: str) -> bool:
     """A ``.yaml``/``.yml``/``.json`` file shaped like a cassette (ormock's or vcrpy's)."""
     from ormock.cassette.shape import shape_of
-    from ormock.scenario.source import ScenarioError, safe_document
+    from ormock.scenario.source import ScenarioError, read_text, safe_document
 
     if not path.endswith((".yaml", ".yml", ".json")):
         return False
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, ValueError):
+        text = read_text(path)
+    except ScenarioError:
         return False  # the scenario reader says what is wrong with it
     try:
         if path.endswith(".json"):

@@ -5,8 +5,9 @@ A body field holds a secret by its name and its value's shape together (``is_sec
 
 A header is secret when its lower-cased name is one of ``SECRET_HEADERS``, ends with ``-key``
 or ``-token``, or contains ``secret``, ``password`` or ``cookie``. The journal keeps a secret
-value as ``***``; a message about it shows at most the auth scheme and the first 3 characters
-of the credential, and its length: ``'Bearer sk-…' (masked, 20 chars)``.
+value as ``***``, and key-shaped text in any other header masked too; a message about it
+shows at most the auth scheme and the first 3 characters of the credential, and its length:
+``'Bearer sk-…' (masked, 20 chars)``.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote_plus
 
 __all__ = ["KEY_PATTERNS", "MASK", "SECRET_HEADERS", "TOO_DEEP", "is_secret_field",
-           "is_secret_header", "mask_headers", "mask_json", "mask_text", "mask_value", "scrub",
-           "shown_value"]
+           "is_secret_header", "is_secret_param", "mask_headers", "mask_json", "mask_query",
+           "mask_text", "mask_value", "scrub", "shown_value"]
 
 MASK = "***"
 SECRET_HEADERS = frozenset({
@@ -49,10 +51,16 @@ def is_secret_header(name: str) -> bool:
 
 
 def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers with each secret value replaced by ``***`` (as the journal keeps them)."""
+    """Headers with each secret value replaced by ``***`` (as the journal keeps them), and
+    key-shaped text in any other (``mask_text``: a key under a gateway's own header name,
+    ``Helicone-Auth: Bearer sk-...``)."""
     masked = dict(headers)  # a copy of them all, then only the secret ones replaced
     for name in filter(is_secret_header, headers):
         masked[name] = MASK
+    joined = "\n".join(masked.values())  # one look for the usual request, with none
+    if "sk-" in joined or "earer" in joined or "eyJ" in joined:  # how each of KEY_PATTERNS begins
+        for name, value in masked.items():
+            masked[name] = mask_text(value)
     return masked
 
 
@@ -131,6 +139,29 @@ def is_secret_field(name: str, value: Any) -> bool:
     name (``mask_text``)."""
     return (isinstance(value, str) and _CREDENTIAL.fullmatch(_split(value)[1]) is not None
             and _secret_field_name(name))
+
+
+# query parameters that carry a key by their name alone, besides the secret field names
+# (``api_key``, ``access_token``): Google's ``?key=``, ``apikey``, a bare ``token``, a SAS ``sig``
+_SECRET_PARAMS = frozenset({"key", "apikey", "token", "sig"})
+
+
+def is_secret_param(name: str, value: str) -> bool:
+    """Whether a URL query parameter holds a secret: a secret field (``is_secret_field``), or
+    one of ``_SECRET_PARAMS`` with a value."""
+    lowered = name.strip().lower().replace("-", "_")
+    return is_secret_field(name, value) or (lowered in _SECRET_PARAMS and value != "")
+
+
+def mask_query(query: str, mask: str = MASK) -> str:
+    """A URL's query (``a=1&key=AIza...``) with the value of each parameter that holds a
+    secret replaced by ``mask``, and everything else as it was written."""
+    parts = query.split("&")
+    for index, part in enumerate(parts):
+        name, equals, value = part.partition("=")
+        if equals and is_secret_param(unquote_plus(name), unquote_plus(value)):
+            parts[index] = f"{name}={mask}"
+    return "&".join(parts)
 
 
 def mask_json(value: Any, _depth: int = 0) -> Any:

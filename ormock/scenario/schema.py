@@ -316,6 +316,11 @@ def describe_error(error: Any) -> tuple[str, tuple[str | int, ...]]:
         near = suggest(str(error.instance), choices) if isinstance(error.instance, str) else ""
         return (f"{error.instance!r} is not allowed{near}; use one of "
                 f"{', '.join(map(repr, allowed))}", path)
+    if validator == "oneOf" and all("required" in s for s in error.validator_value):
+        keys = [key for s in error.validator_value for key in s["required"]]  # one key each
+        found = [key for key in keys if key in error.instance]
+        return (f"must have one of the keys {' or '.join(map(repr, keys))}, not "
+                f"{' and '.join(map(repr, found)) if found else 'none'}", path)
     if validator == "oneOf":
         options = [_TYPE_WORDS.get(str(s.get("type")), "") or repr(s.get("const"))
                    for s in error.validator_value]

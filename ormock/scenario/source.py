@@ -5,7 +5,8 @@ goes through ``load_yaml`` or ``safe_document``. ``load_yaml`` returns the data 
 map from a path (``("steps", 0, "reply")``) to its 1-based line, so every later error can name
 file, line and key.
 
-A document is bounded while it is composed: at most ``MAX_NODES`` nodes counting an aliased
+A file is read only when it is a regular file of at most ``MAX_FILE_BYTES``. A document is
+bounded while it is composed: at most ``MAX_NODES`` nodes counting an aliased
 subtree each time it is reached (so a "billion laughs" of nested aliases is refused at the alias
 that crosses the bound, before anything is built), at most ``MAX_ALIASES`` alias references, and
 at most ``MAX_DEPTH`` levels of nesting. ``bound_data`` holds parsed JSON and mappings to the
@@ -14,18 +15,21 @@ same bounds.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
 
 import yaml
 
-__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_NODES", "Lines", "ScenarioError", "bound_data",
-           "lines_of", "load_yaml", "path_text", "read_text", "safe_document"]
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "Lines", "ScenarioError",
+           "bound_data", "lines_of", "load_yaml", "path_text", "read_text", "safe_document"]
 
 MAX_NODES = 100_000  # keys, values and items, an aliased subtree counted each time it is used
 MAX_ALIASES = 10_000  # '*name' references
 MAX_DEPTH = 64  # levels of nested mappings and lists
+MAX_FILE_BYTES = 256 << 20  # a scenario or cassette file read whole, at most
 
 Path = tuple[str | int, ...]
 
@@ -92,8 +96,10 @@ _KINDS = {"int": "a number", "float": "a number", "bool": "true or false", "null
           "timestamp": "a date"}
 
 
-def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None) -> None:
+def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None,
+          paths: dict[yaml.Node, Path]) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
+    paths.setdefault(node, path)
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
         for key, value in node.value:
@@ -116,10 +122,10 @@ def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str | None)
             seen[name] = line
             where = (*path, name)
             lines[where] = line
-            _walk(value, where, lines, file)
+            _walk(value, where, lines, file, paths)
     elif isinstance(node, yaml.SequenceNode):
         for index, value in enumerate(node.value):
-            _walk(value, (*path, index), lines, file)
+            _walk(value, (*path, index), lines, file, paths)
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -132,6 +138,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self.aliases = 0
         self.depth = 0
         self.sizes: dict[yaml.Node, tuple[int, int]] = {}  # node -> (nodes, levels) expanded
+        self.paths: dict[yaml.Node, Path] = {}  # node -> its first path, for errors
 
     def refuse(self, message: str, mark: Any) -> ScenarioError:  # a yaml Mark, or None
         return ScenarioError(message, file=self.file, line=mark.line + 1 if mark else None)
@@ -156,6 +163,25 @@ class _BoundedLoader(yaml.SafeLoader):
             self.sizes[node] = (self.nodes - before, 1 + max(
                 (self.sizes[child][1] for child in _children(node)), default=0))
         return node
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """PyYAML's, with the ``ValueError`` a resolved scalar's constructor raises (a date
+        that does not exist, ``2001-13-45``; an integer past Python's 4,300 digits) refused at
+        the scalar's line instead of escaping as a bare exception."""
+        try:
+            return super().construct_object(node, deep)
+        except ScenarioError:
+            raise
+        except (ValueError, OverflowError) as error:
+            kind = node.tag.rsplit(":", 1)[-1]
+            value = str(node.value)
+            shown = value if len(value) <= 40 else value[:40] + "..."
+            reason = str(error).split(";")[0]
+            path = self.paths.get(node, ())
+            raise ScenarioError(f"YAML cannot read {shown!r} as {_KINDS.get(kind, kind)} "
+                                f"({reason}); put it in quotes to keep it as text",
+                                file=self.file, line=node.start_mark.line + 1,
+                                key=path_text(path) if path else "") from None
 
     def count(self, nodes: int, mark: Any) -> None:
         self.nodes += nodes
@@ -216,7 +242,7 @@ def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
         if node is None:
             return None, Lines(file)
         lines: dict[Path, int] = {}
-        _walk(node, (), lines, file)
+        _walk(node, (), lines, file, loader.paths)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, file) from None
@@ -236,7 +262,7 @@ def lines_of(text: str, file: str | None = None) -> Lines:
             node = loader.get_single_node()
             lines: dict[Path, int] = {}
             if node is not None:
-                _walk(node, (), lines, file)
+                _walk(node, (), lines, file, loader.paths)
         finally:
             loader.dispose()
     except (yaml.YAMLError, ScenarioError):
@@ -270,9 +296,19 @@ def bound_data(data: Any, file: str | None = None) -> None:
 
 
 def read_text(file: str | FilePath) -> str:
-    """A scenario file's text; unreadable or non-UTF-8 files are a ``ScenarioError``."""
+    """A scenario file's text; a file that is unreadable, no regular file (a folder, a device
+    such as ``/dev/zero``, a pipe: read whole, it would never end), larger than
+    ``MAX_FILE_BYTES`` or not UTF-8 is a ``ScenarioError``."""
     name = str(file)
     try:
+        found = os.stat(file)  # before opening: a pipe's open waits for a writer
+        if not stat.S_ISREG(found.st_mode):
+            raise ScenarioError("cannot read the scenario file (not a regular file: a folder, "
+                                "a device or a pipe); give a YAML file", file=name)
+        if found.st_size > MAX_FILE_BYTES:
+            raise ScenarioError(f"cannot read the scenario file (larger than "
+                                f"{MAX_FILE_BYTES >> 20} MiB); split it into smaller files",
+                                file=name)
         raw = FilePath(file).read_bytes()
     except OSError as error:
         raise ScenarioError(f"cannot read the scenario file ({error.strerror})",

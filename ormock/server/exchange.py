@@ -3,9 +3,9 @@ its timeline of events with their payloads and offsets, what answered it, the fa
 they struck, the checker's findings on the events they concern, and "copy as curl".
 
 Everything here goes to a web page, so everything is masked: secret headers were masked when
-the entry was made (``protocol.secrets.mask_headers``); the request body, the events and the
-curl command have every key-shaped value and every secret-named field masked
-(``mask_json``/``mask_text``).
+the entry was made (``protocol.secrets.mask_headers``), the answer's (``set-cookie``) here; the
+request body, the events and the curl command have every key-shaped value and every
+secret-named field masked (``mask_json``/``mask_text``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from ormock.engine.feed import SentFrames
 from ormock.engine.journal import JournalEntry
 from ormock.protocol.checker import check_stream
-from ormock.protocol.secrets import MASK, mask_json, mask_text
+from ormock.protocol.secrets import MASK, mask_headers, mask_json, mask_text
 from ormock.protocol.sse import parse_sse
 from ormock.server.relay import escaped_path
 
@@ -158,8 +158,8 @@ def exchange(entry: JournalEntry, sent: SentFrames | None, base: str) -> dict[st
         except ValueError:
             data["response_body"] = mask_text(text[:20000])
     if sent is not None:
-        data["response_headers"] = {k.decode("latin-1"): mask_text(v.decode("latin-1"))
-                                    for k, v in sent.headers}
+        data["response_headers"] = mask_headers({k.decode("latin-1"): v.decode("latin-1")
+                                                 for k, v in sent.headers})
     data["timeline"] = timeline
     data["findings"] = _findings(body, timeline, sent.kind if sent is not None else
                                  "sse" if entry.stream else "json")

@@ -66,11 +66,16 @@ def _masked(data: bytes) -> bytes:
     return data if masked == text else masked.encode("utf-8", "surrogateescape")
 
 
+def _redacted(name: str, value: str) -> str:
+    """A header's value as a cassette may hold it: ``REDACTED`` for a secret one."""
+    return "REDACTED" if is_secret_header(name) else value
+
+
 def _request(entry: JournalEntry) -> RecordedRequest:
     path, _, query = api_path(entry).partition("?")
     headers: dict[str, str | list[str]] = {
-        k.lower(): ("REDACTED" if is_secret_header(k) else v)
-        for k, v in entry.headers.items() if k.lower() not in _SKIPPED_HEADERS}
+        k.lower(): _redacted(k, v) for k, v in entry.headers.items()
+        if k.lower() not in _SKIPPED_HEADERS}
     return RecordedRequest(entry.method, path, query, headers, mask_json(entry.body))
 
 
@@ -103,8 +108,8 @@ def _cassette(entry: JournalEntry, sent: SentFrames) -> str:
     if sent.kind == "socket":
         return _socket_cassette(entry, sent)
     recording = Recording(_request(entry), started=0.0)
-    recording.answer(sent.status, [(k.decode("latin-1"), v.decode("latin-1"))
-                                   for k, v in sent.headers], now=0.0)
+    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in sent.headers]
+    recording.answer(sent.status, [(k, _redacted(k, v)) for k, v in headers], now=0.0)
     at = 0.0
     for wait, frame in sent.frames:
         at += wait

@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import uvicorn
@@ -25,6 +26,7 @@ import uvicorn
 from ormock.cassette.model import Interaction
 from ormock.cassette.redact import Redaction, SecretFound
 from ormock.protocol.errors import OpenResponsesError
+from ormock.protocol.secrets import mask_query
 from ormock.protocol.types import Message, Receive, Scope, Send
 from ormock.server.body import DEFAULT_MAX_BODY, read_body, send_whole
 from ormock.server.http_protocol import HttpProtocol
@@ -143,7 +145,8 @@ def progress(interaction: Interaction) -> str:
     else:
         what = "body"
     ended = "" if response.ended == "whole" else f" ({response.ended})"
-    return (f"{request.method} {request.target} {response.status} {what} "
+    target = replace(request, query=mask_query(request.query)).target  # no key in a log
+    return (f"{request.method} {target} {response.status} {what} "
             f"{response.end_at:.0f} ms{ended}")
 
 

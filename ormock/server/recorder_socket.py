@@ -20,7 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from ormock.cassette.framing import event_text
-from ormock.cassette.model import Interaction, SocketFrame, SocketSession
+from ormock.cassette.model import Interaction, SocketFrame, SocketSession, sendable_close
 from ormock.cassette.recording import HOP_BY_HOP
 from ormock.protocol.depth import loads
 from ormock.protocol.errors import OpenResponsesError
@@ -39,7 +39,6 @@ _HANDSHAKE = frozenset({"host", "connection", "upgrade", "sec-websocket-key",
                         "sec-websocket-accept", "content-length", "accept-encoding",
                         "keep-alive", "proxy-connection", "proxy-authorization", "te",
                         "trailer", "transfer-encoding"})
-_UNSENDABLE = frozenset({1004, 1005, 1006, 1015})  # codes a close frame cannot carry
 
 
 def socket_url(http_url: str) -> str:
@@ -56,12 +55,6 @@ def _frame(at: float, sender: Literal["client", "server"], text: str) -> SocketF
     if not isinstance(event, dict):
         return SocketFrame(at, sender, text=text)
     return SocketFrame(at, sender, event=event, text=None if event_text(event) == text else text)
-
-
-def _sendable(code: int | None, fallback: int) -> int:
-    if code is None or code in _UNSENDABLE or not 1000 <= code <= 4999:
-        return fallback
-    return code
 
 
 async def _refuse(scope: Scope, send: Send, message: str) -> None:
@@ -147,11 +140,11 @@ async def _pump(app: RecorderApp, scope: Scope, send: Send, upstream: ClientConn
         closed_by, code, at = first.result()
         if closed_by == "client":
             server_side.cancel()
-            await upstream.close(_sendable(code, 1000))
+            await upstream.close(sendable_close(code, 1000))
         else:
             client_side.cancel()
             with contextlib.suppress(Exception):  # the client may be gone already
-                await send({"type": "websocket.close", "code": _sendable(code, 1011)})
+                await send({"type": "websocket.close", "code": sendable_close(code, 1011)})
     finally:
         client_side.cancel()
         server_side.cancel()

@@ -16,7 +16,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ormock.cassette.framing import event_text
 from ormock.cassette.matching import json_diff
-from ormock.cassette.model import SocketFrame, SocketSession
+from ormock.cassette.model import SocketFrame, SocketSession, sendable_close
 from ormock.engine.journal import JournalEntry, summarize
 from ormock.engine.replays import Replayed
 from ormock.protocol.depth import loads
@@ -109,7 +109,10 @@ async def _close(socket: WebSocket, session: SocketSession, last: float, speed: 
     if session.closed_by == "server":
         if speed > 0 and session.close_at > last:
             await asyncio.sleep((session.close_at - last) / 1000 / speed)
-        await socket.close(code=session.close_code or 1000)
+        # a code no close frame carries (1006: the upstream dropped the connection) reached
+        # the client as the recorder's 1011
+        code = session.close_code
+        await socket.close(code=1000 if code is None else sendable_close(code, 1011))
         return
     while (await socket.receive())["type"] != "websocket.disconnect":
         pass  # the recording has nothing more to say; the client closes
