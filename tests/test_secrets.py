@@ -4,9 +4,19 @@ shows or keeps a header value (journal, near-miss messages, pytest reports)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ormock.engine.journal import masked
-from ormock.protocol.secrets import is_secret_header, mask_headers, mask_value, scrub, shown_value
+from ormock.protocol.secrets import (
+    KEY_PATTERNS,
+    KEY_STARTS,
+    is_secret_header,
+    mask_headers,
+    mask_value,
+    scrub,
+    shown_value,
+)
 from ormock.scenario import RequestView, ScenarioSet, load_scenario
 
 SECRET = "sk-secret-XYZ123456"
@@ -60,6 +70,15 @@ def test_a_key_under_a_header_name_of_its_own_is_masked_in_the_journal() -> None
         "Helicone-Auth": "Bearer ***", "x-tenant": "team *** a", "x-session": "***",
         "cf-aig-authorization": "***", "x-request-id": "task-1",
         "user-agent": "OpenAI/Python 1.99.0"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_every_key_shaped_text_holds_a_key_start(data: st.DataObject) -> None:
+    # ``mask_headers`` looks for the patterns only in headers holding one of KEY_STARTS
+    for _, pattern in KEY_PATTERNS:
+        text = data.draw(st.from_regex(pattern))
+        assert any(start in text for start in KEY_STARTS), (pattern.pattern, text)
 
 
 @pytest.mark.parametrize(("value", "shown"), [
