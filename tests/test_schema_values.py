@@ -13,6 +13,7 @@ import pytest
 from faker import Faker
 
 from ormock.engine.schema_values import value_for
+from ormock.protocol.errors import OpenResponsesError
 
 Json = dict[str, Any]
 # the Codex CLI 0.171's exec_command, as it offers it (its Rust side reads the numbers as usize)
@@ -121,3 +122,41 @@ def test_the_embedded_default_calls_codexs_tool_as_an_agent_accepts(
         arguments = json.loads(call.arguments)
         jsonschema.validate(arguments, EXEC_COMMAND)
         assert list(arguments) == ["cmd"]
+
+
+# schemas whose value would hold the server (a string of 10^8 characters, 10^9 array items,
+# a tree of $refs branching ten ways twelve deep) or whose steps overflow a float
+_HUGE = {"type": "object", "required": ["a"], "properties": {"a": {"type": "string",
+                                                                    "minLength": 10**8}}}
+_ENDLESS: list[Json] = [
+    _HUGE,
+    {"type": "array", "minItems": 10**9},
+    {"type": "array", "minItems": 1000, "items": {"type": "array", "minItems": 1000,
+                                                  "items": {"type": "array", "minItems": 1000}}},
+    {"$defs": {"n": {"type": "object", "required": [f"p{i}" for i in range(10)],
+                     "properties": {f"p{i}": {"$ref": "#/$defs/n"} for i in range(10)}}},
+     "$ref": "#/$defs/n"},
+]
+
+
+@pytest.mark.parametrize("schema", _ENDLESS, ids=[json.dumps(s)[:60] for s in _ENDLESS])
+def test_a_value_too_large_to_make_is_a_400_naming_the_field(schema: Json) -> None:
+    with pytest.raises(OpenResponsesError) as caught:
+        value_for(schema, Faker(), param="text.format.schema")
+    assert caught.value.status == 400 and caught.value.param == "text.format.schema"
+    assert caught.value.code == "unsupported_schema" and "100000" in caught.value.message
+
+
+def test_a_step_too_small_to_count_in_gives_its_bound() -> None:
+    schema = {"type": "number", "minimum": 1e300, "multipleOf": 1e-300}
+    assert value_for(schema, Faker()) == 1e300
+
+
+def test_a_tool_whose_arguments_are_too_large_is_refused_and_the_server_goes_on(
+        client: openai.OpenAI) -> None:
+    tool = {"type": "function", "name": "f", "parameters": _HUGE}
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="m", input="Hi", tools=[tool],  # type: ignore[list-item]
+                                tool_choice="required")
+    assert caught.value.code == "unsupported_schema" and caught.value.param == "tools"
+    assert client.responses.create(model="m", input="Hi").status == "completed"

@@ -203,6 +203,23 @@ def test_a_lark_grammar_gets_a_text_of_its_shape() -> None:
         assert re.fullmatch(r"[0-9+\-() ]+", text) and text.count("(") == text.count(")")
 
 
+@pytest.mark.parametrize("pattern", [
+    "a{999999999}", "((a{1000}){1000}){1000}", "(){999999999}", ".{0,999999999}",
+    "((((((a{0,20}){0,20}){0,20}){0,20}){0,20}){0,20})"])
+def test_a_regex_whose_texts_run_too_long_is_named_at_once(pattern: str) -> None:
+    # a request's grammar must not hold the server: the text's size is judged before it is made
+    with pytest.raises(ValueError, match="100000 characters"):
+        text_matching(pattern, random.Random(0).randrange)
+
+
+@pytest.mark.parametrize("grammar", [
+    "start: start", "start: a\na: a \"x\" | a", 'start: "a"~999999999',
+    'start: (("a"~1000)~1000)~1000', "start: ()~999999999"])
+def test_a_lark_grammar_that_never_ends_or_runs_too_long_is_named(grammar: str) -> None:
+    with pytest.raises(ValueError, match=r"do not end|too long"):
+        text_for_lark(grammar, random.Random(0).randrange)
+
+
 # -- the spec's spelling ----------------------------------------------------------------------
 def test_under_the_spec_profile_openai_items_are_extension_items() -> None:
     reply = plan(request([WEB, MCP], text="Search deepwiki"))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ormock.engine.context import item_tokens
 from ormock.protocol.errors import OpenResponsesError, invalid
+from ormock.protocol.fields import INCLUDABLE, metadata
 from ormock.protocol.request import ResponseRequest, parse_items
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
@@ -36,13 +37,6 @@ __all__ = ["CONVERSATION_KIND", "INCLUDABLE", "ITEM_KIND", "MAX_ITEMS", "Joined"
 CONVERSATION_KIND = "conversation"
 ITEM_KIND = "conversation_item"
 MAX_ITEMS = 20  # items one create request may add (the openai SDK's docstrings)
-MAX_METADATA = 16
-# what ``include`` may name (the openai SDK's ``ResponseIncludable``); a stored item is returned
-# whole, with everything it was stored with, so each of these is always included
-INCLUDABLE = ("file_search_call.results", "web_search_call.results",
-              "web_search_call.action.sources", "message.input_image.image_url",
-              "computer_call_output.output.image_url", "code_interpreter_call.outputs",
-              "reasoning.encrypted_content", "message.output_text.logprobs")
 _ID_PREFIXES = {"message": "msg", "function_call": "fc", "reasoning": "rs"}
 _PAGE = 500
 
@@ -305,22 +299,7 @@ def _object(body: Any) -> Json:
 
 
 def _metadata(value: Any) -> Json:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid("'metadata' must be an object of string values.", "metadata",
-                      "invalid_type")
-    if len(value) > MAX_METADATA:
-        raise invalid(f"'metadata' may hold at most {MAX_METADATA} keys; got {len(value)}.",
-                      "metadata")
-    for key, item in value.items():
-        if len(key) > 64:
-            raise invalid(f"'metadata' keys may be at most 64 characters; {key[:20]!r}... has "
-                          f"{len(key)}.", f"metadata.{key}")
-        if not isinstance(item, str) or len(item) > 512:
-            raise invalid(f"'metadata.{key}' must be a string of at most 512 characters.",
-                          f"metadata.{key}", "invalid_type")
-    return dict(value)
+    return {} if value is None else metadata(value)
 
 
 def _one(query: Mapping[str, Sequence[str]], name: str) -> str | None:
@@ -330,7 +309,8 @@ def _one(query: Mapping[str, Sequence[str]], name: str) -> str | None:
 
 def _include(query: Mapping[str, Sequence[str]]) -> None:
     """``include`` (``include[]``, as the openai SDK writes it) may name only what the API
-    knows; the items are always returned whole, so every such field is there."""
+    knows (``INCLUDABLE``); the items are always returned whole, with everything they were
+    stored with, so every such field is there."""
     for value in [*query.get("include", ()), *query.get("include[]", ())]:
         if value not in INCLUDABLE:
             raise invalid(f"'include' {value!r} is not an includable field; use one of "

@@ -143,7 +143,8 @@ def _answer_text(
     fmt = request.echo.get("text", {}).get("format", {})
     if fmt.get("type") == "json_schema":
         schema = request.body["text"]["format"]["schema"]
-        return json.dumps(value_for(schema, faker), ensure_ascii=False), None
+        return json.dumps(value_for(schema, faker, param="text.format.schema"),
+                          ensure_ascii=False), None
     if fmt.get("type") == "json_object":
         return json.dumps({"answer": prose.sentence()}, ensure_ascii=False), None
     if start >= len(context):  # nothing after the user's message: no tool output

@@ -11,6 +11,10 @@ and an optional one only where asked (a hint names it, or ``minProperties`` need
 ``number`` is a whole number unless its bounds or ``multipleOf`` leave only fractions (a count
 read as an integer then parses); formats, lengths and bounds (``exclusiveMinimum`` /
 ``exclusiveMaximum`` as numbers or, in draft 4, as flags) hold.
+
+A value is made within ``MOST_VALUES``: a schema that asks for more (a ``minLength`` of 10^8,
+arrays of ``minItems`` nested, ``$ref`` trees branching many ways) is a 400
+``unsupported_schema`` naming the field it came from, before the server is held making it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ from typing import Any
 
 from faker import Faker
 
-__all__ = ["value_for"]
+from ormock.protocol.errors import invalid
+
+__all__ = ["MOST_VALUES", "value_for"]
+
+# the most one value may take: each value made counts one, a string its characters, an array
+# its items before they are made
+MOST_VALUES = 100_000
 
 _Make = Callable[[Faker], Any]
 _FORMATS: dict[str, _Make] = {
@@ -51,6 +61,22 @@ _NAMED: dict[str, _Make] = {
 }
 
 
+class _Budget:
+    """What is left of ``MOST_VALUES`` for one value; spent past it, the 400 naming ``param``."""
+
+    def __init__(self, param: str) -> None:
+        self.param, self.left = param, MOST_VALUES
+
+    def spend(self, amount: int) -> None:
+        self.left -= amount
+        if self.left < 0:
+            raise invalid(f"The embedded default cannot make a value for '{self.param}': its "
+                          f"schema asks for more than {MOST_VALUES} values, items or characters "
+                          "(a large minLength or minItems, nested or repeated through $ref). "
+                          "Lower them, or script the reply in a scenario.", self.param,
+                          "unsupported_schema")
+
+
 def value_for(
     schema: Any,
     faker: Faker,
@@ -59,15 +85,21 @@ def value_for(
     root: Mapping[str, Any] | None = None,
     name: str = "",
     depth: int = 0,
+    param: str = "tools",
+    budget: _Budget | None = None,
 ) -> Any:
-    """A value valid against ``schema``; ``root`` resolves ``#/...`` references."""
+    """A value valid against ``schema``; ``root`` resolves ``#/...`` references; ``param`` is
+    the request field the schema came from, which a schema asking too much is a 400 naming."""
+    budget = budget if budget is not None else _Budget(param)
+    budget.spend(1)
     if not isinstance(schema, Mapping) or depth > 12:
         return faker.word() if depth <= 12 else None
     root = root if root is not None else schema
     hints = hints or {}
 
     def again(sub: Any, key: str = name) -> Any:
-        return value_for(sub, faker, hints=hints, root=root, name=key, depth=depth + 1)
+        return value_for(sub, faker, hints=hints, root=root, name=key, depth=depth + 1,
+                         budget=budget)
 
     if "$ref" in schema:
         return again(_resolve(root, str(schema["$ref"])))
@@ -103,8 +135,10 @@ def value_for(
         low = int(schema.get("minItems", 1))
         high = int(schema.get("maxItems", max(low, 2)))
         count = max(low, min(high, 2))
+        budget.spend(count)
         return [again(schema.get("items", {"type": "string"})) for _ in range(count)]
     if kind == "string":
+        budget.spend(int(schema.get("minLength", 0)))
         return _string(schema, faker, hints, name)
     if kind in ("integer", "number"):
         return _number(schema, faker, integer=kind == "integer")
@@ -208,6 +242,8 @@ def _number(schema: Mapping[str, Any], faker: Faker, integer: bool) -> int | flo
 def _multiple(step: float, low: float, low_open: bool, high: float, high_open: bool,
               faker: Faker) -> int | float:
     """A multiple of ``step`` within the bounds: a whole one where one fits."""
+    if not (math.isfinite(low / step) and math.isfinite(high / step)):
+        return low  # too many steps to count to the bounds (1e300 in steps of 1e-300)
     first, last = math.ceil(low / step), math.floor(high / step)
     if low_open and first * step <= low:
         first += 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ormock.protocol.errors import invalid
-from ormock.protocol.fields import choice, expect, number, type_name
+from ormock.protocol.fields import choice, expect, includes, metadata, number, type_name
 from ormock.protocol.input_items import (
     item_text,
     item_tokens,
@@ -360,7 +360,7 @@ def _optional_fields(body: Json, echo: Json) -> None:
             expect(body[name], str, name, "a string")
             echo[name] = body[name]
     if body.get("metadata") is not None:
-        echo["metadata"] = _metadata(body["metadata"])
+        echo["metadata"] = metadata(body["metadata"])
     if body.get("text") is not None:
         echo["text"] = _text(body["text"])
     if body.get("reasoning") is not None:
@@ -368,9 +368,7 @@ def _optional_fields(body: Json, echo: Json) -> None:
     if body.get("generate") is not None:  # false: a warm-up, answered with no output
         expect(body["generate"], bool, "generate", "true or false")
     if body.get("include") is not None:
-        expect(body["include"], list, "include", "an array of strings")
-        for index, value in enumerate(body["include"]):
-            expect(value, str, f"include[{index}]", "a string")
+        includes(body["include"])
 
 
 def inherit_extensions(inherited: Json, own: Json) -> Json:
@@ -385,17 +383,6 @@ def inherit_extensions(inherited: Json, own: Json) -> Json:
         else:
             merged[key] = value
     return merged
-
-
-def _metadata(value: Any) -> Json:
-    expect(value, dict, "metadata", "an object of string values")
-    if len(value) > 16:
-        raise invalid(f"'metadata' may hold at most 16 keys; got {len(value)}.", "metadata")
-    for key, item in value.items():
-        if not isinstance(item, str):
-            raise invalid(f"'metadata.{key}' must be a string.", f"metadata.{key}",
-                          "invalid_type")
-    return dict(value)
 
 
 def _text(value: Any) -> Json:

@@ -4,7 +4,9 @@
 The grammar's rules and terminals are read (alternatives, groups, ``[optional]``, ``?``, ``*``,
 ``+``, ``"literals"``, ``"a".."z"`` ranges, ``/regex/`` terminals, ``%import common.X``) and
 expanded from ``start``: a repeat once (or not, for ``*``), an optional part always, the
-alternatives drawn while the text is shallow and the least recursive one past a depth."""
+alternatives drawn while the text is shallow and the least recursive one past a depth. A
+grammar that would hold the server is a ``ValueError`` naming it: one whose expansion takes
+more than ``MOST_CHARACTERS`` steps (``"a"~999999999``), or does not end (``start: start``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ormock.engine.tool_calls.regex_text import text_matching
+from ormock.engine.tool_calls.regex_text import MOST_CHARACTERS, text_matching
 
 __all__ = ["text_for_lark"]
 
@@ -86,6 +88,7 @@ class _Expander:
     grammar: _Grammar
     draw: Draw
     out: list[str] = field(default_factory=list)
+    steps: int = 0  # atoms expanded so far (``MOST_CHARACTERS`` at most)
 
     def rule(self, name: str, depth: int) -> None:
         if name in self.grammar.common:
@@ -123,6 +126,10 @@ class _Expander:
                 self.atom(atom, depth)
 
     def atom(self, atom: list[str], depth: int) -> None:
+        self.steps += 1
+        if self.steps > MOST_CHARACTERS:
+            raise ValueError(f"repeats that make too long a text (more than {MOST_CHARACTERS} "
+                             "parts)")
         first = atom[0]
         if first in ("(", "["):
             self.expansion(atom[1:-1], depth)
@@ -187,5 +194,8 @@ def text_for_lark(grammar: str, draw: Draw) -> str:
     if not read.rules:
         raise ValueError("a grammar with no rules")
     expander = _Expander(read, draw)
-    expander.rule("start" if "start" in read.rules else next(iter(read.rules)), 0)
+    try:
+        expander.rule("start" if "start" in read.rules else next(iter(read.rules)), 0)
+    except RecursionError:  # past ``_DEEP`` the least recursive alternative still recurses
+        raise ValueError("rules that do not end (or nest too deeply to expand)") from None
     return "".join(expander.out)

@@ -3,7 +3,9 @@ a regex gets as its input (and a Lark grammar's regex terminals).
 
 The pattern is read into literals, classes (``[a-z]``, ``\\d``, ``.``), groups, alternations and
 repeats; anchors match nothing. The text is checked with ``re.fullmatch``; what this reader
-does not take (backreferences, lookarounds) is a ``ValueError`` naming it."""
+does not take (backreferences, lookarounds, repeats that may make a text longer than
+``MOST_CHARACTERS``, groups nested past Python's recursion limit) is a ``ValueError`` naming
+it, so that a request's grammar never holds the server."""
 
 from __future__ import annotations
 
@@ -13,7 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["text_matching"]
+__all__ = ["MOST_CHARACTERS", "text_matching"]
+
+# the most steps (characters, and repeats of empty groups) a text may take: a pattern whose
+# repeats may go past it (``a{999999999}``) is refused before anything is made
+MOST_CHARACTERS = 100_000
 
 Draw = Callable[[int], int]  # a number below the given one
 
@@ -172,6 +178,20 @@ def _class(reader: _Reader) -> str:
     return ordered + "".join(sorted(members - set(_PRINTABLE)))
 
 
+def _longest(node: Node) -> int:
+    """The most steps ``_make`` may take for ``node``: each node one, a repeat its most times
+    its child's."""
+    kind = node[0]
+    if kind == "chars":
+        return 1
+    if kind == "seq":
+        return 1 + sum(_longest(child) for child in node[1])
+    if kind == "alt":
+        return 1 + max(_longest(child) for child in node[1])
+    most: int = node[3]
+    return 1 + most * _longest(node[1])
+
+
 def _make(node: Node, draw: Draw, out: list[str]) -> None:
     kind = node[0]
     if kind == "chars":
@@ -190,12 +210,18 @@ def _make(node: Node, draw: Draw, out: list[str]) -> None:
 def text_matching(pattern: str, draw: Draw) -> str:
     """A text ``pattern`` matches whole (``re.fullmatch``), made with ``draw``; a
     ``ValueError`` names what cannot be made."""
-    compiled = re.compile(pattern)  # a pattern Python cannot read is its re.error (ValueError)
-    tree = _alternation(_Reader(pattern))
-    for _ in range(16):
-        out: list[str] = []
-        _make(tree, draw, out)
-        text = "".join(out)
-        if compiled.fullmatch(text):
-            return text
+    try:
+        compiled = re.compile(pattern)  # one Python cannot read: its re.error (a ValueError)
+        tree = _alternation(_Reader(pattern))
+        if _longest(tree) > MOST_CHARACTERS:
+            raise ValueError(f"repeats that may make a text of more than {MOST_CHARACTERS} "
+                             "characters")
+        for _ in range(16):
+            out: list[str] = []
+            _make(tree, draw, out)
+            text = "".join(out)
+            if compiled.fullmatch(text):
+                return text
+    except RecursionError:
+        raise ValueError("groups nested too deeply to read") from None
     raise ValueError(f"no text drawn for {pattern!r} matches it")
