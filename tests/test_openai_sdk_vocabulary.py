@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import openai
 import pytest
@@ -264,3 +264,16 @@ def test_a_reasoning_id_the_chain_holds_is_taken_under_store_false(sdk: openai.O
         {"type": "reasoning", "id": reasoning["id"], "summary": []},
         {"role": "user", "content": "More."}])
     assert again.status == "completed"
+
+
+def test_include_takes_what_the_sdk_may_ask_for(sdk: openai.OpenAI) -> None:
+    """``include`` names what the installed SDK's ``ResponseIncludable`` names (a release that
+    adds one fails here, in ``make test-latest``, before a client meets a 400), on a create and
+    on a retrieve."""
+    from openai.types.responses.response_includable import ResponseIncludable
+
+    from ormock.protocol.fields import INCLUDABLE
+
+    assert set(INCLUDABLE) == set(get_args(ResponseIncludable))
+    made = sdk.responses.create(model="m", input="hi", include=list(INCLUDABLE))
+    assert sdk.responses.retrieve(made.id, include=list(INCLUDABLE)).id == made.id

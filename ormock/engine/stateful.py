@@ -25,15 +25,14 @@ from ormock.engine.journal import JournalEntry
 from ormock.engine.store.responses import ResponseStore, Stored
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.events import TERMINAL_EVENTS
+from ormock.protocol.fields import INCLUDABLE
 from ormock.protocol.sse import encode_json
 from ormock.protocol.types import Json
 from ormock.protocol.wire import Written
 
-__all__ = ["INCLUDABLE", "Background", "Claim", "Generating", "IdempotencyRecord", "check_include",
+__all__ = ["Background", "Claim", "Generating", "IdempotencyRecord", "check_include",
            "claim_key", "context_items", "input_items_page", "not_found", "owner_of"]
 
-# the spec's IncludeEnum (the same in both spec versions)
-INCLUDABLE = ("reasoning.encrypted_content", "message.output_text.logprobs")
 IDEMPOTENCY = "idempotency"
 IDEMPOTENCY_TTL = 24 * 3600.0  # seconds a key is remembered
 MAX_IDEMPOTENCY_KEY = 255
@@ -69,7 +68,8 @@ def not_found(response_id: str) -> OpenResponsesError:
 
 
 def check_include(values: list[str]) -> list[str]:
-    """The ``include`` query values, each one of ``INCLUDABLE`` (else 400 naming ``include``).
+    """The ``include`` query values, each one of ``INCLUDABLE`` (what a create may ask for; else
+    400 naming ``include``).
     A stored response already holds what it was created with, so they select nothing more."""
     for value in values:
         if value not in INCLUDABLE:
