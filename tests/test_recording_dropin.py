@@ -269,3 +269,57 @@ def test_what_is_not_served_is_said_and_the_network_block_lets_the_fake_through(
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*the vcrpy setting 'record_on_exception' of vcr_config or "
                                  "@pytest.mark.vcr cannot be served by an ormock fake*"])
+
+
+GZIPPED = '''
+import gzip
+from pathlib import Path
+
+import pytest
+from vcr.persisters.filesystem import CassetteNotFoundError
+from vcr.serialize import deserialize, serialize
+
+
+class GzipPersister:
+    """The project's persister: cassettes kept gzip-compressed (``.yaml.gz``)."""
+
+    @staticmethod
+    def load_cassette(path, serializer):
+        if not Path(path).is_file():
+            raise CassetteNotFoundError(path)
+        return deserialize(gzip.decompress(Path(path).read_bytes()).decode(), serializer)
+
+    @staticmethod
+    def save_cassette(path, cassette, serializer):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(gzip.compress(serialize(cassette, serializer).encode()))
+
+
+def pytest_recording_configure(config, vcr):
+    vcr.register_persister(GzipPersister)
+
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    return {"filter_headers": ["authorization"], "path_transformer": lambda p: p + ".yaml.gz"}
+'''
+
+
+def test_the_project_persister_reads_the_cassettes_it_wrote(
+    pytester: pytest.Pytester, provider: OrmockServer
+) -> None:
+    # ormock read each cassette with vcrpy's file persister, whatever the project registered:
+    # a compressed cassette was "not a vcrpy cassette" to it, and the test failed
+    pytester.makeconftest(GZIPPED)
+    pytester.makepyfile(test_project=PROJECT)
+    pytester.runpytest("-p", "no:cacheprovider", "--record-mode=once",
+                       "-k", "test_text or test_stream").assert_outcomes(passed=2)
+    assert (pytester.path / "cassettes/test_project/test_stream.yaml.gz").read_bytes()[:2] \
+        == b"\x1f\x8b"
+    provider.stop()
+    vcrpy = pytester.runpytest("-s", "-p", "no:cacheprovider", "-k", "test_text or test_stream")
+    vcrpy.assert_outcomes(passed=2)
+    ormock = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr",
+                                "-k", "test_text or test_stream")
+    ormock.assert_outcomes(passed=2)
+    assert _out(vcrpy) == _out(ormock)

@@ -164,7 +164,8 @@ class VcrCassette:
                 continue
             seen.add(file)
             try:
-                loaded = from_vcr(file, serializer=self._settings["serializer"])
+                loaded = from_vcr(file, serializer=self._settings["serializer"],
+                                  persister=self._settings["persister"])
             except (CassetteError, ValueError) as error:
                 pytest.fail(f"ormock (ormock_vcr): the cassette {file} could not be read: "
                             f"{error}", pytrace=False)
