@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import openai  # noqa: F401  (imported once for the in-process runs)
 import pytest
+import yaml
 
 from ormock import OrmockServer
 
@@ -269,3 +270,98 @@ def test_what_is_not_served_is_said_and_the_network_block_lets_the_fake_through(
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*the vcrpy setting 'record_on_exception' of vcr_config or "
                                  "@pytest.mark.vcr cannot be served by an ormock fake*"])
+
+
+GZIPPED = '''
+import gzip
+from pathlib import Path
+
+import pytest
+from vcr.persisters.filesystem import CassetteNotFoundError
+from vcr.serialize import deserialize, serialize
+
+
+class GzipPersister:
+    """The project's persister: cassettes kept gzip-compressed (``.yaml.gz``)."""
+
+    @staticmethod
+    def load_cassette(path, serializer):
+        if not Path(path).is_file():
+            raise CassetteNotFoundError(path)
+        return deserialize(gzip.decompress(Path(path).read_bytes()).decode(), serializer)
+
+    @staticmethod
+    def save_cassette(path, cassette, serializer):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(gzip.compress(serialize(cassette, serializer).encode()))
+
+
+def pytest_recording_configure(config, vcr):
+    vcr.register_persister(GzipPersister)
+
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    return {"filter_headers": ["authorization"], "path_transformer": lambda p: p + ".yaml.gz"}
+'''
+
+
+def test_the_project_persister_reads_the_cassettes_it_wrote(
+    pytester: pytest.Pytester, provider: OrmockServer
+) -> None:
+    # ormock read each cassette with vcrpy's file persister, whatever the project registered:
+    # a compressed cassette was "not a vcrpy cassette" to it, and the test failed
+    pytester.makeconftest(GZIPPED)
+    pytester.makepyfile(test_project=PROJECT)
+    pytester.runpytest("-p", "no:cacheprovider", "--record-mode=once",
+                       "-k", "test_text or test_stream").assert_outcomes(passed=2)
+    assert (pytester.path / "cassettes/test_project/test_stream.yaml.gz").read_bytes()[:2] \
+        == b"\x1f\x8b"
+    provider.stop()
+    vcrpy = pytester.runpytest("-s", "-p", "no:cacheprovider", "-k", "test_text or test_stream")
+    vcrpy.assert_outcomes(passed=2)
+    ormock = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr",
+                                "-k", "test_text or test_stream")
+    ormock.assert_outcomes(passed=2)
+    assert _out(vcrpy) == _out(ormock)
+
+
+FILTERED = '''
+import os
+
+import openai
+import pytest
+
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    return {"filter_headers": ["authorization"], "filter_query_parameters": ["api-version"],
+            "filter_post_data_parameters": ["user"]}
+
+
+@pytest.mark.vcr(additional_matchers=["body"])
+def test_filtered():
+    client = openai.OpenAI(base_url=os.environ["PROVIDER_URL"], max_retries=0,
+                           api_key=os.environ["OPENAI_API_KEY"],
+                           default_query={"api-version": "2025-04-01-preview"})
+    reply = client.responses.create(model="m", input="hello", user="user-" + os.urandom(4).hex())
+    print("OUT filtered", reply.output_text)
+'''
+
+
+def test_a_replayed_request_is_matched_as_the_filters_make_it(
+    pytester: pytest.Pytester, provider: OrmockServer
+) -> None:
+    # vcrpy matches the request as before_record_request (filter_query_parameters, ...) makes
+    # it, as the cassette holds it; ormock matched the request as sent: a miss
+    pytester.makepyfile(test_filtered=FILTERED)
+    pytester.runpytest("-p", "no:cacheprovider", "--record-mode=once").assert_outcomes(passed=1)
+    recorded = yaml.safe_load((pytester.path / "cassettes/test_filtered/test_filtered.yaml")
+                              .read_text())["interactions"][0]["request"]
+    assert "api-version" not in recorded["uri"] and "user-" not in recorded["body"]
+    provider.stop()
+    vcrpy = pytester.runpytest("-s", "-p", "no:cacheprovider")
+    vcrpy.assert_outcomes(passed=1)
+    ormock = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr")
+    ormock.assert_outcomes(passed=1)
+    assert _out(vcrpy) == _out(ormock)

@@ -5,6 +5,7 @@ differ."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import textwrap
@@ -185,3 +186,33 @@ def test_serve_gives_each_cassette_of_a_folder_a_namespace(tmp_path: Path) -> No
         assert client.post(f"{root}/first-test/v1/responses", json={}).json()["id"] == "r1"
         # one namespace per cassette: the first test's answer is not the second's to give
         assert client.post(f"{root}/second/v1/responses", json={}).status_code == 400
+
+
+def test_a_chat_completions_stream_is_served_as_its_data_lines(tmp_path: Path) -> None:
+    # Chat Completions chunks have no `type`, so no `event:` line: loading the cassette, and
+    # `ormock check` of the ormock cassette it imports to, framed them as Responses events.
+    chunks = [{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}
+              for word in ("Hello", " there")]
+    stream = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+    cassette = _write(tmp_path / "chat.json", {
+        "request": {"method": "POST", "uri": "https://api.openai.com/v1/chat/completions",
+                    "body": json.dumps({"model": "m", "stream": True}), "headers": {}},
+        "response": {"status": {"code": 200, "message": "OK"},
+                     "headers": {"Content-Type": ["text/event-stream; charset=utf-8"]},
+                     "body": {"string": stream}}})
+    assert [m.event for m in load(cassette).interactions[0].response.messages][:2] == chunks
+    with OrmockServer(cassettes=[cassette]) as server, httpx.Client() as client:
+        reply = client.post(f"{server.url}/v1/chat/completions",
+                            json={"model": "m", "stream": True})
+        assert reply.status_code == 200 and reply.text == stream
+    # by hand, as an ormock cassette (the default style): checked, not a traceback
+    hand = tmp_path / "hand.yaml"
+    hand.write_text("version: 1\ninteractions:\n"
+                    "- request: {method: POST, path: /v1/chat/completions}\n"
+                    "  response:\n    status: 200\n    headers: {content-type: text/event-stream}\n"
+                    f"    events:\n    - {{at: 0, event: {json.dumps(chunks[0])}}}\n"
+                    "    - {at: 0, done: true}\n    ended: whole\n")
+    args = argparse.Namespace(profile=None, no_schema=False, vcr_serializer=None)
+    [checked] = check_files([str(hand)], args)
+    assert checked["kind"] == "cassette" and "a string 'type'" in json.dumps(checked)

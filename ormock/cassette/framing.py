@@ -52,8 +52,18 @@ def _frame_data_only(event: Any) -> bytes:
     return f"data: {encode_json(event)}\n\n".encode()
 
 
-# how an upstream frames its events: the canonical ``event:`` + ``data:`` lines, or data only
-STYLES = {"event+data": frame_event, "data": _frame_data_only}
+def _frame_event_data(event: Any) -> bytes:
+    """``event: TYPE`` and ``data: JSON``; an event with no string ``type`` (a Chat Completions
+    chunk) has no ``event:`` line to give, so it is its data line alone."""
+    if isinstance(event.get("type"), str):
+        return frame_event(event)
+    return _frame_data_only(event)
+
+
+# how an upstream frames its events: data only, or the canonical ``event:`` + ``data:`` lines
+# (an event with no ``type`` is framed alike by both, so data only comes first: it names how
+# such a stream was really framed)
+STYLES = {"data": _frame_data_only, "event+data": _frame_event_data}
 
 
 def message_bytes(message: Message, style: str = "event+data") -> bytes:

@@ -218,17 +218,18 @@ def _response(response: Any, number: int, lines: Lines) -> RecordedResponse:
     return RecordedResponse(status=status, headers=headers, body=framing.to_body(raw))
 
 
-def from_vcr(path: str | Path, serializer: Any = None) -> Cassette:
+def from_vcr(path: str | Path, serializer: Any = None, persister: Any = None) -> Cassette:
     """A vcrpy / pytest-recording cassette file (YAML, or JSON for ``.json``; ``serializer``:
-    a project's own vcrpy serializer, a module or object with ``deserialize``) as a
+    a project's own vcrpy serializer, a module or object with ``deserialize``; ``persister``:
+    a project's own vcrpy persister, which reads the file, vcrpy's by default) as a
     ``Cassette`` with ``origin="vcr"``: no timing, every offset 0."""
     import yaml
     from vcr.persisters.filesystem import FilesystemPersister
 
     file = str(path)
+    persister = persister or FilesystemPersister
     try:
-        loaded = FilesystemPersister.load_cassette(path, serializer=serializer or
-                                                   _serializer(path))
+        loaded = persister.load_cassette(path, serializer=serializer or _serializer(path))
     except FileNotFoundError:  # vcrpy's CassetteNotFoundError: missing, or empty
         reason = "it is empty" if Path(path).is_file() else "no such file"
         raise CassetteError(f"cannot read the vcrpy cassette ({reason})", file=file) from None
@@ -244,8 +245,12 @@ def from_vcr(path: str | Path, serializer: Any = None) -> Cassette:
         raise CassetteError(f"cannot read the vcrpy cassette ({error.strerror})",
                             file=file) from None
     requests, responses = loaded[0], loaded[1]
-    lines = Lines(file) if file.lower().endswith(".json") or serializer is not None \
-        else lines_of(Path(path).read_text("utf-8", "replace"), file)
+    # line numbers where the file is vcrpy's own YAML (a project's persister or serializer may
+    # keep it otherwise: compressed, say)
+    plain_yaml = not file.lower().endswith(".json") and serializer is None \
+        and persister is FilesystemPersister
+    lines = lines_of(Path(path).read_text("utf-8", "replace"), file) if plain_yaml \
+        else Lines(file)
     interactions = tuple(
         Interaction(_request(request, number, lines), _response(response, number, lines),
                     line=lines.line(("interactions", number - 1)))

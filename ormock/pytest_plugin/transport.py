@@ -44,6 +44,9 @@ class Route:
     ignore_hosts: frozenset[str] = frozenset()
     ignore_localhost: bool = False
     seen: Callable[[str], None] = lambda origin: None
+    # the request as it is to be matched (vcrpy's before_record_request: method, URL, headers,
+    # body), or None for one to leave alone; unset: the request as it was made
+    matched_as: Callable[[str, str, dict[str, str], bytes], Any] | None = None
     # whether the caller is the fake's server itself (a recording relay's request to the
     # provider goes out, never back to the fake)
     own_thread: Callable[[], bool] = lambda: False
@@ -61,19 +64,43 @@ class Route:
         return host not in self.ignore_hosts
 
     def request(self, library: Any, request: Any) -> Any:
-        """``request`` as the fake gets it."""
+        """``request`` as the fake gets it; None when ``matched_as`` leaves it alone."""
         url = request.url
         origin = f"{url.scheme}://{url.netloc.decode('ascii')}"
         self.seen(origin)
+        if self.matched_as is not None:
+            try:
+                body = request.content
+            except library.RequestNotRead:  # a streamed upload: sent as it was made
+                pass
+            else:
+                return self._matched(library, request, body)
         self.routed += 1
-        netloc = urlsplit(self.root).netloc
-        headers = [(name, value) for name, value in request.headers.raw
-                   if name.lower() not in (b"host", ORIGIN_HEADER.encode())]
-        headers = [(b"host", netloc.encode("ascii")), *headers,
-                   (ORIGIN_HEADER.encode(), origin.encode("ascii"))]
         target = f"{self.root}/{self.namespace}{url.raw_path.decode('ascii')}"
-        return library.Request(request.method, target, headers=headers, stream=request.stream,
-                               extensions=request.extensions)
+        return library.Request(request.method, target, headers=self._headers(
+            request.headers.raw, origin), stream=request.stream, extensions=request.extensions)
+
+    def _headers(self, raw: Any, origin: str) -> list[tuple[bytes, bytes]]:
+        netloc = urlsplit(self.root).netloc
+        headers = [(name, value) for name, value in raw
+                   if name.lower() not in (b"host", ORIGIN_HEADER.encode())]
+        return [(b"host", netloc.encode("ascii")), *headers,
+                (ORIGIN_HEADER.encode(), origin.encode("ascii"))]
+
+    def _matched(self, library: Any, request: Any, body: bytes) -> Any:
+        """The request as ``matched_as`` makes it (its own length), or None."""
+        assert self.matched_as is not None
+        view = self.matched_as(request.method, str(request.url), dict(request.headers), body)
+        if view is None:
+            return None
+        self.routed += 1
+        parts = urlsplit(view.uri)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        raw = [(str(name).encode(), str(value).encode()) for name, value in view.headers.items()
+               if str(name).lower() not in ("content-length", "transfer-encoding")]
+        return library.Request(view.method, f"{self.root}/{self.namespace}{path}",
+                               headers=self._headers(raw, f"{parts.scheme}://{parts.netloc}"),
+                               content=view.body or b"", extensions=request.extensions)
 
 
 _active: list[Route] = []
@@ -129,11 +156,12 @@ def _patch(name: str) -> None:
 
     def handle_request(self: Any, request: Any) -> Any:
         route = _route_for(request.url)
-        if route is None:
+        sent = None if route is None else route.request(library, request)
+        if sent is None:
             return sync(self, request)
         transport = library.HTTPTransport()
         try:
-            response = sync(transport, route.request(library, request))
+            response = sync(transport, sent)
         except BaseException:
             transport.close()
             raise
@@ -142,11 +170,12 @@ def _patch(name: str) -> None:
 
     async def handle_async_request(self: Any, request: Any) -> Any:
         route = _route_for(request.url)
-        if route is None:
+        sent = None if route is None else route.request(library, request)
+        if sent is None:
             return await asynchronous(self, request)
         transport = library.AsyncHTTPTransport()
         try:
-            response = await asynchronous(transport, route.request(library, request))
+            response = await asynchronous(transport, sent)
         except BaseException:
             await transport.aclose()
             raise

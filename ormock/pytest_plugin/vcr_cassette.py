@@ -164,7 +164,8 @@ class VcrCassette:
                 continue
             seen.add(file)
             try:
-                loaded = from_vcr(file, serializer=self._settings["serializer"])
+                loaded = from_vcr(file, serializer=self._settings["serializer"],
+                                  persister=self._settings["persister"])
             except (CassetteError, ValueError) as error:
                 pytest.fail(f"ormock (ormock_vcr): the cassette {file} could not be read: "
                             f"{error}", pytrace=False)
@@ -210,9 +211,20 @@ class VcrCassette:
         route = Route(server.url, self.ormock.namespace,
                       ignore_hosts=frozenset(h.lower() for h in hosts),
                       ignore_localhost=bool(self._config.get("ignore_localhost", False)),
-                      seen=self._seen, own_thread=server.on_its_thread)
+                      seen=self._seen, own_thread=server.on_its_thread,
+                      matched_as=None if self.recording else self._matched_as)
         with routed(route):
             yield self
+
+    def _matched_as(self, method: str, uri: str, headers: dict[str, str], body: bytes) -> Any:
+        """The request as vcrpy matches it when it only replays: through the merged
+        ``before_record_request`` (``filter_headers``, ``filter_query_parameters``,
+        ``filter_post_data_parameters``, ``ignore_hosts``, the project's own), as the cassette
+        holds it; None for one that leaves it out (it goes out as it would). A recording fake
+        gets the request as it was made: it relays that one to the provider."""
+        from vcr.request import Request
+
+        return self._settings["before_record_request"](Request(method, uri, body, headers))
 
     # -- what a test reads -------------------------------------------------------------------
     def _players(self) -> list[Any]:
