@@ -204,13 +204,15 @@ def _part(part: Any, where: str, types: Iterable[str]) -> None:
     expect(part, dict, where, "a content part object")
     kind = part.get("type")
     if kind not in types:
-        raise invalid(f"'{where}.type' {kind!r} is not a content part type here; use one of "
-                      f"{', '.join(sorted(types))}.", f"{where}.type")
+        names = sorted(types)
+        use = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
+        raise invalid(f"'{where}.type' {kind!r} is not a content part type here; use {use}.",
+                      f"{where}.type")
     key = _TEXT_KEYS.get(kind)
     if key is not None and part.get(key).__class__ is not str:
         if key not in part:
-            raise invalid(f"'{where}.{key}' is required on a {kind} part.", f"{where}.{key}",
-                          "missing_required_parameter")
+            raise invalid(f"'{where}.{key}' is required on each {kind} part: a string.",
+                          f"{where}.{key}", "missing_required_parameter")
         expect(part[key], str, f"{where}.{key}", "a string")
 
 
