@@ -59,6 +59,9 @@ def test_decode_json() -> None:
     (b"[Infinity]", "not valid JSON (Infinity is not a JSON value)"),
     (b"\xff", "not valid JSON ("),
     (b"[" * 100_000 + b"]" * 100_000, "nests too deeply to read"),
+    # json's messages that end in "at" (its own text goes on ": line 1 column 9 (char 8)")
+    (b'{"a": "a\x01b"}', "not valid JSON (Invalid control character at line 1 column 9)"),
+    (b'{"a": "ab', "not valid JSON (Unterminated string starting at line 1 column 7)"),
 ])
 def test_bad_json_is_a_400_naming_the_param(raw: bytes, says: str) -> None:
     with pytest.raises(OpenResponsesError) as raised:
@@ -128,7 +131,7 @@ def _as_before(raw: bytes | str) -> Any:
         raise OpenResponsesError("The request body nests too deeply to read (at most 256 "
                                  "levels); send flatter JSON.", code="invalid_json") from None
     except ValueError as error:
-        detail = getattr(error, "msg", None) or str(error)[:200]
+        detail = (getattr(error, "msg", None) or str(error)[:200]).removesuffix(" at")
         where = (f" at line {error.lineno} column {error.colno}"
                  if isinstance(error, json.JSONDecodeError) else "")
         raise OpenResponsesError(f"The request body is not valid JSON ({detail}{where}); send "

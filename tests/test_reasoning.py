@@ -53,6 +53,13 @@ def test_restore_refuses_a_changed_value_and_an_unknown_unstored_id() -> None:
         restore(changed, KEY, stored=True, known=())
     assert (raised.value.status, raised.value.code, raised.value.param) == (
         400, "invalid_encrypted_content", "input[0].encrypted_content")
+    assert raised.value.message.startswith("The encrypted content for item 'rs_1' could not "
+                                           "be verified: ")
+    anonymous = [{"role": "user", "content": "hi"}, {**changed[0], "id": None}]
+    with pytest.raises(OpenResponsesError) as unnamed:  # no id: named by where it is
+        restore(anonymous, KEY, stored=True, known=())
+    assert unnamed.value.message.startswith("The encrypted content of the reasoning item "
+                                            "input[1] could not be verified")
     bare = [{"type": "reasoning", "id": "rs_9", "summary": []}]
     assert restore(bare, KEY, stored=True, known=()) is None  # stored: looked up as before
     assert restore(bare, KEY, stored=False, known={"rs_9"}) is None  # the context holds it

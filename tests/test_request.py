@@ -76,6 +76,37 @@ def test_items_other_than_messages_are_kept_as_given() -> None:
     assert request.input == [call, output, vendor]
 
 
+def test_an_id_alone_is_an_item_reference() -> None:
+    # the spec's ItemReferenceParam and the SDK's ItemReference: ``type`` may be left out, or
+    # null; only ``id`` is required
+    request = parse_request({"model": "m", "input": [{"id": "msg_1"},
+                                                     {"type": None, "id": "rs_1"}]})
+    assert request.input == [{"id": "msg_1", "type": "item_reference"},
+                             {"type": "item_reference", "id": "rs_1"}]
+
+
+def test_each_spec_item_takes_its_declared_optional_fields() -> None:
+    items = [
+        {"type": "message", "role": "user", "id": "msg_1", "status": "completed",
+         "content": [{"type": "input_text", "text": "Hi"}]},
+        {"type": "message", "role": "assistant", "id": None, "status": None,
+         "content": [{"type": "output_text", "text": "Yes", "annotations": []},
+                     {"type": "refusal", "refusal": "No"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "s"}],
+         "content": [{"type": "reasoning_text", "text": "r"}], "encrypted_content": None,
+         "status": "incomplete"},
+        {"type": "reasoning", "summary": [], "content": None, "encrypted_content": "e"},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f",
+         "arguments": "{}", "status": "in_progress"},
+        {"type": "function_call_output", "id": "fco_1", "call_id": "c1", "status": "completed",
+         "output": [{"type": "input_text", "text": "ok"},
+                    {"type": "input_image", "image_url": "data:image/png;base64,AA"}]},
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "e"},
+        {"type": "item_reference", "id": "msg_0"},
+    ]
+    assert parse_request({"model": "m", "input": items}).input == items
+
+
 def test_a_continuation_needs_no_model() -> None:
     request = parse_request({"previous_response_id": "resp_1", "input": "more"})
     assert request.model is None and request.previous_response_id == "resp_1"
@@ -154,6 +185,71 @@ def test_invalid_tool_parameters_name_where() -> None:
      "input[0].call_id", "missing_required_parameter"),
     ({"model": "m", "input": [{"type": "function_call", "call_id": "c", "name": "f"}]},
      "input[0].arguments", "missing_required_parameter"),
+    # an item with neither ``type`` nor ``role``: an item reference needs its ``id``, a message
+    # its ``role``
+    ({"model": "m", "input": [{}]}, "input[0].type", "missing_required_parameter"),
+    ({"model": "m", "input": [{"content": "x"}]}, "input[0].role",
+     "missing_required_parameter"),
+    ({"model": "m", "input": [{"type": None}]}, "input[0].type", "invalid_type"),
+    ({"model": "m", "input": [{"type": "item_reference"}]}, "input[0].id",
+     "missing_required_parameter"),
+    ({"model": "m", "input": [{"type": "item_reference", "id": 5}]}, "input[0].id",
+     "invalid_type"),
+    ({"model": "m", "input": [{"id": ["msg_1"]}]}, "input[0].id", "invalid_type"),
+    ({"model": "m", "input": [{"type": "reasoning"}]}, "input[0].summary",
+     "missing_required_parameter"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": 5}]}, "input[0].summary",
+     "invalid_type"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": [5]}]}, "input[0].summary[0]",
+     "invalid_type"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": [{"type": "input_text",
+                                                                 "text": "s"}]}]},
+     "input[0].summary[0].type", "invalid_value"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": [{"type": "summary_text",
+                                                                 "text": 1}]}]},
+     "input[0].summary[0].text", "invalid_type"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": [], "content": 5}]},
+     "input[0].content", "invalid_type"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": [], "content": [
+        {"type": "reasoning_text"}]}]}, "input[0].content[0].text",
+     "missing_required_parameter"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": [], "encrypted_content": 5}]},
+     "input[0].encrypted_content", "invalid_type"),
+    ({"model": "m", "input": [{"role": "user", "content": [{"type": "input_text",
+                                                            "text": 5}]}]},
+     "input[0].content[0].text", "invalid_type"),
+    ({"model": "m", "input": [{"role": "user", "content": [{"type": "input_text",
+                                                            "text": {"a": 1}}]}]},
+     "input[0].content[0].text", "invalid_type"),
+    ({"model": "m", "input": [{"role": "user", "content": [{"type": "input_text"}]}]},
+     "input[0].content[0].text", "missing_required_parameter"),
+    ({"model": "m", "input": [{"role": "assistant", "content": [{"type": "refusal"}]}]},
+     "input[0].content[0].refusal", "missing_required_parameter"),
+    ({"model": "m", "input": [{"type": "function_call_output", "call_id": "c", "output": 5}]},
+     "input[0].output", "invalid_type"),
+    ({"model": "m", "input": [{"type": "function_call_output", "call_id": "c",
+                               "output": {"a": 1}}]}, "input[0].output", "invalid_type"),
+    ({"model": "m", "input": [{"type": "function_call_output", "call_id": "c",
+                               "output": [{"type": "input_text", "text": 1}]}]},
+     "input[0].output[0].text", "invalid_type"),
+    ({"model": "m", "input": [{"type": "function_call_output", "call_id": "c",
+                               "output": [{"type": "output_text", "text": "x"}]}]},
+     "input[0].output[0].type", "invalid_value"),
+    ({"model": "m", "input": [{"role": "user", "content": "x", "id": 5}]}, "input[0].id",
+     "invalid_type"),
+    ({"model": "m", "input": [{"role": "user", "content": "x", "status": "done"}]},
+     "input[0].status", "invalid_value"),
+    ({"model": "m", "input": [{"role": "user", "content": "x", "status": 1}]},
+     "input[0].status", "invalid_type"),
+    ({"model": "m", "input": [{"type": "function_call", "call_id": "c", "name": "f",
+                               "arguments": "{}", "status": "nope"}]}, "input[0].status",
+     "invalid_value"),
+    ({"model": "m", "input": [{"type": "function_call", "call_id": "c", "name": "f",
+                               "arguments": "{}", "id": 3}]}, "input[0].id", "invalid_type"),
+    ({"model": "m", "input": [{"type": "reasoning", "summary": [], "status": "x"}]},
+     "input[0].status", "invalid_value"),
+    ({"model": "m", "input": [{"type": "compaction", "id": 3, "encrypted_content": "x"}]},
+     "input[0].id", "invalid_type"),
     ({"model": "m", "stream": "yes"}, "stream", "invalid_type"),
     ({"model": "m", "store": 1}, "store", "invalid_type"),
     ({"model": "m", "background": True, "store": False}, "store", "invalid_value"),

@@ -91,6 +91,9 @@ def client(server: OrmockServer) -> Iterator[openai.OpenAI]:
         yield sdk
 
 
+WEATHER = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+
+
 def request_of(name: str) -> Json:
     tool, words, _ = CASES[name]
     return {"model": "gpt-5", "input": words, "tools": [tool], "tool_choice": "required",
@@ -202,11 +205,29 @@ def test_custom_tool_inputs_follow_their_grammar(client: openai.OpenAI) -> None:
 def test_a_grammar_the_default_cannot_write_for_is_refused_naming_it(
         client: openai.OpenAI) -> None:
     request = request_of("custom_regex")
-    request["tools"] = [{"type": "custom", "name": "twice", "format": {
-        "type": "grammar", "syntax": "regex", "definition": r"(a)\1"}}]
+    twice = {"type": "custom", "name": "twice", "format": {
+        "type": "grammar", "syntax": "regex", "definition": r"(a)\1"}}
+    request["tools"] = [WEATHER, twice]
+    request["tool_choice"] = {"type": "custom", "name": "twice"}
     with pytest.raises(openai.BadRequestError) as refused:
         client.responses.create(**request)  # type: ignore[call-overload]
     assert "backreference" in str(refused.value) and "scenario" in str(refused.value)
+    # the param names the grammar: where the tool is, in ``tools``, in a namespace tool or in
+    # an ``additional_tools`` item
+    assert (refused.value.code, refused.value.param) == (
+        "unsupported_grammar", "tools[1].format.definition")
+    request["tools"] = [{"type": "namespace", "name": "ns", "description": "d",
+                         "tools": [twice]}]
+    request["tool_choice"] = "required"
+    with pytest.raises(openai.BadRequestError) as nested:
+        client.responses.create(**request)  # type: ignore[call-overload]
+    assert nested.value.param == "tools[0].tools[0].format.definition"
+    request["tools"] = []
+    request["input"] = [{"role": "user", "content": "Call it."},
+                        {"type": "additional_tools", "role": "developer", "tools": [twice]}]
+    with pytest.raises(openai.BadRequestError) as added:
+        client.responses.create(**request)  # type: ignore[call-overload]
+    assert added.value.param == "input[1].tools[0].format.definition"
 
 
 def test_image_generation_streams_partial_pngs_then_the_final_one(

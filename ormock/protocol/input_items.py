@@ -9,7 +9,7 @@ may be a string. Every fault is an ``OpenResponsesError`` whose ``param`` names 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ormock.protocol.compaction import content_tokens
@@ -25,6 +25,7 @@ __all__ = [
     "ITEM_TYPES",
     "MAX_COMPACTION_CONTENT",
     "ROLES",
+    "STATUSES",
     "item_text",
     "item_tokens",
     "messages_text",
@@ -43,6 +44,14 @@ ITEM_TYPES = frozenset(
      "compaction"}
 )
 MAX_COMPACTION_CONTENT = 10_485_760  # the official schema's maxLength
+STATUSES = ("in_progress", "completed", "incomplete")  # an input item's ``status``, if sent
+# the content parts whose text is in a key of their own (a refusal's ``refusal``, the others'
+# ``text``), which must then be a string
+_TEXT_KEYS = {"input_text": "text", "output_text": "text", "summary_text": "text",
+              "reasoning_text": "text", "text": "text", "refusal": "refusal"}
+# the parts a function call's output may hold besides a string (the spec's
+# FunctionCallOutputItemParam)
+_OUTPUT_PART_TYPES = ("input_text", "input_image", "input_file", "input_video")
 
 
 def item_text(item: Json) -> str:
@@ -110,6 +119,8 @@ def _input_item(item: Any, param: str) -> Json:
     expect(item, dict, param, "an item object")
     kind = item.get("type", "message")
     if not isinstance(kind, str):
+        if kind is None and _is_reference(item):  # the spec lets an item reference's be null
+            return _item_reference(item, param)
         raise invalid(f"'{param}.type' must be a string.", f"{param}.type", "invalid_type")
     if kind not in ITEM_TYPES and not is_vendor_type(kind) and kind not in openai_only_types():
         known = ", ".join(sorted(ITEM_TYPES))
@@ -120,41 +131,150 @@ def _input_item(item: Any, param: str) -> Json:
     if kind == "message":
         role = item.get("role")
         if role not in ROLES:
-            raise invalid(f"'{param}.role' must be one of {', '.join(ROLES)}; got {role!r}.",
-                          f"{param}.role")
+            return _untyped(item, param) if "type" not in item else _bad_role(role, param)
         content = item.get("content")
         if isinstance(content, list):
             for j, part in enumerate(content):
-                where = f"{param}.content[{j}]"
-                expect(part, dict, where, "a content part object")
-                if part.get("type") not in INPUT_PART_TYPES:
-                    raise invalid(f"'{where}.type' {part.get('type')!r} is not a content part "
-                                  "type; use input_text, input_image or input_file.",
-                                  f"{where}.type")
+                _part(part, f"{param}.content[{j}]", INPUT_PART_TYPES)
         elif not isinstance(content, str):
             raise invalid(f"'{param}.content' must be a string or an array of content parts.",
                           f"{param}.content", "invalid_type")
+        if "id" in item or "status" in item:
+            _id_and_status(item, param)
         return {"type": "message", **item}
-    if kind == "function_call_output":
-        for name in ("call_id", "output"):
-            if name not in item:
-                raise invalid(f"'{param}.{name}' is required on a function_call_output item.",
-                              f"{param}.{name}", "missing_required_parameter")
-        expect(item["call_id"], str, f"{param}.call_id", "a string")
-    if kind == "compaction":
-        content = item.get("encrypted_content")
-        if not isinstance(content, str):
-            raise invalid(f"'{param}.encrypted_content' is required on a compaction item and "
-                          "must be a string: pass back the item /v1/responses/compact returned, "
-                          "as it is.", f"{param}.encrypted_content",
-                          "missing_required_parameter")
-        if len(content) > MAX_COMPACTION_CONTENT:
-            raise invalid(f"'{param}.encrypted_content' may be at most "
-                          f"{MAX_COMPACTION_CONTENT} characters; got {len(content)}.",
-                          f"{param}.encrypted_content", "string_above_max_length")
-    if kind == "function_call":
-        for name in ("call_id", "name", "arguments"):
-            if not isinstance(item.get(name), str):
-                raise invalid(f"'{param}.{name}' is required on a function_call item and must "
-                              "be a string.", f"{param}.{name}", "missing_required_parameter")
+    if kind in _SPEC_CHECKS:
+        _SPEC_CHECKS[kind](item, param)
+        _id_and_status(item, param)
     return dict(item)
+
+
+def _is_reference(item: Json) -> bool:
+    """An item with no ``type`` (or a null one) is an item reference when it has an ``id`` and
+    nothing of a message (the spec's ItemReferenceParam, the SDK's ItemReference)."""
+    return "id" in item and "role" not in item and "content" not in item
+
+
+def _untyped(item: Json, param: str) -> Json:
+    """An item with neither ``type`` nor a role: an item reference, or a fault saying what it
+    lacks."""
+    if _is_reference(item):
+        return _item_reference(item, param)
+    if "content" in item or "role" in item:
+        return _bad_role(item.get("role"), param)
+    raise invalid(f"'{param}' has no 'type': send a message as {{\"role\": \"user\", "
+                  "\"content\": ...}, an item reference as {\"type\": \"item_reference\", "
+                  "\"id\": ...}, or another item with its 'type'.", f"{param}.type",
+                  "missing_required_parameter")
+
+
+def _bad_role(role: Any, param: str) -> Json:
+    if role is None:
+        raise invalid(f"'{param}.role' is required on a message: one of {', '.join(ROLES)}.",
+                      f"{param}.role", "missing_required_parameter")
+    raise invalid(f"'{param}.role' must be one of {', '.join(ROLES)}; got {role!r}.",
+                  f"{param}.role")
+
+
+def _item_reference(item: Json, param: str) -> Json:
+    _reference(item, param)
+    return {**item, "type": "item_reference"}
+
+
+def _reference(item: Json, param: str) -> None:
+    if "id" not in item:
+        raise invalid(f"'{param}.id' is required on an item_reference item: the id of the item "
+                      "it stands for.", f"{param}.id", "missing_required_parameter")
+    expect(item["id"], str, f"{param}.id", "an item id string")
+
+
+def _id_and_status(item: Json, param: str) -> None:
+    """An item's optional ``id`` (a string or null) and ``status`` (one of ``STATUSES``)."""
+    ident = item.get("id")
+    if ident is not None:
+        expect(ident, str, f"{param}.id", "a string")
+    status = item.get("status")
+    if status is not None and status not in STATUSES:
+        expect(status, str, f"{param}.status", "a string")
+        raise invalid(f"'{param}.status' must be one of {', '.join(STATUSES)}; got {status!r}.",
+                      f"{param}.status")
+
+
+def _part(part: Any, where: str, types: Iterable[str]) -> None:
+    """One content part: an object of one of ``types``, its text (if it has one) a string."""
+    expect(part, dict, where, "a content part object")
+    kind = part.get("type")
+    if kind not in types:
+        names = sorted(types)
+        use = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
+        raise invalid(f"'{where}.type' {kind!r} is not a content part type here; use {use}.",
+                      f"{where}.type")
+    key = _TEXT_KEYS.get(kind)
+    if key is not None and part.get(key).__class__ is not str:
+        if key not in part:
+            raise invalid(f"'{where}.{key}' is required on each {kind} part: a string.",
+                          f"{where}.{key}", "missing_required_parameter")
+        expect(part[key], str, f"{where}.{key}", "a string")
+
+
+def _parts(value: Any, where: str, types: tuple[str, ...], what: str) -> None:
+    """An array of content parts of ``types`` (``what`` names what the array may be)."""
+    expect(value, list, where, what)
+    for j, part in enumerate(value):
+        _part(part, f"{where}[{j}]", types)
+
+
+def _reasoning(item: Json, param: str) -> None:
+    """The spec's ReasoningItemParam: ``summary`` summary_text parts; ``content`` null or (as
+    the openai SDK sends it back) reasoning_text parts; ``encrypted_content`` null or a
+    string."""
+    if "summary" not in item:
+        raise invalid(f"'{param}.summary' is required on a reasoning item: an array of "
+                      "summary_text parts, [] for none.", f"{param}.summary",
+                      "missing_required_parameter")
+    _parts(item["summary"], f"{param}.summary", ("summary_text",),
+           "an array of summary_text parts")
+    if item.get("content") is not None:
+        _parts(item["content"], f"{param}.content", ("reasoning_text",),
+               "null or an array of reasoning_text parts")
+    if item.get("encrypted_content") is not None:
+        expect(item["encrypted_content"], str, f"{param}.encrypted_content", "a string or null")
+
+
+def _function_call_output(item: Json, param: str) -> None:
+    for name in ("call_id", "output"):
+        if name not in item:
+            raise invalid(f"'{param}.{name}' is required on a function_call_output item.",
+                          f"{param}.{name}", "missing_required_parameter")
+    expect(item["call_id"], str, f"{param}.call_id", "a string")
+    output = item["output"]
+    if not isinstance(output, str):
+        _parts(output, f"{param}.output", _OUTPUT_PART_TYPES,
+               "a string or an array of content parts (input_text, input_image, input_file)")
+
+
+def _compaction(item: Json, param: str) -> None:
+    content = item.get("encrypted_content")
+    if not isinstance(content, str):
+        raise invalid(f"'{param}.encrypted_content' is required on a compaction item and "
+                      "must be a string: pass back the item /v1/responses/compact returned, "
+                      "as it is.", f"{param}.encrypted_content",
+                      "missing_required_parameter")
+    if len(content) > MAX_COMPACTION_CONTENT:
+        raise invalid(f"'{param}.encrypted_content' may be at most "
+                      f"{MAX_COMPACTION_CONTENT} characters; got {len(content)}.",
+                      f"{param}.encrypted_content", "string_above_max_length")
+
+
+def _function_call(item: Json, param: str) -> None:
+    for name in ("call_id", "name", "arguments"):
+        if not isinstance(item.get(name), str):
+            raise invalid(f"'{param}.{name}' is required on a function_call item and must "
+                          "be a string.", f"{param}.{name}", "missing_required_parameter")
+
+
+# the checks of the spec's item types other than a message, each by its type
+_SPEC_CHECKS: dict[str, Callable[[Json, str], None]] = {
+    "reasoning": _reasoning, "item_reference": _reference,
+    "function_call_output": _function_call_output, "compaction": _compaction,
+    "function_call": _function_call,
+}

@@ -88,9 +88,12 @@ def restore(items: Sequence[Json], key: bytes, *, stored: bool, known: Collectio
             try:
                 summary, content = unseal(key, sealed)
             except ValueError as error:
+                ident = item.get("id")  # optional: an item without one is named by its place
+                what = f"for item {ident!r}" if isinstance(ident, str) else \
+                    f"of the reasoning item {param}[{index}]"
                 raise OpenResponsesError(
-                    f"The encrypted content for item {item.get('id')!r} could not be verified: "
-                    f"{error}. Pass back the reasoning item this server returned, as it is.",
+                    f"The encrypted content {what} could not be verified: {error}. Pass back "
+                    "the reasoning item this server returned, as it is.",
                     code="invalid_encrypted_content",
                     param=f"{param}[{index}].encrypted_content") from None
             if restored is None:

@@ -23,7 +23,7 @@ from ormock.protocol.tool_schema import check_parameters
 from ormock.protocol.types import Json
 
 __all__ = ["FORCED_TYPES", "TOOL_CHOICE_MODES", "UNFORCED_TYPES", "ToolDemand", "additional_tools",
-           "check_tool_choice", "check_tools", "demand_of", "echo_tool"]
+           "check_tool_choice", "check_tools", "demand_of", "echo_tool", "tool_param"]
 
 TOOL_CHOICE_MODES = ("auto", "required", "none")
 
@@ -121,6 +121,25 @@ def additional_tools(value: Any) -> list[Json]:
     return [tool for item in value if isinstance(item, dict)
             and item.get("type") == "additional_tools" and isinstance(item.get("tools"), list)
             for tool in item["tools"] if isinstance(tool, dict)]
+
+
+def tool_param(tools: list[Json], items: list[Json], tool: Json) -> str:
+    """Where an offered ``tool`` is in its request, as a ``param``: ``tools[i]``,
+    ``input[i].tools[j]`` (an ``additional_tools`` item's), ``...tools[j]`` below either (a
+    namespace tool's, offered as a copy marked with its namespace); ``tools`` if nowhere."""
+    places = [(f"tools[{i}]", t) for i, t in enumerate(tools)]
+    places += [(f"input[{i}].tools[{j}]", t) for i, item in enumerate(items)
+               if item.get("type") == "additional_tools" and isinstance(item.get("tools"), list)
+               for j, t in enumerate(item["tools"])]
+    for where, offered in places:
+        if offered is tool:
+            return where
+        inner = offered.get("tools") if isinstance(offered, dict) and \
+            offered.get("type") == "namespace" else None
+        for j, t in enumerate(inner if isinstance(inner, list) else ()):
+            if isinstance(t, dict) and {**t, "namespace": offered.get("name")} == tool:
+                return f"{where}.tools[{j}]"
+    return "tools"
 
 
 def _known(tools: list[Json], key: str, kind: str) -> str:

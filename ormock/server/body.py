@@ -181,6 +181,9 @@ def _standard(raw: bytes | str, param: str, what: str) -> Any:
         raise _too_deep(what, param) from None
     except ValueError as error:  # JSONDecodeError, a bad constant, bytes that are not UTF-8
         detail = getattr(error, "msg", None) or str(error)[:200]
+        # some of json's messages end in "at" ("Invalid control character at"): the place
+        # follows once
+        detail = detail.removesuffix(" at")
         where = (f" at line {error.lineno} column {error.colno}"
                  if isinstance(error, json.JSONDecodeError) else "")
         raise OpenResponsesError(

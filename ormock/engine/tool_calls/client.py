@@ -12,6 +12,7 @@ from ormock.engine.tool_calls.lark_text import text_for_lark
 from ormock.engine.tool_calls.regex_text import text_matching
 from ormock.protocol.errors import invalid
 from ormock.protocol.plan import ToolCallPlan
+from ormock.protocol.request_tools import tool_param
 from ormock.protocol.types import Json
 
 __all__ = ["COMPUTER_STEPS", "apply_patch", "computer", "custom", "local_shell", "shell",
@@ -35,7 +36,8 @@ def custom(tool: Json, asked: Asked) -> Planned:
         raise invalid(f"The embedded default cannot write an input for the custom tool "
                       f"{tool.get('name')!r}: its grammar has {error}. Script the call in a "
                       "scenario (a custom_tool_call item with its input).",
-                      "tools", "unsupported_grammar") from None
+                      f"{tool_param(asked.request.tools, asked.request.input, tool)}"
+                      ".format.definition", "unsupported_grammar") from None
     fields: Json = {"name": tool.get("name"), "input": text}
     if tool.get("namespace") is not None:  # a custom tool of a namespace tool
         fields["namespace"] = tool["namespace"]
