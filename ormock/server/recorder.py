@@ -42,7 +42,8 @@ from ormock.server.relay import (
     upstream_target,
 )
 from ormock.server.runner import best_loop
-from ormock.server.threaded import ThreadedServer, bound_socket
+from ormock.server.shutdown import Shutdown
+from ormock.server.threaded import ThreadedServer, bound_socket, tell_stopping
 
 __all__ = ["RecorderApp", "RecorderServer", "check_upstream", "upstream_target"]
 
@@ -187,12 +188,15 @@ class RecorderServer(ThreadedServer):
         # passed on: ``ormock.server.http_protocol``; no front: every request is relayed as it
         # came), behind the perimeter, with the lifespan on (the upstream client's) and no Date
         # or Server header of uvicorn's beside the upstream's
-        config = uvicorn.Config(Perimeter(self.app, allowed_hosts), log_level=log_level,
+        # the answers in flight when it stops are cut short quietly, one line in the log saying
+        # how many (``ormock.server.shutdown``)
+        self.shutdown = Shutdown(Perimeter(self.app, allowed_hosts), say=log or log_stderr)
+        config = uvicorn.Config(self.shutdown, log_level=log_level,
                                 access_log=False, http=HttpProtocol,
                                 loop=best_loop(), lifespan="on", proxy_headers=False,
                                 server_header=False, date_header=False, host=host,
                                 port=self.port, timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
+        self._server = tell_stopping(uvicorn.Server(config), self._stopping)
 
     @property
     def cassette(self) -> Path:
