@@ -212,5 +212,11 @@ class RecorderServer(ThreadedServer):
     def cassette(self) -> Path:
         return self.file.path
 
+    def _stopping(self) -> None:
+        """The inspector's live journal ends (a page open is no answer to cut short), then
+        the answers in flight are cut short after a grace."""
+        self.app.journal.namespaces.feed.close()
+        super()._stopping()
+
     def __repr__(self) -> str:
         return f"RecorderServer({self.url!r} -> {self.app.upstream_public!r})"
