@@ -451,3 +451,35 @@ def test_no_key_is_sent_without_upstream_key_env(base: Path,
     assert code == 1 and "status: 200 -> 401" in out
     assert len(heads) == 2 and all(b"authorization" not in head.lower() for head in heads)
     assert all(b"content-type: application/json" in head for head in heads)
+
+
+def test_a_query_key_recorded_redacted_gets_the_key_given_or_is_not_sent(
+        base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key the recorder took out of the query (Google's ``?key=``) is sent as the key of
+    ``--upstream-key-env``; without one the request is not sent (``key=REDACTED`` would only
+    earn a 400, reported as drift), its note saying what to give."""
+    keyed = tmp_path / "keyed.yaml"
+    text = base.read_text()
+    assert text.count("path: /v1/responses\n") == 2
+    keyed.write_text(text.replace("path: /v1/responses\n",
+                                  "path: /v1/responses\n    query: alt=sse&key=REDACTED\n"))
+
+    async def answer(reader: Any, writer: Any) -> None:
+        writer.write(b"HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n"
+                     b"connection: close\r\ncontent-length: 2\r\n\r\n{}")
+        await writer.drain()
+
+    with raw_upstream(answer) as (raw, heads):
+        code, out, _ = drift([str(keyed), "--upstream", raw, "--json"], capsys)
+        assert heads == []  # nothing sent with key=REDACTED
+        assert code == 2
+        notes = [i["note"] for i in json.loads(out)["cassettes"][0]["interactions"]]
+        assert notes == ["not sent: its query's 'key' was recorded REDACTED (a key the "
+                         "recorder took out); give --upstream-key-env NAME to send that key "
+                         "in its place"] * 2
+        code, out, _ = drift([str(keyed), "--upstream", raw, "--upstream-key-env", "DRIFT_KEY"],
+                             capsys)
+    assert len(heads) == 2
+    for head in heads:
+        assert head.startswith(f"POST /v1/responses?alt=sse&key={KEY} HTTP/1.1".encode())
+    assert KEY not in out

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ormock.protocol.errors import OpenResponsesError, invalid
-from ormock.protocol.fields import expect, type_name
+from ormock.protocol.fields import MAX_INPUT_TEXT, bounded_string, expect, type_name
 from ormock.protocol.input_items import parse_input
 from ormock.protocol.request import (
     _OPTIONAL,
@@ -290,6 +290,25 @@ def test_invalid_tool_parameters_name_where() -> None:
     ({"model": "m", "tool_choice": {"type": "mcp"}}, "tool_choice.server_label",
      "missing_required_parameter"),
     ({"model": "m", "tool_choice": {"type": "nope"}}, "tool_choice.type", "invalid_value"),
+    # the official schema's StreamOptionsParam: an object, and OpenAI takes it only with a
+    # stream (the openai SDK: "Only set this when you set `stream: true`")
+    ({"model": "m", "stream": True, "stream_options": 1}, "stream_options", "invalid_type"),
+    ({"model": "m", "stream": True, "stream_options": "x"}, "stream_options", "invalid_type"),
+    ({"model": "m", "stream_options": []}, "stream_options", "invalid_type"),
+    ({"model": "m", "stream": True, "stream_options": {"include_obfuscation": "no"}},
+     "stream_options.include_obfuscation", "invalid_type"),
+    ({"model": "m", "stream_options": {"include_obfuscation": False}}, "stream_options",
+     "invalid_value"),
+    ({"model": "m", "stream": False, "stream_options": {}}, "stream_options", "invalid_value"),
+    ({"model": "m", "text": {"format": ""}}, "text.format", "invalid_type"),
+    ({"model": "m", "text": {"format": 0}}, "text.format", "invalid_type"),
+    ({"model": "m", "text": {"format": []}}, "text.format", "invalid_type"),
+    # the official schema's maxLength of a string input, a safety_identifier, a prompt_cache_key
+    ({"model": "m", "input": "x" * 10_485_761}, "input", "string_above_max_length"),
+    ({"model": "m", "safety_identifier": "s" * 65}, "safety_identifier",
+     "string_above_max_length"),
+    ({"model": "m", "prompt_cache_key": "k" * 65}, "prompt_cache_key",
+     "string_above_max_length"),
 ])
 def test_each_fault_names_its_field(body: Any, param: str | None, code: str) -> None:
     error = _fault(body)
@@ -375,6 +394,17 @@ def test_an_item_inputs_json_is_what_the_encoder_writes() -> None:
     assert lone.input_json == encode_json(lone.input) and "\\ud800" in lone.input_json
 
 
+def test_the_longest_values_the_spec_allows_are_taken() -> None:
+    request = parse_request({"model": "m", "input": "x" * 10_485_760, "stream": True,
+                             "stream_options": {"include_obfuscation": False},
+                             "safety_identifier": "s" * 64, "prompt_cache_key": "k" * 64,
+                             "text": {"format": None}})
+    assert request.echo["safety_identifier"] == "s" * 64
+    assert request.echo["prompt_cache_key"] == "k" * 64
+    assert request.echo["text"] == {"format": {"type": "text"}}
+    assert parse_request({"model": "m", "stream_options": None}).stream is False
+
+
 def _parse_as_before(body: Any, *, require_model: bool = True) -> ResponseRequest:
     """``parse_request`` as it was before its usual cases were checked inline: every field
     through its check (``expect``, ``check_tools``, ``parse_input``)."""
@@ -421,6 +451,8 @@ def _parse_as_before(body: Any, *, require_model: bool = True) -> ResponseReques
     if not _OPTIONAL.isdisjoint(body):
         _optional_fields(body, echo)
     extensions = {k: v for k, v in body.items() if k.startswith(EXTENSION_PREFIX)}
+    if isinstance(body.get("input"), str):
+        bounded_string(body["input"], "input", MAX_INPUT_TEXT)
     return ResponseRequest(body, model, parse_input(body.get("input")), bool(stream), previous,
                            tools, echo, extensions)
 

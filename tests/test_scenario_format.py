@@ -137,7 +137,9 @@ def test_a_file_that_is_no_regular_file_or_too_large_is_named_unread(
 def test_yaml_is_read_with_the_safe_loader(tmp_path: Path) -> None:
     text = "name: !!python/object/apply:os.system ['echo pwned']\nsteps: []\n"
     message = _error(text, tmp_path)
-    assert message.startswith("bad.yaml:1: YAML syntax error: could not determine a constructor")
+    assert message == ("bad.yaml:1: name: the YAML tag '!!python/object/apply:os.system' is not "
+                       "allowed: ormock reads plain YAML, never a Python object or any other "
+                       "tag; write the value without it")
 
 
 @pytest.mark.parametrize(("value", "message"), [

@@ -15,6 +15,8 @@ from ormock.protocol.secrets import (
     mask_headers,
     mask_value,
     scrub,
+    scrub_json,
+    secret_values,
     shown_value,
 )
 from ormock.scenario import RequestView, ScenarioSet, load_scenario
@@ -103,6 +105,19 @@ def test_scrub_takes_secret_values_out_of_any_message() -> None:
                "cookie": "a=1"}
     text = f"got Bearer {SECRET} then {SECRET} for acme-12345678 with a=1"
     assert scrub(text, headers) == "got *** then *** for acme-12345678 with a=1"
+
+
+def test_secret_values_are_a_requests_exact_secrets_longest_first() -> None:
+    # its secret headers' values and credentials, its secret query values (escaped and not),
+    # a key known besides (what a relay sends in their place); none shorter than 8
+    google = "AIzaSy%2Bnot-shaped-0123"
+    values = secret_values({"authorization": f"Bearer {SECRET}", "x-tenant": "acme-12345678",
+                            "cookie": "a=1"}, f"a=1&key={google}", "relayed-key-000", "short",
+                           None)
+    assert values == tuple(sorted({f"Bearer {SECRET}", SECRET, google, "AIzaSy+not-shaped-0123",
+                                   "relayed-key-000"}, key=len, reverse=True))
+    assert scrub_json({"m": [f"quoted relayed-key-000 and {SECRET}"], SECRET: 1}, values) == {
+        "m": ["quoted *** and ***"], "***": 1}
 
 
 def test_mask_json_masks_secret_named_and_key_shaped_values() -> None:

@@ -27,6 +27,7 @@ from ormock.cassette import (
     Recording,
     from_vcr,
     load,
+    load_cassette,
     save_cassette,
     to_vcr,
 )
@@ -327,6 +328,31 @@ def test_load_tells_the_shapes_apart_and_names_both_otherwise(tmp_path: Path) ->
     ormock.write_text("version: 1\ninteractions:\n  - request: {method: GET, path: /v1/models}\n"
                       "    response: {status: 200, body: {json: {}, style: compact}}\n")
     assert load(ormock).origin == "ormock"
+
+
+@pytest.mark.parametrize(("where", "text"), [
+    ("interactions[0].response.status", "version: 1\ninteractions:\n"
+     "- request: {method: POST, path: /v1/responses}\n"
+     "  response:\n    status: !!python/object/apply:os.system ['echo pwned']\n"),
+    ("interactions[0].request", "version: 1\ninteractions:\n"
+     "- request: !!python/name:os.system\n"),
+    ("interactions[0].request.path", "version: 1\ninteractions:\n"
+     "- request: {method: GET, path: !!str/x /v1/models}\n  response: {status: 200}\n"),
+])
+def test_a_tag_in_an_ormock_cassette_is_not_allowed_at_its_line(tmp_path: Path, where: str,
+                                                                 text: str) -> None:
+    """Once vcrpy's loader read any file with a Python tag, whose message said "delete it and
+    re-record"; an ormock cassette (or a file of no cassette's shape) is refused at the tag."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "!!" in row)
+    tag = text.split("!!", 1)[1].split()[0]
+    for read in (load, load_cassette):
+        with pytest.raises(CassetteError) as caught:
+            read(path)
+        assert str(caught.value).replace(str(path), "bad.yaml") == (
+            f"bad.yaml:{line}: {where}: the YAML tag '!!{tag}' is not allowed: ormock reads "
+            "plain YAML, never a Python object or any other tag; write the value without it")
 
 
 VCR_REQUEST = "- request: {method: POST, uri: 'http://x/v1/responses', headers: {}, body: %s}\n"

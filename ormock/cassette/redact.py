@@ -25,9 +25,16 @@ from ormock.cassette.model import (
     SocketFrame,
     SocketSession,
 )
-from ormock.protocol.secrets import KEY_PATTERNS, is_secret_header, mask_query
+from ormock.protocol.secrets import (
+    KEY_PATTERNS,
+    is_secret_header,
+    mask_query,
+    scrub_json,
+    scrub_values,
+)
 
-__all__ = ["REDACTED", "Leak", "Redaction", "SecretFound", "parse_path", "scan", "scan_headers"]
+__all__ = ["REDACTED", "Leak", "Redaction", "SecretFound", "parse_path", "scan", "scan_headers",
+           "scrubbed"]
 
 REDACTED = "REDACTED"
 
@@ -168,6 +175,48 @@ class Redaction:
     def cassette(self, cassette: Cassette) -> Cassette:
         return replace(cassette, interactions=tuple(
             self.interaction(i) for i in cassette.interactions))
+
+
+def scrubbed(interaction: Interaction, values: tuple[str, ...]) -> Interaction:
+    """``interaction`` with each of ``values`` (the exact secrets a relay knows its request
+    carried: ``secrets.secret_values``, the key it sends among them) taken out of every text,
+    as ``***``: an upstream may echo a key back in a form no scan knows (a Google ``AIza...``
+    key in an error message). A message or body that changes loses its raw bytes and the
+    recorded chunk sizes, as under ``Redaction``."""
+    if not values:
+        return interaction
+
+    def headers(given: Headers) -> Headers:
+        return {n: [scrub_values(x, values) for x in v] if isinstance(v, list)
+                else scrub_values(v, values) for n, v in given.items()}
+
+    def text(value: str | None) -> str | None:
+        return None if value is None else scrub_values(value, values)
+
+    request = interaction.request
+    query = scrub_values(mask_query(request.query, REDACTED), values)  # as ``Redaction``'s
+    request = replace(request, query=query,
+                      headers=headers(request.headers), body=scrub_json(request.body, values),
+                      text=text(request.text))
+    response = interaction.response
+    if response is not None:
+        messages = response.messages
+        if messages is not None:
+            messages = tuple(replace(m, event=scrub_json(m.event, values), raw=text(m.raw))
+                             for m in messages)
+        body = response.body
+        if body is not None:
+            body = replace(body, json=scrub_json(body.json, values), raw=text(body.raw))
+        chunks = response.chunks if messages == response.messages and body == response.body \
+            else ()
+        response = replace(response, headers=headers(response.headers), messages=messages,
+                           body=body, chunks=chunks)
+    socket = interaction.socket
+    if socket is not None:
+        socket = replace(socket, frames=tuple(
+            replace(f, event=scrub_json(f.event, values), text=text(f.text))
+            for f in socket.frames))
+    return replace(interaction, request=request, response=response, socket=socket)
 
 
 def _redact_path(value: Any, path: tuple[str, ...]) -> Any:

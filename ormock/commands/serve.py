@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
                              log_level=args.log_level, access_log=args.access_log)
         else:
             server = OrmockServer(args.host, args.port, log_level=args.log_level,
-                                  access_log=args.access_log, **options)
+                                  access_log=args.access_log, say=_say, **options)
     except PluginError as error:
         print(f"ormock: --plugin: {error}", file=sys.stderr)
         return 2
@@ -122,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"ormock: {error}", file=sys.stderr)
         return 3
     return 0
+
+
+def _say(line: str) -> None:
+    """A line for the user on stderr (how many answers a stop cut short)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 _LIMIT_HELP = {

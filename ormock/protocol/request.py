@@ -15,7 +15,19 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ormock.protocol.errors import invalid
-from ormock.protocol.fields import choice, expect, includes, metadata, number, type_name
+from ormock.protocol.fields import (
+    MAX_INPUT_TEXT,
+    bounded_string,
+    choice,
+    expect,
+    includes,
+    metadata,
+    number,
+    reasoning_param,
+    stream_options,
+    text_param,
+    type_name,
+)
 from ormock.protocol.input_items import (
     item_text,
     item_tokens,
@@ -268,6 +280,8 @@ def parse_request(body: Any, *, require_model: bool = True) -> ResponseRequest:
             if key.startswith(EXTENSION_PREFIX):
                 extensions[key] = body[key]
     given = get("input")  # a string: ``parse_input``'s one user message, made here
+    if isinstance(given, str) and len(given) > MAX_INPUT_TEXT:
+        bounded_string(given, "input", MAX_INPUT_TEXT)
     items = ([{"type": "message", "role": "user", "content": given}]
              if given.__class__ is str else parse_input(given))
     # ``ResponseRequest(body, model, items, bool(stream), previous, tools, echo,
@@ -314,15 +328,14 @@ def _flags(body: Json) -> None:
 _OPTIONAL = frozenset((
     "temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs",
     "max_output_tokens", "max_tool_calls", "truncation", "service_tier", "safety_identifier",
-    "prompt_cache_key", "metadata", "text", "reasoning", "include", "generate",
+    "prompt_cache_key", "metadata", "text", "reasoning", "include", "generate", "stream_options",
 ))
-# fields ``parse_request`` reads itself, or leaves to others (``conversation``,
-# ``stream_options``, ``user``): a body of only these sends no optional field (none is in
-# ``_OPTIONAL``) and no extension (none starts with ``EXTENSION_PREFIX``)
+# fields ``parse_request`` reads itself, or leaves to others (``conversation``, ``user``): a
+# body of only these sends no optional field (none is in ``_OPTIONAL``) and no extension (none
+# starts with ``EXTENSION_PREFIX``)
 _PLAIN = frozenset((
-    "model", "input", "stream", "stream_options", "tools", "tool_choice", "instructions",
-    "previous_response_id", "parallel_tool_calls", "store", "background", "conversation",
-    "user", "prompt",
+    "model", "input", "stream", "tools", "tool_choice", "instructions", "previous_response_id",
+    "parallel_tool_calls", "store", "background", "conversation", "user", "prompt",
 ))
 
 
@@ -357,18 +370,19 @@ def _optional_fields(body: Json, echo: Json) -> None:
             echo[name] = value
     for name in ("safety_identifier", "prompt_cache_key"):
         if body.get(name) is not None:
-            expect(body[name], str, name, "a string")
-            echo[name] = body[name]
+            echo[name] = bounded_string(body[name], name, 64)
     if body.get("metadata") is not None:
         echo["metadata"] = metadata(body["metadata"])
     if body.get("text") is not None:
-        echo["text"] = _text(body["text"])
+        echo["text"] = text_param(body["text"])
     if body.get("reasoning") is not None:
-        echo["reasoning"] = _reasoning(body["reasoning"])
+        echo["reasoning"] = reasoning_param(body["reasoning"])
     if body.get("generate") is not None:  # false: a warm-up, answered with no output
         expect(body["generate"], bool, "generate", "true or false")
     if body.get("include") is not None:
         includes(body["include"])
+    if body.get("stream_options") is not None:
+        stream_options(body["stream_options"], body.get("stream"))
 
 
 def inherit_extensions(inherited: Json, own: Json) -> Json:
@@ -383,48 +397,3 @@ def inherit_extensions(inherited: Json, own: Json) -> Json:
         else:
             merged[key] = value
     return merged
-
-
-def _text(value: Any) -> Json:
-    expect(value, dict, "text", "an object")
-    fmt = value.get("format") or {"type": "text"}
-    expect(fmt, dict, "text.format", "an object")
-    kind = fmt.get("type")
-    echo: Json
-    if kind in ("text", "json_object"):
-        echo = {"format": {"type": kind}}
-    elif kind == "json_schema":
-        if not isinstance(fmt.get("name"), str):
-            raise invalid("'text.format.name' is required for a json_schema format.",
-                          "text.format.name", "missing_required_parameter")
-        if not isinstance(fmt.get("schema"), dict):
-            raise invalid("'text.format.schema' must be a JSON Schema object.",
-                          "text.format.schema", "invalid_type")
-        # the official Response schema wants the echoed schema as null
-        echo = {"format": {"type": "json_schema", "name": fmt["name"],
-                           "description": fmt.get("description"), "schema": None,
-                           "strict": bool(fmt.get("strict", False))}}
-    else:
-        raise invalid(f"'text.format.type' must be 'text', 'json_object' or 'json_schema'; got "
-                      f"{kind!r}.", "text.format.type")
-    if value.get("verbosity") is not None:
-        verbosity = value["verbosity"]
-        if verbosity not in ("low", "medium", "high"):
-            raise invalid("'text.verbosity' must be 'low', 'medium' or 'high'.",
-                          "text.verbosity")
-        echo["verbosity"] = verbosity
-    return echo
-
-
-def _reasoning(value: Any) -> Json:
-    expect(value, dict, "reasoning", "an object")
-    effort = value.get("effort")
-    if effort is not None and effort not in ("none", "minimal", "low", "medium", "high", "xhigh"):
-        raise invalid(f"'reasoning.effort' {effort!r} is not a reasoning effort; use none, "
-                      "minimal, low, medium, high or xhigh.", "reasoning.effort")
-    summary = value.get("summary")
-    if summary is not None and summary not in ("auto", "concise", "detailed"):
-        raise invalid("'reasoning.summary' must be 'auto', 'concise' or 'detailed'.",
-                      "reasoning.summary")
-    return {"effort": effort, "summary": summary}
-

@@ -13,14 +13,15 @@ shows at most the auth scheme and the first 3 characters of the credential, and 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote_plus
 
 __all__ = ["KEY_PATTERNS", "KEY_STARTS", "MASK", "SECRET_HEADERS", "TOO_DEEP", "is_secret_field",
            "is_secret_header", "is_secret_param", "mask_headers", "mask_json", "mask_query",
-           "mask_text", "mask_value", "scrub", "shown_value"]
+           "mask_text", "mask_value", "scrub", "scrub_json", "scrub_values", "secret_values",
+           "shown_value"]
 
 MASK = "***"
 SECRET_HEADERS = frozenset({
@@ -96,13 +97,48 @@ def shown_value(name: str, value: str) -> str:
 def scrub(text: str, headers: Mapping[str, str]) -> str:
     """``text`` with every secret header value of ``headers`` (and its credential without the
     scheme) taken out, for messages built by code that did not mask them (a plugin's check)."""
-    found: set[str] = set()
+    return scrub_values(text, secret_values(headers))
+
+
+def secret_values(headers: Mapping[str, str], query: str = "",
+                  *known: str | None) -> tuple[str, ...]:
+    """The exact secrets a request carries, longest first: each secret header's value and its
+    credential without the scheme, each secret query parameter's value (``is_secret_param``),
+    and ``known`` (a key a relay sends in their place); those of at least 8 characters (a
+    shorter one would take ordinary words out of a text)."""
+    found = {k for k in known if k}
     for name, value in headers.items():
         if is_secret_header(name):
-            found.update(v for v in (value, _split(value)[1]) if len(v) >= _SCRUBBED)
-    for value in sorted(found, key=len, reverse=True):
-        text = text.replace(value, MASK)
+            found.update((value, _split(value)[1]))
+    if query:
+        for part in query.split("&"):
+            name, equals, value = part.partition("=")
+            if equals and is_secret_param(unquote_plus(name), unquote_plus(value)):
+                found.update((value, unquote_plus(value)))
+    return tuple(sorted((v for v in found if len(v) >= _SCRUBBED), key=len, reverse=True))
+
+
+def scrub_values(text: str, values: Iterable[str]) -> str:
+    """``text`` with each of ``values`` (``secret_values``: longest first) replaced by
+    ``***``."""
+    for value in values:
+        if value in text:
+            text = text.replace(value, MASK)
     return text
+
+
+def scrub_json(value: Any, values: tuple[str, ...]) -> Any:
+    """A JSON value with ``scrub_values`` applied to each string in it, keys too."""
+    if not values:
+        return value
+    if isinstance(value, str):
+        return scrub_values(value, values)
+    if isinstance(value, list):
+        return [scrub_json(v, values) for v in value]
+    if isinstance(value, dict):
+        return {scrub_values(k, values) if isinstance(k, str) else k: scrub_json(v, values)
+                for k, v in value.items()}
+    return value
 
 
 def mask_text(text: str) -> str:

@@ -24,7 +24,8 @@ from typing import Any
 import yaml
 
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "Lines", "ScenarioError",
-           "bound_data", "lines_of", "load_yaml", "path_text", "read_text", "safe_document"]
+           "TagNotAllowed", "bound_data", "lines_of", "load_yaml", "path_text", "read_text",
+           "safe_document", "untagged_document"]
 
 MAX_NODES = 100_000  # keys, values and items, an aliased subtree counted each time it is used
 MAX_ALIASES = 10_000  # '*name' references
@@ -62,6 +63,18 @@ class ScenarioError(ValueError):
         if self.line is not None:
             where += f":{self.line}"
         return f"{where}: {key}{self.message}"
+
+
+class TagNotAllowed(ScenarioError):
+    """A YAML tag the safe loader does not build (``!!python/object/apply:...``), at its line;
+    ``tag``: the whole tag (``tag:yaml.org,2002:python/...``)."""
+
+    def __init__(self, tag: str, *, file: str | None, line: int, key: str = "") -> None:
+        self.tag = tag
+        shown = "!!" + tag.removeprefix("tag:yaml.org,2002:")
+        super().__init__(f"the YAML tag {shown!r} is not allowed: ormock reads plain YAML, never "
+                         "a Python object or any other tag; write the value without it",
+                         file=file, line=line, key=key)
 
 
 @dataclass
@@ -183,6 +196,13 @@ class _BoundedLoader(yaml.SafeLoader):
                                 file=self.file, line=node.start_mark.line + 1,
                                 key=path_text(path) if path else "") from None
 
+    def construct_undefined(self, node: yaml.Node) -> Any:
+        """A tag with no constructor (the safe loader's: none for ``!!python/...``): refused
+        as not allowed, at its line and key, not as a syntax error."""
+        path = self.paths.get(node, ())
+        raise TagNotAllowed(node.tag, file=self.file, line=node.start_mark.line + 1,
+                            key=path_text(path) if path else "")
+
     def count(self, nodes: int, mark: Any) -> None:
         self.nodes += nodes
         if self.nodes > MAX_NODES:
@@ -209,6 +229,29 @@ class _BoundedLoader(yaml.SafeLoader):
         self.count(nodes, mark)
 
 
+_BoundedLoader.add_constructor(None, _BoundedLoader.construct_undefined)
+
+
+class _Untagged(_BoundedLoader):
+    """The bounded loader reading a value under a tag it does not know as the plain value."""
+
+    def construct_undefined(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return self.construct_mapping(node, deep=True)
+        if isinstance(node, yaml.SequenceNode):
+            return self.construct_sequence(node, deep=True)
+        return self.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_Untagged.add_constructor(None, _Untagged.construct_undefined)
+
+
+def untagged_document(text: str, file: str | None = None) -> Any:
+    """A YAML document through the bounded loader with each tag it does not know left out (a
+    look at a file's shape: vcrpy writes ``!!python/tuple``); errors as ``load_yaml``'s."""
+    return load_yaml(text, file, _Untagged)[0]
+
+
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
@@ -227,10 +270,11 @@ def _syntax_error(error: yaml.MarkedYAMLError, file: str | None) -> ScenarioErro
                          line=mark.line + 1 if mark else None)
 
 
-def load_yaml(text: str, file: str | None = None) -> tuple[Any, Lines]:
+def load_yaml(text: str, file: str | None = None,
+              reader: type[_BoundedLoader] = _BoundedLoader) -> tuple[Any, Lines]:
     """Parse one YAML document with the bounded safe loader; errors name file and line."""
     try:
-        loader = _BoundedLoader(text, file)
+        loader = reader(text, file)
     except yaml.reader.ReaderError as error:  # a character YAML does not allow
         line = text.count("\n", 0, error.position) + 1
         char = chr(error.character) if isinstance(error.character, int) else error.character

@@ -24,9 +24,9 @@ from pathlib import Path
 import uvicorn
 
 from ormock.cassette.model import Interaction
-from ormock.cassette.redact import Redaction, SecretFound
+from ormock.cassette.redact import Redaction, SecretFound, scrubbed
 from ormock.protocol.errors import OpenResponsesError
-from ormock.protocol.secrets import mask_query
+from ormock.protocol.secrets import mask_query, scrub_values, secret_values
 from ormock.protocol.types import Message, Receive, Scope, Send
 from ormock.server.body import DEFAULT_MAX_BODY, read_body, send_whole
 from ormock.server.http_protocol import HttpProtocol
@@ -42,7 +42,8 @@ from ormock.server.relay import (
     upstream_target,
 )
 from ormock.server.runner import best_loop
-from ormock.server.threaded import ThreadedServer, bound_socket
+from ormock.server.shutdown import Shutdown
+from ormock.server.threaded import ThreadedServer, bound_socket, tell_stopping
 
 __all__ = ["RecorderApp", "RecorderServer", "check_upstream", "upstream_target"]
 
@@ -54,7 +55,9 @@ class RecorderApp(Relay):
     def __init__(self, upstream: str, file: CassetteFile, *, upstream_key: str | None = None,
                  log: Log = log_stderr, connect_timeout: float = 10.0,
                  max_body: int = DEFAULT_MAX_BODY) -> None:
-        super().__init__(upstream, upstream_key=upstream_key, log=log,
+        known = secret_values({}, "", upstream_key)  # never in a line it logs
+        super().__init__(upstream, upstream_key=upstream_key,
+                         log=lambda line: log(scrub_values(line, known)),
                          connect_timeout=connect_timeout)
         self.file = file
         self.max_body = max_body  # a request body past it is 413, never relayed
@@ -127,9 +130,17 @@ class RecorderApp(Relay):
             return
         if gone:  # the client left before its body was in: nothing to relay
             return
-        entry = self.journal.opened(scope, raw)
-        interaction = await self.exchange(scope, raw, receive, self.journal.watch(entry, send),
+        # the exact secrets it sends (the client's, or the key it puts in their place): taken
+        # out of what it journals and records, in whatever form the upstream echoes them
+        secrets = secret_values(
+            {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
+            scope.get("query_string", b"").decode("latin-1"), self.upstream_key)
+        entry = self.journal.opened(scope, raw, secrets)
+        interaction = await self.exchange(scope, raw, receive,
+                                          self.journal.watch(entry, send, secrets),
                                           target=target, started=started)
+        if interaction is not None:
+            interaction = scrubbed(interaction, secrets)
         self.journal.closed(entry, interaction)
         if interaction is not None:
             await self.keep(sequence, interaction, progress(interaction))
@@ -187,16 +198,25 @@ class RecorderServer(ThreadedServer):
         # passed on: ``ormock.server.http_protocol``; no front: every request is relayed as it
         # came), behind the perimeter, with the lifespan on (the upstream client's) and no Date
         # or Server header of uvicorn's beside the upstream's
-        config = uvicorn.Config(Perimeter(self.app, allowed_hosts), log_level=log_level,
+        # the answers in flight when it stops are cut short quietly, one line in the log saying
+        # how many (``ormock.server.shutdown``)
+        self.shutdown = Shutdown(Perimeter(self.app, allowed_hosts), say=log or log_stderr)
+        config = uvicorn.Config(self.shutdown, log_level=log_level,
                                 access_log=False, http=HttpProtocol,
                                 loop=best_loop(), lifespan="on", proxy_headers=False,
                                 server_header=False, date_header=False, host=host,
                                 port=self.port, timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
+        self._server = tell_stopping(uvicorn.Server(config), self._stopping)
 
     @property
     def cassette(self) -> Path:
         return self.file.path
+
+    def _stopping(self) -> None:
+        """The inspector's live journal ends (a page open is no answer to cut short), then
+        the answers in flight are cut short after a grace."""
+        self.app.journal.namespaces.feed.close()
+        super()._stopping()
 
     def __repr__(self) -> str:
         return f"RecorderServer({self.url!r} -> {self.app.upstream_public!r})"

@@ -17,8 +17,8 @@ from ormock.engine.journal import JournalEntry, summarize
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import recorded_events, recorded_wire
 from ormock.protocol.depth import loads
-from ormock.protocol.secrets import mask_headers
-from ormock.protocol.types import Scope, Send
+from ormock.protocol.secrets import MASK, mask_headers, scrub_json, scrub_values
+from ormock.protocol.types import Message, Scope, Send
 from ormock.server.inspector import inspector_routes
 
 __all__ = ["RecorderJournal"]
@@ -39,23 +39,48 @@ class RecorderJournal:
         return str(scope.get("path", "")).startswith("/_ormock/") or scope.get("path") == \
             "/_ormock"
 
-    def opened(self, scope: Scope, raw: bytes) -> JournalEntry:
+    def opened(self, scope: Scope, raw: bytes, secrets: tuple[str, ...] = ()) -> JournalEntry:
+        """A relayed request arrived; ``secrets``: the exact values taken out of all this
+        entry shows (``secrets.secret_values``: the client's, the key the relay sends)."""
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         body: Any
         try:
             body = loads(raw) if raw else None
         except ValueError:  # (too deep to read as well: ``depth.loads``)
             body = raw.decode("utf-8", "replace")[:2000]
-        entry = JournalEntry(scope["method"], scope["path"], mask_headers(headers), body,
-                             at=self.engine.elapsed(), size=len(raw))
+        shown = {name: scrub_values(value, secrets)
+                 for name, value in mask_headers(headers).items()}
+        entry = JournalEntry(scope["method"], scrub_values(scope["path"], secrets), shown,
+                             scrub_json(body, secrets), at=self.engine.elapsed(),
+                             size=len(raw))
         self.engine.journal.append(entry)
         return entry
 
-    def watch(self, entry: JournalEntry, send: Send) -> Send:
-        return self.engine.feed.watch(entry, send, "sse")
+    def watch(self, entry: JournalEntry, send: Send, secrets: tuple[str, ...] = ()) -> Send:
+        """``send``, telling the live page each event as it goes out, ``secrets`` taken out of
+        what the page is told (the client gets the bytes as the upstream sent them)."""
+        if not secrets:
+            return self.engine.feed.watch(entry, send, "sse")
+        told = self.engine.feed.watch(entry, _unsent, "sse")
+        if told is _unsent:  # nobody watches
+            return send
+        masks = [(s.encode("utf-8"), MASK.encode()) for s in secrets]
+
+        async def watched(message: Message) -> None:
+            await send(message)
+            body = message.get("body")
+            if body:
+                for secret, mask in masks:
+                    body = body.replace(secret, mask)
+                message = {**message, "body": body}
+            await told(message)
+
+        return watched
 
     def closed(self, entry: JournalEntry, interaction: Interaction | None) -> None:
-        """The exchange is over: what the upstream answered (None: nothing recordable)."""
+        """The exchange is over: what the upstream answered (None: nothing recordable), its
+        secrets taken out already (``cassette.redact.scrubbed``)."""
+
         entry.finished_at = self.engine.elapsed()
         response = interaction.response if interaction is not None else None
         if response is None:
@@ -78,3 +103,7 @@ class RecorderJournal:
         self.engine.feed.keep(entry, SentFrames(
             wire.kind, wire.status, wire.headers,
             tuple((f.delay, f) for f in wire.frames if f.action is None)))
+
+
+async def _unsent(message: Message) -> None:
+    """A ``send`` that sends nothing: what the watchers are told through."""

@@ -9,8 +9,11 @@ and leaves after ``timeout`` seconds (an upstream that stalls is then recorded `
 What is sent: the recorded method, path, query and body, and the recorded headers but the
 secret ones (``Authorization``, keys, cookies; also anything written ``REDACTED``): the key is
 only ever the one given (``key``, sent as ``Authorization: Bearer``), never one a cassette
-holds. The ids an upstream gives are new on every call, so the ids of each earlier answer
-(the response's ``id``, its items' ``id`` and ``call_id``) are replaced in later requests
+holds. A query parameter the recorder wrote ``REDACTED`` (a key: Google's ``?key=``) gets
+that key in its place; with no key given, the request is not sent (its note says to give
+one): ``key=REDACTED`` would only earn an upstream's 400, reported as drift. The ids an
+upstream gives are new on every call, so the ids of each earlier answer (the response's
+``id``, its items' ``id`` and ``call_id``) are replaced in later requests
 (``previous_response_id``, a ``function_call_output``'s ``call_id``, ``/v1/responses/{id}``)
 by the ones the upstream gave this time. A WebSocket session is not sent again.
 """
@@ -21,6 +24,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, unquote_plus
 
 from ormock.cassette.model import Cassette, Interaction, RecordedRequest
 from ormock.cassette.redact import REDACTED
@@ -64,8 +68,26 @@ def _swap(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-def _scope(request: RecordedRequest, ids: dict[str, str]) -> tuple[dict[str, Any], bytes]:
-    """The ASGI scope and body of ``request`` as it is sent again."""
+def _query(query: str, key: str | None) -> str:
+    """The recorded query as it is sent again: each parameter written ``REDACTED`` (a key the
+    recorder took out) given ``key``; ``ValueError`` says what to pass when there is none."""
+    parts = query.split("&") if query else []
+    for index, part in enumerate(parts):
+        name, equals, value = part.partition("=")
+        if equals and unquote_plus(value) == REDACTED:
+            if key is None:
+                raise ValueError(
+                    f"not sent: its query's {unquote_plus(name)!r} was recorded REDACTED (a "
+                    "key the recorder took out); give --upstream-key-env NAME to send that "
+                    "key in its place")
+            parts[index] = f"{name}={quote(key, safe='')}"
+    return "&".join(parts)
+
+
+def _scope(request: RecordedRequest, ids: dict[str, str],
+           key: str | None = None) -> tuple[dict[str, Any], bytes]:
+    """The ASGI scope and body of ``request`` as it is sent again (``key``: the one given, for
+    a query parameter recorded ``REDACTED``)."""
     path = "/".join(ids.get(segment, segment) for segment in request.path.split("/"))
     headers: list[tuple[bytes, bytes]] = []
     for name, value in request.headers.items():
@@ -81,7 +103,7 @@ def _scope(request: RecordedRequest, ids: dict[str, str]) -> tuple[dict[str, Any
         body = (request.text or "").encode()
     scope = {"type": "http", "method": request.method, "path": path,
              "raw_path": escaped_path(path).encode("ascii"),
-             "query_string": request.query.encode("latin-1"), "headers": headers}
+             "query_string": _query(request.query, key).encode("latin-1"), "headers": headers}
     return scope, body
 
 
@@ -130,11 +152,11 @@ async def resend(cassette: Cassette, upstream: str, *, key: str | None = None,
             if interaction.response is None:
                 out.notes[index] = "a WebSocket session: not sent again"
                 continue
-            scope, body = _scope(interaction.request, ids)
             try:
+                scope, body = _scope(interaction.request, ids, key)
                 target = relayed_path(scope)
-            except OpenResponsesError as error:
-                out.notes[index] = error.message
+            except (ValueError, OpenResponsesError) as error:  # its message: the note
+                out.notes[index] = str(error)
                 out.failed.add(index)
                 continue
             before = len(lines)

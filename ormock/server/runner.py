@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -17,7 +16,8 @@ from ormock.engine.core import Engine
 from ormock.engine.settings import Settings
 from ormock.server.assembly import assemble
 from ormock.server.http_protocol import http_protocol
-from ormock.server.threaded import ThreadedServer, bound_socket
+from ormock.server.shutdown import Shutdown
+from ormock.server.threaded import ThreadedServer, bound_socket, tell_stopping
 
 __all__ = ["CORK_ENV", "OrmockServer"]
 
@@ -62,22 +62,6 @@ def uvicorn_config(app: Any, *, log_level: str, access_log: bool, cork: bool | N
                           **where)
 
 
-def _stopping_tells(server: Any, stopping: Callable[[], None]) -> Any:
-    """``server`` (a ``uvicorn.Server``) telling ``stopping`` first when it is asked to stop
-    (Ctrl-C): the inspector's live streams end, so an open page never holds up the
-    shutdown."""
-    handle_exit = getattr(server, "handle_exit", None)
-    if handle_exit is None:  # not uvicorn's (a test's stand-in)
-        return server
-
-    def told(sig: int, frame: FrameType | None) -> None:
-        stopping()
-        handle_exit(sig, frame)
-
-    server.handle_exit = told
-    return server
-
-
 class OrmockServer(ThreadedServer):
     """A running fake. Use as a context manager or call ``start()`` and ``stop()``.
 
@@ -90,6 +74,8 @@ class OrmockServer(ThreadedServer):
     its own keys); the default, ``"memory"``, forgets them when the server stops.
     ``cork=False``: uvicorn's plain writes instead of a response's head joined to its first
     body bytes (the bytes are the same; None: as ``ORMOCK_HTTP_CORK`` says, on when unset).
+    ``say``: told, in one line, how many answers still in flight a stop cut short
+    (``ormock.server.shutdown``; None: nobody).
     """
 
     def __init__(
@@ -107,27 +93,35 @@ class OrmockServer(ThreadedServer):
         log_level: str = "warning",
         access_log: bool = False,
         cork: bool | None = None,
+        say: Callable[[str], None] | None = None,
         **options: Any,
     ) -> None:
         parts = assemble(settings=settings, scenarios=scenarios, api_key=api_key,
                          max_body=max_body, admin_hosts=admin_hosts,
                          allowed_hosts=allowed_hosts, plugins=plugins, **options)
         self.limits, self.namespaces, self.app = parts.limits, parts.namespaces, parts.app
+        self.shutdown = Shutdown(self.app, say=say)
         self._socket = bound_socket(host, port)
         self.host = host
         self.port: int = self._socket.getsockname()[1]
-        self._config = uvicorn_config(self.app, log_level=log_level, access_log=access_log,
+        self._config = uvicorn_config(self.shutdown, log_level=log_level, access_log=access_log,
                                       cork=cork, host=host, port=self.port,
                                       timeout_graceful_shutdown=1)
-        self._server = _stopping_tells(uvicorn.Server(self._config), self.namespaces.feed.close)
+        self._server = tell_stopping(uvicorn.Server(self._config), self._stopping)
 
     def engine(self, namespace: str = "") -> Engine:
         return self.namespaces.get(namespace)
 
+    def _stopping(self) -> None:
+        """The inspector's live streams end, so an open page never holds up the shutdown; the
+        answers in flight are cut short after a grace."""
+        self.namespaces.feed.close()
+        super()._stopping()
+
     def stop(self) -> None:
         """Stop serving: the inspector's live streams and the background runs first (stored
         ``cancelled``, so that the streams following them end), then the server."""
-        self.namespaces.feed.close()
+        self._stopping()
         if self._thread is not None:
             self.namespaces.stop_runs()
         super().stop()

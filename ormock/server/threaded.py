@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import socket
 import threading
-from types import TracebackType
+from collections.abc import Callable
+from types import FrameType, TracebackType
 from typing import Any, TypeVar
 
 import uvicorn
 
-__all__ = ["ThreadedServer", "bound_socket"]
+from ormock.server.shutdown import Shutdown
+
+__all__ = ["ThreadedServer", "bound_socket", "tell_stopping"]
 
 _S = TypeVar("_S", bound="ThreadedServer")
 
@@ -34,12 +37,30 @@ def bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def tell_stopping(server: Any, stopping: Callable[[], None]) -> Any:
+    """``server`` (a ``uvicorn.Server``) telling ``stopping`` first when it is asked to stop
+    (Ctrl-C, SIGTERM: uvicorn's ``handle_exit``)."""
+    handle_exit = getattr(server, "handle_exit", None)
+    if handle_exit is None:  # not uvicorn's (a test's stand-in)
+        return server
+
+    def told(sig: int, frame: FrameType | None) -> None:
+        stopping()
+        handle_exit(sig, frame)
+
+    server.handle_exit = told
+    return server
+
+
 class ThreadedServer:
-    """Subclasses set ``_socket``, ``host``, ``port`` and ``_server`` (a ``uvicorn.Server``)
-    in ``__init__`` and may add to ``_closed`` (what goes when the server stops)."""
+    """Subclasses set ``_socket``, ``host``, ``port``, ``shutdown`` (the outermost layer of
+    their app) and ``_server`` (a ``uvicorn.Server``, through ``tell_stopping(server,
+    self._stopping)``) in ``__init__``, and may add to ``_stopping`` (what is told first when
+    the server is asked to stop) and ``_closed`` (what goes when it has stopped)."""
 
     _socket: socket.socket
     _server: uvicorn.Server
+    shutdown: Shutdown
     host: str
     port: int
     _thread: threading.Thread | None = None
@@ -87,11 +108,17 @@ class ThreadedServer:
             raise RuntimeError(f"{self.label} on {self.url} failed to start")
 
     def stop(self) -> None:
+        self._stopping()
         self._server.should_exit = True  # ends serve_forever() too
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
         self._close()
+
+    def _stopping(self) -> None:
+        """Told first when the server is asked to stop: the answers in flight are cut short
+        after a grace (``ormock.server.shutdown``)."""
+        self.shutdown.stopping()
 
     def _close(self) -> None:
         self._socket.close()
