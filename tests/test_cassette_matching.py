@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ormock.cassette import Cassette, CassetteMiss, Interaction, Player, RecordedRequest
-from ormock.cassette.matching import json_diff
+from ormock.cassette.matching import Order, json_diff, order_of
 
 
 def _cassette(*bodies: dict[str, object], file: str = "c.yaml") -> Cassette:
@@ -53,6 +53,43 @@ def test_in_recorded_order_only_the_next_interaction_may_answer() -> None:
         player.take("POST", "/v1/responses", "", {"input": "b"})
     assert player.take("POST", "/v1/responses", "", {"input": "a"})[0] == 0
     assert player.take("POST", "/v1/responses", "", {"input": "b"})[0] == 1
+
+
+def test_in_repeat_order_the_first_matching_interaction_answers_every_time() -> None:
+    """vcrpy's ``allow_playback_repeats=True`` (``Cassette.play_response``): the first
+    interaction a request matches answers, played or not; a later identical recording is never
+    played, and the counts are vcrpy's ``play_counts``."""
+    same, other = {"model": "m", "input": "go on"}, {"model": "m", "input": "other"}
+    player = Player.of(_cassette(same, other, same), order="repeat")
+    taken = [player.take("POST", "/v1/responses", "", body)[0]
+             for body in (same, other, same, other, same)]
+    assert taken == [0, 1, 0, 1, 0]
+    assert player.counts() == [3, 2, 0] and player.unused() == [2]
+    player.unplay(0)  # a faulted answer is taken back: one play fewer
+    assert player.counts() == [2, 2, 0]
+    with pytest.raises(CassetteMiss) as caught:  # a miss is still one
+        player.take("POST", "/v1/responses", "", {"model": "m", "input": "new"})
+    assert not caught.value.used_up and "closest is interaction 1" in str(caught.value)
+
+
+@pytest.mark.parametrize("order", ["any", "recorded"])
+def test_once_orders_count_each_play_once(order: Order) -> None:
+    same = {"model": "m", "input": "go on"}
+    player = Player.of(_cassette(same, same), order=order)
+    player.take("POST", "/v1/responses", "", same)
+    assert player.counts() == [1, 0]
+    player.unplay(0)
+    assert player.counts() == [0, 0] and player.unused() == [0, 1]
+
+
+def test_an_unknown_order_names_each_order_and_what_it_does() -> None:
+    with pytest.raises(ValueError, match="order must be 'any' ") as caught:
+        order_of("twice")
+    message = str(caught.value)
+    assert message.endswith("vcrpy's allow_playback_repeats), not 'twice'")
+    assert "or 'repeat' (a request takes the first interaction it matches, played or not" \
+        in message
+    assert order_of("repeat") == "repeat"
 
 
 def test_method_and_path_are_part_of_the_match() -> None:

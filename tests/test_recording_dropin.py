@@ -365,3 +365,69 @@ def test_a_replayed_request_is_matched_as_the_filters_make_it(
     ormock = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr")
     ormock.assert_outcomes(passed=1)
     assert _out(vcrpy) == _out(ormock)
+
+
+REPEATS = '''
+import os
+
+import openai
+import pytest
+
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    # langchain-openai's shared vcr_config; the repeats allowed once the cassettes are recorded
+    return {"filter_headers": ["authorization"], "match_on": ["method", "uri", "body"],
+            "allow_playback_repeats": os.environ.get("REPEATS") == "1"}
+
+
+def ask(text):
+    client = openai.OpenAI(base_url=os.environ["PROVIDER_URL"], max_retries=0,
+                           api_key=os.environ["OPENAI_API_KEY"])
+    return client.responses.create(model="m", input=text).id
+
+
+def counts(vcr):
+    return vcr.play_count, sorted(vcr.play_counts.items()), vcr.all_played, len(vcr)
+
+
+@pytest.mark.vcr
+def test_same_three_times(vcr):
+    print("OUT same", [ask("again") for _ in range(int(os.environ["TIMES"]))], counts(vcr))
+
+
+@pytest.mark.vcr
+def test_interleaved(vcr):
+    print("OUT interleaved", [ask(text) for text in ["a", "b"] * int(os.environ["TIMES"])],
+          counts(vcr))
+'''
+
+
+def test_allow_playback_repeats_replays_the_first_match_as_vcrpy_does(
+    pytester: pytest.Pytester, provider: OrmockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``allow_playback_repeats: True`` with ``match_on: [method, uri, body]``: each request is
+    answered by the first interaction it matches, again and again, though identical ones were
+    recorded after it (vcrpy's ``Cassette.play_response``); the counts are vcrpy's."""
+    pytester.makepyfile(test_repeats=REPEATS)
+    monkeypatch.setenv("TIMES", "2")  # recorded without repeats: each request its own answer
+    recorded = pytester.runpytest("-s", "-p", "no:cacheprovider", "--record-mode=once")
+    recorded.assert_outcomes(passed=2)
+    provider.stop()
+    monkeypatch.setenv("REPEATS", "1")
+    monkeypatch.setenv("TIMES", "3")  # more requests than were recorded
+    vcrpy = pytester.runpytest("-s", "-p", "no:cacheprovider")
+    vcrpy.assert_outcomes(passed=2)
+    ormock = pytester.runpytest("-s", "-p", "no:cacheprovider", "--ormock-vcr")
+    ormock.assert_outcomes(passed=2)
+    alone = pytester.runpytest("-s", "-p", "no:cacheprovider", "-p", "no:recording",
+                               "-o", "ormock_vcr=true")
+    alone.assert_outcomes(passed=2)
+    assert _out(vcrpy) == _out(ormock) == _out(alone)
+    first = {line.split()[1]: line for line in _out(recorded)}
+    same = re.findall(r"resp_\w+", first["same"])
+    a, b = re.findall(r"resp_\w+", first["interleaved"])[:2]
+    assert len(set(same)) == 2  # two answers recorded; the first plays three times
+    assert _out(ormock) == sorted([
+        f"OUT interleaved {[a, b] * 3} (6, [(0, 3), (1, 3)], False, 4)",
+        f"OUT same {[same[0]] * 3} (3, [(0, 3)], False, 2)"])

@@ -308,6 +308,23 @@ def test_two_workers_play_a_cassettes_interactions_once_in_order(
     assert [e["interaction"] for e in journal] == list(range(1, len(got) + 1))
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_two_workers_in_repeat_order_play_the_first_match_every_time(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    spec = store_spec(kind, request, tmp_path)
+    cassette = tmp_path / "repeated.yaml"
+    cassette.write_text(_cassette_text(["Next.", "Other.", "Next."]))
+    with serve("--workers", "2", "--store", spec, "--cassette", str(cassette),
+               "--cassette-order", "repeat") as served:
+        got = _until_both_served(spec, lambda: _text(served.base_url), 8)
+        assert got == ["played 1"] * len(got)
+        assert _text(served.base_url, "Other.") == "played 2"
+        with httpx.Client(base_url=_root(served.base_url), timeout=30) as admin:
+            listed = admin.get("/_ormock/cassettes").json()["data"]
+    assert [(c["order"], c["plays"], c["played"], c["unused"]) for c in listed] == [
+        ("repeat", [len(got), 1, 0], 2, [2])]
+
+
 def test_a_cassette_loaded_on_one_replica_is_played_by_both_once(
         redis_server: RedisServer) -> None:
     url = redis_server.fresh_url()
@@ -371,6 +388,37 @@ def test_two_players_racing_on_one_store_play_each_interaction_once(
     assert players[0].refresh() is False  # the miss found out all the other one played
     players[1].refresh()
     assert players[0].unused() == players[1].unused() == []
+    for store in stores:
+        store.close()
+
+
+def test_two_players_racing_on_one_store_in_repeat_order_count_every_play(
+        tmp_path: Path) -> None:
+    """``order="repeat"`` (vcrpy's ``allow_playback_repeats``) on a shared store: whichever
+    process takes it, every request plays the first interaction it matches, none is lost to
+    a race, and the store's count is how often both played it."""
+    cassette = parse_cassette(_cassette_text(["Next.", "Other.", "Next."]))
+    stores = [SqliteBackend(tmp_path / "c.db") for _ in range(2)]
+    players = [Player.of(cassette, order="repeat", claims=StoreCounters(store),
+                         tag="cassette:repeated:0") for store in stores]
+    start = threading.Barrier(2)
+    got: list[list[int]] = [[], []]
+
+    def take(n: int) -> None:
+        start.wait()
+        for turn in range(20):
+            text = "Other." if turn % 4 == 3 else "Next."
+            got[n].append(players[n].take("POST", "/v1/responses", "",
+                                          {"model": "gpt-5", "input": text})[0])
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert got[0] == got[1] == [1 if turn % 4 == 3 else 0 for turn in range(20)]
+    assert players[0].counts() == players[1].counts() == [30, 10, 0]  # both workers' plays
+    assert players[0].unused() == players[1].unused() == [2]  # never played: as vcrpy
     for store in stores:
         store.close()
 

@@ -2,19 +2,23 @@
 
 A request matches an interaction on method, path (and query) and body, with the JSON paths a
 user tells to ignore left out on both sides (``metadata``, ``user``, ``prompt_cache_key``,
-``input[*].output``). Each interaction answers once, in recorded order: identical requests of
-an agent loop get their answers in the order they were recorded (vcrpy replays the first one
-again). With ``order="recorded"`` a request must match the next unused interaction. Ids are
-never rewritten, so a follow-up naming a recorded ``previous_response_id`` or ``call_id``
-matches as it is.
+``input[*].output``). How interactions answer is the player's ``order`` (``ORDERS``): with
+``"any"`` (the default) each interaction answers once, in recorded order: identical requests of
+an agent loop get their answers in the order they were recorded (vcrpy 9's default). With
+``"recorded"`` a request must match the next unused interaction. With ``"repeat"`` (vcrpy's
+``allow_playback_repeats=True``, as its ``Cassette.play_response``) a request takes the first
+interaction it matches, played or not, as often as it comes: a later identical recording is
+never played. Ids are never rewritten, so a follow-up naming a recorded
+``previous_response_id`` or ``call_id`` matches as it is.
 
 Across workers and replicas on one store (``--workers``, ``--store redis://...``) a player has
 ``claims``: "interaction k was played" is a count in the store (``(tag, "played", k)``, moved by
 its atomic ``incr``), and only the request that makes it 1 plays k; one that loses the race
 marks k played and looks again. ``used`` is then what this process knows: an interaction
 another worker played is found out when this one claims it (``order="recorded"`` reads the
-next one's count first), and before a miss is reported. Without ``claims`` (one process) a
-play counts nothing in a store.
+next one's count first), and before a miss is reported. With ``order="repeat"`` every play
+is such an ``incr`` and none is lost: the count is how often every worker played k. Without
+``claims`` (one process) a play counts nothing in a store.
 
 A miss names the closest interaction and shows the differences, a JSON diff by path.
 """
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from ormock.cassette.differences import body_differences, json_diff
@@ -35,15 +39,25 @@ from ormock.scenario.counters import Counters
 
 __all__ = [
     "MATCHERS",
+    "ORDERS",
     "ORMOCK_MATCH_ON",
     "VCR_MATCH_ON",
     "CassetteMiss",
     "Player",
     "json_diff",
     "match_on_of",
+    "order_of",
 ]
 
-Order = Literal["any", "recorded"]
+Order = Literal["any", "recorded", "repeat"]
+# how a cassette's interactions answer (``--cassette-order``, ``?order=``, ``cassette_order``,
+# ``use_cassette(order=...)``), with what each means
+ORDERS: dict[str, str] = {
+    "any": "a request takes the first unused interaction it matches, each played once",
+    "recorded": "a request must match the next unused interaction",
+    "repeat": "a request takes the first interaction it matches, played or not, as often "
+              "as it comes: vcrpy's allow_playback_repeats",
+}
 _MISSING = object()
 
 # what a request is compared on: an ormock cassette's own (its body, JSON-aware, with the ignored
@@ -55,6 +69,14 @@ VCR_MATCH_ON = ("method", "scheme", "host", "port", "path", "query")
 MATCHERS = ("method", "scheme", "host", "port", "path", "query", "uri", "body", "raw_body",
             "headers")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def order_of(value: object) -> Order:
+    """``value`` as an ``Order``; a ``ValueError`` naming each order and what it does."""
+    if isinstance(value, str) and value in ORDERS:
+        return cast(Order, value)
+    known = [f"{name!r} ({means})" for name, means in ORDERS.items()]
+    raise ValueError(f"order must be {', '.join(known[:-1])} or {known[-1]}, not {value!r}")
 
 
 def match_on_of(cassette: Cassette) -> tuple[str, ...]:
@@ -189,9 +211,11 @@ class Player:
     claims: Counters | None = None  # shared across processes: who played what
     tag: str = ""  # the claims' name: the cassette's content hash and its load
     paths: tuple[str, ...] = ()  # ``ignore`` as given
+    plays: list[int] = field(default_factory=list)  # how often this process played each
 
     def __post_init__(self) -> None:
         self.used = [False] * len(self.cassette.interactions)
+        self.plays = [0] * len(self.cassette.interactions)
 
     @classmethod
     def of(cls, cassette: Cassette, ignore: Iterable[str] = (), order: Order = "any",
@@ -201,9 +225,33 @@ class Player:
                    tag=tag, paths=paths)
 
     def _claim(self, index: int) -> bool:
-        """Mark ``index`` played; whether this request plays it (not another worker)."""
+        """Mark ``index`` played; whether this request plays it (not another worker; in
+        ``repeat`` order always: a play takes nothing from another)."""
         self.used[index] = True
-        return self.claims is None or self.claims.add((self.tag, "played", index)) == 1
+        count = 1 if self.claims is None else self.claims.add((self.tag, "played", index))
+        if count == 1 or self.order == "repeat":
+            self.plays[index] += 1
+            return True
+        return False
+
+    def unplay(self, index: int) -> None:
+        """Take back a play of ``index`` (its answer never reached the client whole): the next
+        request that matches it plays it. In one process only: a shared store's claims only
+        count up."""
+        if self.claims is None and self.plays[index] > 0:
+            self.plays[index] -= 1
+            self.used[index] = self.plays[index] > 0
+
+    def counts(self) -> list[int]:
+        """How often each interaction was played, by every worker on a shared store (vcrpy's
+        ``play_counts``): once at most, but in ``repeat`` order."""
+        self.refresh()
+        if self.order != "repeat":
+            return [int(used) for used in self.used]
+        if self.claims is None:
+            return list(self.plays)
+        return [self.claims.value((self.tag, "played", index)) if used else 0
+                for index, used in enumerate(self.used)]
 
     def _played_elsewhere(self, index: int) -> bool:
         if self.claims is None or self.claims.value((self.tag, "played", index)) == 0:
@@ -294,11 +342,12 @@ class Player:
                                  sent.headers)
 
     def _match(self, sent: _Sent, socket: bool) -> tuple[int | None, _Best | None]:
-        """The interaction this request plays (claimed), else None and the closest unused
-        one with its differences."""
+        """The interaction this request plays (claimed), else None and the closest one it
+        could have played with its differences."""
         interactions = self.cassette.interactions
         while True:
-            candidates = [i for i, used in enumerate(self.used) if not used
+            again = self.order == "repeat"  # played ones answer again: vcrpy's repeats
+            candidates = [i for i, used in enumerate(self.used) if (again or not used)
                           and (interactions[i].socket is not None) == socket]
             if self.order == "recorded":
                 while candidates and self._played_elsewhere(candidates[0]):
@@ -322,6 +371,7 @@ class Player:
 
     def reset(self) -> None:
         self.used = [False] * len(self.used)
+        self.plays = [0] * len(self.plays)
 
 
 def request_body(raw: bytes) -> Any:

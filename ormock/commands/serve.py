@@ -12,6 +12,7 @@ from dataclasses import fields
 from typing import Any
 
 import ormock.plugins  # noqa: F401  (registers the real providers' profiles)
+from ormock.cassette.matching import ORDERS
 from ormock.engine.limits import Limits
 from ormock.engine.store import StoreError, check_store
 from ormock.engine.store.base import shown
@@ -190,9 +191,9 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--cassette-ignore", action="append", default=[], metavar="JSON.PATH",
                        help="leave this JSON path out when matching a request to a recorded "
                             "one, e.g. metadata or input[*].output (repeatable)")
-    serve.add_argument("--cassette-order", choices=("any", "recorded"), default="any",
-                       help="any: a request takes the first unused interaction it matches "
-                            "(default); recorded: it must match the next one")
+    serve.add_argument("--cassette-order", choices=tuple(ORDERS), default="any",
+                       help="; ".join(f"{name}: {means}" for name, means in ORDERS.items())
+                       + " (default any)")
     serve.add_argument("--cassette-match", choices=("exact", "lenient"), default="exact",
                        help="exact: bodies compared as recorded (default); lenient: null, "
                             "empty and absent alike")

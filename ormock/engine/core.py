@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from typing import Any
 
-from ormock.cassette.matching import Order
+from ormock.cassette.matching import Order, order_of
 from ormock.cassette.model import Cassette, Interaction
 from ormock.cassette.validation import checked
 from ormock.engine import attempt, building, step_uses
@@ -231,9 +231,9 @@ class Engine:
                      ignore: Iterable[str] = (), order: Order = "any") -> list[Cassette]:
         """Replay a cassette (a ``Cassette``, a file of ormock's or vcrpy's, or a folder of
         them) before anything else: each request takes the first unused interaction it matches
-        (``order="recorded"``: the next one), ``ignore`` JSON paths left out of the match."""
-        if order not in ("any", "recorded"):
-            raise ValueError(f"order must be 'any' or 'recorded', not {order!r}")
+        (``order="recorded"``: the next one; ``"repeat"``: the first it matches, played or
+        not), ``ignore`` JSON paths left out of the match."""
+        order = order_of(order)
         # one built in Python is checked as a loaded one is (files are checked as they load)
         cassettes = [checked(source)] if isinstance(source, Cassette) else cassettes_in(source)
         paths = tuple(ignore)

@@ -262,8 +262,8 @@ class Replays:
         fault kept its answer from the client); in one process only (a shared store's claims
         only count up)."""
         for player in self.players:
-            if player.cassette is replayed.cassette and player.claims is None:
-                player.used[replayed.index] = False
+            if player.cassette is replayed.cassette:
+                player.unplay(replayed.index)
 
     def unused(self) -> list[tuple[Cassette, int, Interaction]]:
         for player in self.players:
@@ -272,12 +272,14 @@ class Replays:
                 for i in p.unused()]
 
     def summary(self) -> list[Json]:
-        """What the admin API shows of each cassette (what every worker played)."""
-        for player in self.players:
-            player.refresh()
+        """What the admin API shows of each cassette (what every worker played): how many
+        interactions were played, which were not, and how often each was (``plays``: more
+        than once in ``repeat`` order)."""
         return [{"file": p.cassette.file, "origin": p.cassette.origin,
-                 "profile": p.cassette.profile, "interactions": len(p.used),
-                 "played": sum(p.used), "unused": p.unused()} for p in self.players]
+                 "profile": p.cassette.profile, "order": p.order,
+                 "interactions": len(p.used), "plays": counts,
+                 "played": sum(1 for n in counts if n), "unused": p.unused()}
+                for p in self.players for counts in [p.counts()]]
 
 
 def replay(engine: Engine, method: str, path: str, query: str, body: Any,

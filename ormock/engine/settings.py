@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import ormock.plugins  # noqa: F401  (registers the real providers' profiles)
-from ormock.cassette.matching import Order
+from ormock.cassette.matching import Order, order_of
 from ormock.cassette.model import Cassette
 from ormock.cassette.validation import checked
 from ormock.engine.limits import Limits
@@ -46,7 +46,7 @@ class Settings:
     # cassette file, or a folder of them)
     cassettes: tuple[Cassette, ...] = ()
     cassette_ignore: tuple[str, ...] = ()  # JSON paths left out when matching a request
-    cassette_order: Order = "any"  # "recorded": each request must match the next interaction
+    cassette_order: Order = "any"  # how interactions answer (``ormock.cassette.matching.ORDERS``)
     # where stored responses live: "memory", or "sqlite:PATH" (one file for every namespace,
     # each its own keyspace, kept across restarts)
     store: str = "memory"
@@ -84,10 +84,10 @@ class Settings:
         if isinstance(ignore, str) or not isinstance(ignore, (tuple, list)):
             raise ValueError(f"cassette_ignore is a list of JSON paths, not {ignore!r}")
         object.__setattr__(self, "cassette_ignore", tuple(str(p) for p in ignore))
-        if self.cassette_order not in ("any", "recorded"):
-            raise ValueError(f"cassette_order must be 'any' (each request takes the first "
-                             f"unused interaction it matches) or 'recorded' (the next one), "
-                             f"not {self.cassette_order!r}")
+        try:
+            order_of(self.cassette_order)
+        except ValueError as error:
+            raise ValueError(f"cassette_{error}") from None
         object.__setattr__(self, "store", check_store(self.store))
         limits: object = self.limits
         if not isinstance(limits, Limits):

@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ormock.cassette.fileformat import dump_cassette, parse_cassette, to_document
-from ormock.cassette.matching import Order, Player
+from ormock.cassette.matching import Player, order_of
 from ormock.cassette.model import Cassette
 from ormock.engine.store.base import StoreBackend
 from ormock.protocol.types import Json
@@ -120,7 +120,7 @@ def apply_cassettes(engine: Engine, entries: list[Json]) -> None:
                 cassette = presets[index]
             else:
                 cassette = parse_cassette(entry["text"], entry.get("file"))
-            order: Order = "recorded" if entry["order"] == "recorded" else "any"
+            order = order_of(entry["order"])
             player = Player.of(cassette, entry["ignore"], order, engine.counters,
                                entry["tag"])
         players.append(player)

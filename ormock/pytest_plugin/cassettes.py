@@ -18,7 +18,6 @@ from ormock.pytest_plugin.options import OrmockOptions
 from ormock.pytest_plugin.session import OrmockSession
 
 if TYPE_CHECKING:
-    from ormock.cassette.matching import Order
     from ormock.cassette.model import Interaction
 
 __all__ = ["FixtureCassettes", "cassette_name"]
@@ -132,9 +131,10 @@ class FixtureCassettes:
     def _load(self, path: Path) -> list[Any]:
         __tracebackhide__ = True
         from ormock.cassette.fileformat import CassetteError
+        from ormock.cassette.matching import order_of
 
         options = self._options
-        order: Order = "recorded" if options.cassette_order == "recorded" else "any"
+        order = order_of(options.cassette_order)  # checked when the options were read
         try:  # at the pace of cassette_speed: the namespace was opened with it
             return self._backend.load_cassettes(path, options.cassette_ignore, order)
         except (CassetteError, OSError) as error:

@@ -54,7 +54,7 @@ class OrmockOptions:
     # a cassette file to replay (and record, in a record mode); True: the test's default one
     cassette: str | bool | None = None
     cassette_ignore: tuple[str, ...] = ()  # JSON paths left out when matching a request
-    cassette_order: str = "any"  # "recorded": each request must be the next one recorded
+    cassette_order: str = "any"  # how interactions answer: ormock.cassette.matching.ORDERS
     cassette_speed: float = 0.0  # divides the recorded pauses; 0 (the default) is at once
     strict: bool = True  # False turns off every after-test check
     assert_all_matched: bool = True  # requests that no scenario step matched
@@ -182,11 +182,12 @@ def validate(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
                                    f"'metadata' or 'input[*].output' (or a list), not {value!r}")
             out[key] = paths
         elif key == "cassette_order":
-            if value not in ("any", "recorded"):
-                raise OptionsError(f"{where}: cassette_order must be 'any' (the first unused "
-                                   f"interaction that matches) or 'recorded' (the next one), "
-                                   f"not {value!r}")
-            out[key] = value
+            from ormock.cassette.matching import order_of
+
+            try:
+                out[key] = order_of(value)
+            except ValueError as error:
+                raise OptionsError(f"{where}: cassette_{error}") from None
         elif key == "cassette_speed":
             out[key] = parse_float(value, where)
         elif key == "chaos":

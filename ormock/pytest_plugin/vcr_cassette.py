@@ -7,8 +7,10 @@ the markers' positional arguments as more cassettes, relative to ``vcr_cassette_
 the cassette first in ``rewrite`` (then records as ``new_episodes``), builds a ``vcr.VCR`` and
 lets the project configure it (``pytest_recording_configure``: its serializers, persisters).
 The cassettes are read through the project's serializer into one ormock cassette, matched as
-vcrpy matches them (its ``match_on``), and loaded into a fake of the test's own (a namespace of
-the session's server). ``routed`` sends the SDK's requests there (``transport``).
+vcrpy matches them (its ``match_on``; with ``allow_playback_repeats`` in ``repeat`` order, the
+first interaction a request matches answering it every time), and loaded into a fake of the
+test's own (a namespace of the session's server). ``routed`` sends the SDK's requests there
+(``transport``).
 
 Recording: a request no interaction answers (every request, in ``all``) is relayed by the fake
 to the host it was going to, with the client's own headers, and kept; after the test the new
@@ -28,12 +30,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from copy import deepcopy
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ormock.pytest_plugin.session import SESSION
 from ormock.pytest_plugin.transport import Route, routed
+
+if TYPE_CHECKING:
+    from ormock.cassette.matching import Order
 
 __all__ = ["HONOURED", "VcrCassette"]
 
@@ -97,11 +102,6 @@ class VcrCassette:
                         "cannot be served by an ormock fake; the ones served are "
                         f"{', '.join(sorted(HONOURED))}. Run this test with pytest-recording "
                         "(without ormock_vcr), or drop the setting.", pytrace=False)
-        if merged.get("allow_playback_repeats"):
-            pytest.fail("ormock (ormock_vcr): allow_playback_repeats=True is not served: an "
-                        "ormock fake plays each recorded interaction once (vcrpy's default); "
-                        "record the repeats instead (--record-mode=new_episodes)",
-                        pytrace=False)
         mode = str(merged.get("record_mode", record_mode))
         folder = os.fspath(merged.get("cassette_library_dir") or folder)  # vcrpy's, as there
         suffix = "." + str(merged.get("serializer", "yaml"))
@@ -172,10 +172,13 @@ class VcrCassette:
             interactions += loaded.interactions
         cassette = Cassette(tuple(interactions), file=self.path, origin="vcr",
                             match_on=tuple(str(n) for n in names))
+        # vcrpy's allow_playback_repeats: the first interaction a request matches answers,
+        # played or not (``Cassette.play_response``); else each plays once
+        order: Order = "repeat" if merged.get("allow_playback_repeats") else "any"
         if self.record_mode != "all":  # ``all`` replays nothing
-            self.ormock.engine.use_cassette(cassette)
+            self.ormock.engine.use_cassette(cassette, order=order)
         else:
-            self.ormock.engine.use_cassette(replace(cassette, interactions=()))
+            self.ormock.engine.use_cassette(replace(cassette, interactions=()), order=order)
 
     # -- recording ---------------------------------------------------------------------------
     @property
@@ -233,7 +236,7 @@ class VcrCassette:
 
     @property
     def play_counts(self) -> Counter[int]:
-        return Counter({i: 1 for p in self._players() for i, used in enumerate(p.used) if used})
+        return Counter({i: n for p in self._players() for i, n in enumerate(p.counts()) if n})
 
     @property
     def play_count(self) -> int:

@@ -5,9 +5,9 @@
 - ``DELETE /_ormock/scenarios/{name}``: unload one.
 - ``GET /_ormock/catalogue``: the built-in scenarios, one line each.
 - ``POST /_ormock/cassettes`` (an ormock cassette's YAML or JSON; ``?ignore=metadata,user``,
-  ``?order=recorded``, ``?file=NAME`` the name reports give it): replay it before anything
-  else; ``GET``: each cassette and which of its interactions were played; ``DELETE``: stop
-  replaying them all.
+  ``?order=recorded`` or ``repeat``, ``?file=NAME`` the name reports give it): replay it
+  before anything else; ``GET``: each cassette and which of its interactions were played, how
+  often; ``DELETE``: stop replaying them all.
 - ``POST /_ormock/reset``: forget responses, journal and counters (``?scenarios=true`` also
   unloads scenarios and faults).
 - ``GET /_ormock/journal``: every request (its ``id``, ``namespace``), secrets masked (headers,
@@ -40,6 +40,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ormock.cassette.fileformat import parse_cassette
+from ormock.cassette.matching import order_of
 from ormock.engine.core import Engine
 from ormock.engine.leftovers import leftovers
 from ormock.engine.limits import Limits
@@ -179,7 +180,7 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
     async def load_cassette(request: Request, engine: Engine) -> Response:
         raw = (await request.body()).decode("utf-8", "replace")
         ignore = [p for p in request.query_params.get("ignore", "").split(",") if p]
-        order = request.query_params.get("order", "any")
+        asked = request.query_params.get("order", "any")
         try:  # ``?file=``: the name its reports and journal entries give it
             cassette = parse_cassette(raw, request.query_params.get("file") or "<admin body>")
         except ValueError as error:  # CassetteError too
@@ -188,16 +189,15 @@ def admin_routes(namespaces: Namespaces, admin_hosts: frozenset[str] = frozenset
                 "or JSON; a vcrpy cassette is loaded with `ormock serve --cassette FILE` or "
                 "converted with `ormock cassette import FILE`.",
                 code="invalid_cassette", param="body"))
-        if order not in ("any", "recorded"):
-            return _error(OpenResponsesError(
-                f"order must be 'any' or 'recorded', not {order!r}.", code="invalid_order",
-                param="order"))
+        try:
+            order = order_of(asked)
+        except ValueError as error:
+            return _error(OpenResponsesError(f"{error}.", code="invalid_order", param="order"))
         full = _full(len(engine.replays.players), 1, engine.limits.loaded_cassettes,
                      "cassettes", "loaded_cassettes", "drop them (DELETE /_ormock/cassettes)")
         if full is not None:
             return _error(full)
-        engine.use_cassette(cassette, ignore=ignore, order="recorded" if order == "recorded"
-                            else "any")
+        engine.use_cassette(cassette, ignore=ignore, order=order)
         return _json({"interactions": len(cassette.interactions), "order": order,
                       "ignore": ignore}, 201)
 
