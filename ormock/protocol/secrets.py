@@ -13,7 +13,7 @@ shows at most the auth scheme and the first 3 characters of the credential, and 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote_plus
@@ -110,11 +110,8 @@ def secret_values(headers: Mapping[str, str], query: str = "",
     for name, value in headers.items():
         if is_secret_header(name):
             found.update((value, _split(value)[1]))
-    if query:
-        for part in query.split("&"):
-            name, equals, value = part.partition("=")
-            if equals and is_secret_param(unquote_plus(name), unquote_plus(value)):
-                found.update((value, unquote_plus(value)))
+    for _, _, value in _secret_params(query.split("&")) if query else ():
+        found.update((value, unquote_plus(value)))
     return tuple(sorted((v for v in found if len(v) >= _SCRUBBED), key=len, reverse=True))
 
 
@@ -196,11 +193,18 @@ def mask_query(query: str, mask: str = MASK) -> str:
     """A URL's query (``a=1&key=AIza...``) with the value of each parameter that holds a
     secret replaced by ``mask``, and everything else as it was written."""
     parts = query.split("&")
+    for index, name, _ in _secret_params(parts):
+        parts[index] = f"{name}={mask}"
+    return "&".join(parts)
+
+
+def _secret_params(parts: list[str]) -> Iterator[tuple[int, str, str]]:
+    """The place, name and value (as written) of each ``name=value`` of a query's ``parts``
+    that holds a secret (``is_secret_param``, on their decoded text)."""
     for index, part in enumerate(parts):
         name, equals, value = part.partition("=")
         if equals and is_secret_param(unquote_plus(name), unquote_plus(value)):
-            parts[index] = f"{name}={mask}"
-    return "&".join(parts)
+            yield index, name, value
 
 
 def mask_json(value: Any, _depth: int = 0) -> Any:
