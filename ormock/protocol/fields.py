@@ -154,7 +154,6 @@ def reasoning_param(value: Any) -> Json:
     return {"effort": effort, "summary": summary}
 
 
-
 def stream_options(value: Any, stream: Any) -> Json:
     """``stream_options`` (the official schema's ``StreamOptionsParam``): an object whose
     ``include_obfuscation`` is true or false, sent only with ``stream: true`` (OpenAI refuses
