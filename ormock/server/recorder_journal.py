@@ -80,7 +80,6 @@ class RecorderJournal:
     def closed(self, entry: JournalEntry, interaction: Interaction | None) -> None:
         """The exchange is over: what the upstream answered (None: nothing recordable), its
         secrets taken out already (``cassette.redact.scrubbed``)."""
-
         entry.finished_at = self.engine.elapsed()
         response = interaction.response if interaction is not None else None
         if response is None:
