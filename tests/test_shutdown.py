@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from ormock import OrmockServer
+from ormock.engine.replays import Upstream
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAM = {"model": "m", "input": "hi", "stream": True}
@@ -121,6 +122,9 @@ def test_record_stopped_with_open_streams_cuts_them_quietly(tmp_path: Path) -> N
     _quiet(err)
     assert "stopped with 2 answers still in flight, cut short" in err
     assert seen == ["RemoteProtocolError"] * 2
+    # the stop cut them, not their clients: no "(stalled)" interaction logged nor recorded
+    assert "stalled" not in err and "client left" not in err, err
+    assert "request:" not in (tmp_path / "cut.yaml").read_text()
 
 
 def test_a_server_stopped_from_python_with_open_streams_logs_no_traceback(
@@ -134,3 +138,19 @@ def test_a_server_stopped_from_python_with_open_streams_logs_no_traceback(
     _quiet(capfd.readouterr().err)
     assert lines == ["ormock: stopped with 2 answers still in flight, cut short"]
     assert seen == ["RemoteProtocolError"] * 2
+
+
+def test_a_forward_cut_by_the_stop_is_not_recorded_as_stalled() -> None:
+    lines: list[str] = []
+    with OrmockServer(scenarios=["stall"]) as upstream:
+        server = OrmockServer(say=lines.append).start()
+        server.engine().record_to(Upstream(upstream.base_url, None, "all"))
+        threads, seen = _open_streams(server.base_url, 1)
+        server.stop()
+        for thread in threads:
+            thread.join(10)
+    assert lines == ["ormock: stopped with 1 answer still in flight, cut short"]
+    assert seen == ["RemoteProtocolError"]
+    replays = server.engine().replays
+    # left as it was when the stop came: neither a stalled interaction nor a miss
+    assert (replays.recorded, replays.not_recorded, replays.pending) == ([], [], 1)

@@ -14,13 +14,13 @@ import math
 import socket
 import struct
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from ormock.protocol.types import Receive, Send
 from ormock.protocol.wire import Ended, Frame, Kind, Wire, Written, coalesced
 
-__all__ = ["Ahead", "Tally", "at_once", "at_once_messages", "close_connection", "connection",
-           "left_during", "send_frames", "send_wire"]
+__all__ = ["Ahead", "Connection", "Tally", "at_once", "at_once_messages", "close_connection",
+           "connection", "cut_short", "left_during", "send_frames", "send_wire"]
 
 # told what the writer is about to report, just before the write that ends the answer as
 # planned (the client has it all once that write is done); never for a client that left
@@ -29,12 +29,24 @@ Ahead = Callable[[Written], None]
 _new = tuple.__new__  # makes a named tuple without its ``__new__`` (one for every answer)
 
 
+class Connection(Protocol):
+    """What ``connection`` holds: ormock's HTTP protocol of the connection."""
+
+    @property
+    def transport(self) -> asyncio.Transport: ...
+
+    @property
+    def cut(self) -> bool:
+        """Whether the server, stopping, cut the answer short (``ormock.server.shutdown``)."""
+        ...
+
+
 # The TCP connection of the request being answered, for a fault that closes or resets it
 # mid-body: set by ormock's HTTP protocol (``ormock.server.http_protocol``) while it reads the
 # bytes that start a request, so the request's task starts with it (a task copies the context it
 # is created in). None under another server, or uvicorn with a protocol of its own: there a
 # close or a reset ends the body cleanly instead (``truncated``).
-connection: contextvars.ContextVar[asyncio.Transport | None] = contextvars.ContextVar(
+connection: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
     "ormock_connection", default=None)
 
 
@@ -45,9 +57,10 @@ def close_connection(reset: bool) -> bool:
     Returns False when no connection is noted (not ormock's protocol); the caller then ends the
     body cleanly.
     """
-    transport = connection.get()
-    if transport is None:
+    noted = connection.get()
+    if noted is None:
         return False
+    transport = noted.transport
     if not reset:
         transport.close()
         return True
@@ -57,6 +70,13 @@ def close_connection(reset: bool) -> bool:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     transport.abort()
     return True
+
+
+def cut_short() -> bool:
+    """Whether the connection of the request being answered was closed by its server stopping
+    (``ormock.server.shutdown``) rather than by its client."""
+    noted = connection.get()
+    return noted is not None and noted.cut
 
 
 class Tally:

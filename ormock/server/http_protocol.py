@@ -4,10 +4,12 @@ with its first body bytes.
 
 **The connection.** A fault that closes or resets the connection mid-body (``disconnect``, a
 relayed upstream's reset) needs its transport, which ASGI does not give the app.
-``HttpProtocol`` sets ``ormock.engine.writer.connection`` while ``data_received`` hands it the
-bytes of a request: uvicorn creates the request's task inside that call, and the task copies the
-context (a request pipelined behind another starts from that one's task: the same connection;
-uvicorn's ``reset_contextvars``, off unless asked for, would start each in an empty context).
+``HttpProtocol`` sets ``ormock.engine.writer.connection`` (to itself: its ``transport``, and
+``cut``, set when a stopping server cuts the answer short: ``ormock.server.shutdown``) while
+``data_received`` hands it the bytes of a request: uvicorn creates the request's task inside
+that call, and the task copies the context (a request pipelined behind another starts from
+that one's task: the same connection; uvicorn's ``reset_contextvars``, off unless asked for,
+would start each in an empty context).
 Under another server nothing is noted, and such a fault ends the body cleanly (``truncated``).
 
 **The cork** (``CorkedProtocol``, the default: ``uvicorn_config``'s ``cork``, or
@@ -103,8 +105,10 @@ class HttpProtocol(_Http):
     """uvicorn's HTTP protocol noting its connection for the requests it starts (module
     docstring): the plain protocol, writing as uvicorn does."""
 
+    cut = False  # its answer cut short by the server stopping (``ormock.server.shutdown``)
+
     def data_received(self, data: bytes) -> None:
-        noted = connection.set(self.transport)
+        noted = connection.set(self)
         try:
             super().data_received(data)
         finally:

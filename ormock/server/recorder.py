@@ -42,7 +42,7 @@ from ormock.server.relay import (
     upstream_target,
 )
 from ormock.server.runner import best_loop
-from ormock.server.shutdown import Shutdown
+from ormock.server.shutdown import Server
 from ormock.server.threaded import ThreadedServer, bound_socket, tell_stopping
 
 __all__ = ["RecorderApp", "RecorderServer", "check_upstream", "upstream_target"]
@@ -200,23 +200,20 @@ class RecorderServer(ThreadedServer):
         # or Server header of uvicorn's beside the upstream's
         # the answers in flight when it stops are cut short quietly, one line in the log saying
         # how many (``ormock.server.shutdown``)
-        self.shutdown = Shutdown(Perimeter(self.app, allowed_hosts), say=log or log_stderr)
-        config = uvicorn.Config(self.shutdown, log_level=log_level,
+        config = uvicorn.Config(Perimeter(self.app, allowed_hosts), log_level=log_level,
                                 access_log=False, http=HttpProtocol,
                                 loop=best_loop(), lifespan="on", proxy_headers=False,
                                 server_header=False, date_header=False, host=host,
                                 port=self.port, timeout_graceful_shutdown=1)
-        self._server = tell_stopping(uvicorn.Server(config), self._stopping)
+        self._server = tell_stopping(Server(config, say=log or log_stderr), self._stopping)
 
     @property
     def cassette(self) -> Path:
         return self.file.path
 
     def _stopping(self) -> None:
-        """The inspector's live journal ends (a page open is no answer to cut short), then
-        the answers in flight are cut short after a grace."""
+        """The inspector's live journal ends (a page open is no answer to cut short)."""
         self.app.journal.namespaces.feed.close()
-        super()._stopping()
 
     def __repr__(self) -> str:
         return f"RecorderServer({self.url!r} -> {self.app.upstream_public!r})"

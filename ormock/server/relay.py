@@ -46,7 +46,7 @@ import httpx
 from ormock.cassette.encoding import InflateError, Inflater
 from ormock.cassette.model import Ended, Interaction, RecordedRequest
 from ormock.cassette.recording import HOP_BY_HOP, Recording, header_map
-from ormock.engine.writer import close_connection
+from ormock.engine.writer import close_connection, cut_short
 from ormock.protocol.depth import loads
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
@@ -212,8 +212,9 @@ class Relay:
                        started: float | None = None) -> Interaction | None:
         """Relay one request (its ``body`` read already) and its answer; the interaction to
         record, or None (unreachable upstream, client gone before the answer, an encoding not
-        recorded). ``path``: the path recorded when it is not the scope's (a namespace's
-        ``/<ns>/v1/...`` is ``/v1/...`` there); ``target``: the path the upstream gets
+        recorded, an answer the server cut short as it stopped: ``writer.cut_short``).
+        ``path``: the path recorded when it is not the scope's (a namespace's ``/<ns>/v1/...``
+        is ``/v1/...`` there); ``target``: the path the upstream gets
         (``relayed_path``, checked by the caller; the scope's own by default)."""
         path = path or scope["path"]
         began = time.monotonic() if started is None else started
@@ -231,6 +232,8 @@ class Relay:
         finally:
             watch.cancel()
             relay.cancel()
+        if cut_short():  # the server stopped mid-answer, not the client: nothing to say of it
+            return None
         ended = exchange.ended
         if ended is None or not exchange.answered:
             if ended == "stalled":

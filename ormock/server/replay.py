@@ -31,7 +31,7 @@ from ormock.engine.core import Engine
 from ormock.engine.delivery import Delivery
 from ormock.engine.namespaces import Namespaces
 from ormock.engine.replays import Forward
-from ormock.engine.writer import Tally, left_during, send_wire
+from ormock.engine.writer import Tally, cut_short, left_during, send_wire
 from ormock.protocol.errors import OpenResponsesError
 from ormock.protocol.types import Receive, Scope, Send
 from ormock.server.body import read_body, send_error
@@ -178,7 +178,8 @@ class ReplayRoute(BaseRoute):
             raise
         finally:
             self.namespaces.in_flight.count -= 1
-        engine.recorded(forward, interaction, "; ".join(problems) or None)
+        if not cut_short():  # the server stopping cut it: not relayed whole, nor a miss
+            engine.recorded(forward, interaction, "; ".join(problems) or None)
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         raise NoMatchFound(name, path_params)

@@ -16,7 +16,7 @@ from ormock.engine.core import Engine
 from ormock.engine.settings import Settings
 from ormock.server.assembly import assemble
 from ormock.server.http_protocol import http_protocol
-from ormock.server.shutdown import Shutdown
+from ormock.server.shutdown import Server
 from ormock.server.threaded import ThreadedServer, bound_socket, tell_stopping
 
 __all__ = ["CORK_ENV", "OrmockServer"]
@@ -100,23 +100,21 @@ class OrmockServer(ThreadedServer):
                          max_body=max_body, admin_hosts=admin_hosts,
                          allowed_hosts=allowed_hosts, plugins=plugins, **options)
         self.limits, self.namespaces, self.app = parts.limits, parts.namespaces, parts.app
-        self.shutdown = Shutdown(self.app, say=say)
         self._socket = bound_socket(host, port)
         self.host = host
         self.port: int = self._socket.getsockname()[1]
-        self._config = uvicorn_config(self.shutdown, log_level=log_level, access_log=access_log,
+        self._config = uvicorn_config(self.app, log_level=log_level, access_log=access_log,
                                       cork=cork, host=host, port=self.port,
                                       timeout_graceful_shutdown=1)
-        self._server = tell_stopping(uvicorn.Server(self._config), self._stopping)
+        self._server = tell_stopping(Server(self._config, say=say), self._stopping)
 
     def engine(self, namespace: str = "") -> Engine:
         return self.namespaces.get(namespace)
 
     def _stopping(self) -> None:
-        """The inspector's live streams end, so an open page never holds up the shutdown; the
-        answers in flight are cut short after a grace."""
+        """The inspector's live streams end, so an open page never holds up the shutdown (nor
+        is cut short as an answer in flight)."""
         self.namespaces.feed.close()
-        super()._stopping()
 
     def stop(self) -> None:
         """Stop serving: the inspector's live streams and the background runs first (stored

@@ -4,81 +4,60 @@ given ``GRACE`` seconds to end, then cut short, each connection closed (a FIN, a
 cancel. Left to uvicorn, each would be cancelled when its ``timeout_graceful_shutdown`` runs out
 and logged as "Exception in ASGI application" with a traceback, once per open stream.
 
-``Shutdown`` is the outermost layer of the app; the server tells it ``stopping()`` from its
-exit handler (``ormock.server.threaded.tell_stopping``). ``cut`` counts the answers cut short,
-and ``say`` (the commands': a line on stderr) is told how many, once.
+Nothing of it runs per request: ``Server`` is a ``uvicorn.Server`` that, ``grace`` seconds into
+its shutdown, closes the transport of every HTTP connection of ormock's protocol still open in
+its ``server_state`` (uvicorn's shutdown has closed the idle ones by then, and a connection
+whose answer is done is closed as it ends: what is left is an answer in flight). Each such
+answer sees its client leave and ends as it does when a real client disconnects (the writer's
+``receive`` watch, the relay's); the connection is marked ``cut``, so that a relay does not
+take the stop for the client's doing (``ormock.engine.writer.cut_short``: nothing recorded or
+logged of it). A WebSocket is left to uvicorn, which closes it (1012). ``say`` (the
+commands': a line on stderr) is told how many were cut, once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import socket
 from collections.abc import Callable
-from typing import Any
 
-from ormock.engine.writer import close_connection
-from ormock.protocol.types import App, Receive, Scope, Send
+import uvicorn
 
-__all__ = ["GRACE", "Shutdown"]
+from ormock.server.http_protocol import HttpProtocol
 
-# seconds an answer in flight may still take once the server is told to stop: less than the
+__all__ = ["GRACE", "Server"]
+
+# seconds an answer in flight may still take once the server shuts down: less than the
 # ``timeout_graceful_shutdown`` (1 s) every ormock server gives uvicorn, which counts from later
 GRACE = 0.5
 
 
-class Shutdown:
-    """``app`` with its HTTP requests in flight tracked, and cut short ``grace`` seconds after
-    ``stopping()``."""
+class Server(uvicorn.Server):
+    """A uvicorn server whose HTTP answers still in flight ``grace`` seconds into its shutdown
+    are cut short (module docstring); ``cut``: how many were."""
 
-    def __init__(self, app: App, grace: float = GRACE,
+    def __init__(self, config: uvicorn.Config, *, grace: float = GRACE,
                  say: Callable[[str], None] | None = None) -> None:
-        self.app, self.grace, self.say = app, grace, say
+        super().__init__(config)
+        self.grace, self.say = grace, say
         self.cut = 0
-        self._running: set[asyncio.Task[Any]] = set()
-        self._cutting: set[asyncio.Task[Any]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._told = False
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        task = asyncio.current_task()
-        if scope["type"] != "http" or task is None:  # WebSocket: uvicorn closes it (1012)
-            await self.app(scope, receive, send)
-            return
-        self._loop = task.get_loop()
-        self._running.add(task)
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        cutting = asyncio.get_running_loop().call_later(self.grace, self.cut_short)
         try:
-            await self.app(scope, receive, send)
-        except asyncio.CancelledError:
-            # cut short here (not uvicorn's cancel) and on ormock's HTTP protocol: the
-            # connection closes, the request ends quietly; anything else goes on as it came
-            if task not in self._cutting or not close_connection(reset=False):
-                raise
-            self.cut += 1
-            # let the server see the connection go (connection_lost runs on the next loop
-            # turn), or uvicorn logs "ASGI callable returned without completing response"
-            await asyncio.sleep(0)
-        finally:
-            self._running.discard(task)
-            self._cutting.discard(task)
+            await super().shutdown(sockets)
+        finally:  # all over before the grace (or a second Ctrl-C): nothing to cut
+            cutting.cancel()
 
-    def stopping(self) -> None:
-        """The server is told to stop: the answers in flight ``grace`` seconds from now are cut
-        short (told again: nothing more). Safe from any thread and from a signal handler."""
-        loop = self._loop
-        if self._told or loop is None or loop.is_closed():  # nothing served yet, or all over
-            return
-        self._told = True
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(loop.call_later, self.grace, self._cut_short)
-
-    def _cut_short(self) -> None:
-        running = [t for t in self._running if not t.done()]
-        if not running:
-            return
-        self._cutting.update(running)
-        for task in running:
-            task.cancel("ormock is stopping")
-        if self.say is not None:
-            count = len(running)
+    def cut_short(self) -> None:
+        """Close the connections of the answers in flight, and say how many there were."""
+        cut = [c for c in self.server_state.connections
+               if isinstance(c, HttpProtocol) and not c.transport.is_closing()]
+        for protocol in cut:
+            protocol.cut = True
+            protocol.transport.close()
+        self.cut += len(cut)
+        if cut and self.say is not None:
+            count = len(cut)
             self.say(f"ormock: stopped with {count} answer{'s' if count != 1 else ''} still "
                      "in flight, cut short")

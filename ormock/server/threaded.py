@@ -16,8 +16,6 @@ from typing import Any, TypeVar
 
 import uvicorn
 
-from ormock.server.shutdown import Shutdown
-
 __all__ = ["ThreadedServer", "bound_socket", "tell_stopping"]
 
 _S = TypeVar("_S", bound="ThreadedServer")
@@ -53,14 +51,14 @@ def tell_stopping(server: Any, stopping: Callable[[], None]) -> Any:
 
 
 class ThreadedServer:
-    """Subclasses set ``_socket``, ``host``, ``port``, ``shutdown`` (the outermost layer of
-    their app) and ``_server`` (a ``uvicorn.Server``, through ``tell_stopping(server,
-    self._stopping)``) in ``__init__``, and may add to ``_stopping`` (what is told first when
-    the server is asked to stop) and ``_closed`` (what goes when it has stopped)."""
+    """Subclasses set ``_socket``, ``host``, ``port`` and ``_server`` (an
+    ``ormock.server.shutdown.Server``, which cuts short the answers still in flight a grace
+    into its shutdown, through ``tell_stopping(server, self._stopping)``) in ``__init__``, and
+    may fill ``_stopping`` (what is told first when the server is asked to stop) and
+    ``_closed`` (what goes when it has stopped)."""
 
     _socket: socket.socket
     _server: uvicorn.Server
-    shutdown: Shutdown
     host: str
     port: int
     _thread: threading.Thread | None = None
@@ -116,9 +114,7 @@ class ThreadedServer:
         self._close()
 
     def _stopping(self) -> None:
-        """Told first when the server is asked to stop: the answers in flight are cut short
-        after a grace (``ormock.server.shutdown``)."""
-        self.shutdown.stopping()
+        """Told first when the server is asked to stop (from a signal handler too)."""
 
     def _close(self) -> None:
         self._socket.close()
