@@ -390,7 +390,7 @@ def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch
     class Server:
         started = True
 
-        def __init__(self, config: uvicorn.Config) -> None:
+        def __init__(self, config: uvicorn.Config, **options: object) -> None:
             seen.append(config)
 
         def run(self, sockets: list[object] | None = None) -> None:
@@ -400,7 +400,8 @@ def test_finding8_proxy_headers_ignored_by_serve(monkeypatch: pytest.MonkeyPatch
         raise AssertionError("uvicorn.run reads proxy headers unless told not to")
 
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
-    monkeypatch.setattr(uvicorn, "Server", Server)
+    # the uvicorn server ormock makes (``ormock.server.shutdown.Server``, a subclass)
+    monkeypatch.setattr("ormock.server.runner.Server", Server)
     monkeypatch.setattr(uvicorn, "run", run_with_defaults)
     status, _, _ = run(capsys, "serve", "--port", "0")
     (config,) = seen
