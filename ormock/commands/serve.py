@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from ormock.commands.workers import Workers, refusal
     from ormock.plugins import PluginError, load_entry_points, load_plugins
     from ormock.scenario import ScenarioError
+    from ormock.server.relay import log_stderr
     from ormock.server.runner import OrmockServer
 
     try:
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                              log_level=args.log_level, access_log=args.access_log)
         else:
             server = OrmockServer(args.host, args.port, log_level=args.log_level,
-                                  access_log=args.access_log, say=_say, **options)
+                                  access_log=args.access_log, say=log_stderr, **options)
     except PluginError as error:
         print(f"ormock: --plugin: {error}", file=sys.stderr)
         return 2
@@ -123,11 +124,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"ormock: {error}", file=sys.stderr)
         return 3
     return 0
-
-
-def _say(line: str) -> None:
-    """A line for the user on stderr (how many answers a stop cut short)."""
-    print(line, file=sys.stderr, flush=True)
 
 
 _LIMIT_HELP = {

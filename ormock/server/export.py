@@ -36,7 +36,7 @@ from ormock.cassette.model import (
 )
 from ormock.cassette.model import Ended as CassetteEnded
 from ormock.cassette.recording import Recording
-from ormock.cassette.redact import SecretFound, scan
+from ormock.cassette.redact import REDACTED, SecretFound, scan
 from ormock.engine.feed import SentFrames
 from ormock.engine.journal import JournalEntry
 from ormock.protocol.checker import check_stream
@@ -68,7 +68,7 @@ def _masked(data: bytes) -> bytes:
 
 def _redacted(name: str, value: str) -> str:
     """A header's value as a cassette may hold it: ``REDACTED`` for a secret one."""
-    return "REDACTED" if is_secret_header(name) else value
+    return REDACTED if is_secret_header(name) else value
 
 
 def _request(entry: JournalEntry) -> RecordedRequest:
